@@ -1,0 +1,88 @@
+meta:
+  id: paimon_common
+  title: Shared pieces of Apache Paimon's index layouts
+  license: Apache-2.0
+  ks-version: 0.11
+  endian: be
+doc: |
+  Building blocks that several Paimon layouts share: Java's `DataOutput.writeUTF` strings (used
+  for column and index-type names in the file-index container) and the per-data-type key
+  encodings of the bitmap and range-bitmap indexes.
+
+  Keys are written with Java's `DataOutput` (bitmap) or a big-endian `ByteBuffer`
+  (range-bitmap); both give the same bytes for every type, so one `key` type serves both. The
+  only difference is in the values: `DataOutput.writeFloat`/`writeDouble` canonicalize NaN, the
+  `ByteBuffer` puts keep the raw NaN bits. Which Paimon data types map to which `key_kind` is a
+  matter of the reader (see `paimon_schema/types.py`):
+
+  | key_kind | Paimon types                                         |
+  |----------|------------------------------------------------------|
+  | boolean  | BOOLEAN                                              |
+  | int8     | TINYINT                                              |
+  | int16    | SMALLINT                                             |
+  | int32    | INT, DATE (days), TIME (millis of day)               |
+  | int64    | BIGINT, TIMESTAMP(p)/TIMESTAMP_LTZ(p) (millis if p <= 3, else micros), DECIMAL unscaled |
+  | float32  | FLOAT (IEEE bits)                                    |
+  | float64  | DOUBLE (IEEE bits)                                   |
+  | string   | CHAR, VARCHAR, STRING (UTF-8)                        |
+doc-ref:
+  - https://paimon.apache.org/docs/master/concepts/spec/fileindex/
+  - https://docs.oracle.com/javase/8/docs/api/java/io/DataInput.html#modified-utf-8
+enums:
+  key_kind:
+    1: boolean
+    2: int8
+    3: int16
+    4: int32
+    5: int64
+    6: float32
+    7: float64
+    8: string
+types:
+  java_utf:
+    doc: |
+      A string as `DataOutput.writeUTF` writes it: an unsigned byte count, then Java's
+      *modified* UTF-8 (NUL as `C0 80`, supplementary characters as two 3-byte surrogates).
+      Kaitai has no decoder for it; readers decode `value` with a modified-UTF-8 codec.
+    seq:
+      - id: len_value
+        type: u2
+        doc: Number of encoded bytes that follow (at most 65535).
+      - id: value
+        size: len_value
+        doc: The string in Java modified UTF-8.
+  key:
+    doc: |
+      One index key, encoded as its column's data type dictates (see the table above). Floating
+      point keys are kept as their IEEE-754 bit patterns so that NaN payloads and the sign of
+      zero survive; the reader turns them into numbers.
+    params:
+      - id: kind
+        type: u1
+        enum: key_kind
+        doc: How the key is encoded; chosen by the reader from the column's data type.
+    seq:
+      - id: value
+        type:
+          switch-on: kind
+          cases:
+            'key_kind::boolean': u1
+            'key_kind::int8': s1
+            'key_kind::int16': s2
+            'key_kind::int32': s4
+            'key_kind::int64': s8
+            'key_kind::float32': u4
+            'key_kind::float64': u8
+            'key_kind::string': utf8_key
+        doc: The key; for floats the raw IEEE bits, for strings a length-prefixed UTF-8 value.
+  utf8_key:
+    doc: A string key as Paimon's index writers store it.
+    seq:
+      - id: len_value
+        type: s4
+        valid:
+          min: 0
+        doc: Number of UTF-8 bytes that follow.
+      - id: value
+        size: len_value
+        doc: The string's UTF-8 bytes.

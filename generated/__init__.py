@@ -1,0 +1,1 @@
+"""Code generated from formats/*.ksy by tools/generate.py; never edited by hand."""

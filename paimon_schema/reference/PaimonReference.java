@@ -1,0 +1,776 @@
+/*
+ * Reference harness ("oracle") for paimon-schema's interop tests.
+ *
+ * Every byte this program emits or interprets goes through Apache Paimon's OWN writer and reader
+ * classes from the jar on the classpath (paimon-bundle 1.0-SNAPSHOT from the PyPI wheel
+ * paimon-python-ali==0.1.1). Nothing here re-implements a layout: the harness only converts JSON
+ * requests into Paimon calls and Paimon results back into JSON.
+ *
+ * Protocol: stdin holds one JSON array of request objects (UTF-8); stdout receives one JSON array
+ * with exactly one response object per request, in the same order. A request that throws gets
+ * {"error": "<ExceptionClass>: <message>", "causes": [...]} and the batch carries on.
+ * Bytes travel as base64 strings. The value encoding for index ops is documented in
+ * paimon_schema/reference/__init__.py.
+ */
+
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.deletionvectors.BitmapDeletionVector;
+import org.apache.paimon.deletionvectors.DeletionVector;
+import org.apache.paimon.deletionvectors.DeletionVectorsIndexFile;
+import org.apache.paimon.fileindex.FileIndexFormat;
+import org.apache.paimon.fileindex.FileIndexReader;
+import org.apache.paimon.fileindex.FileIndexResult;
+import org.apache.paimon.fileindex.FileIndexWriter;
+import org.apache.paimon.fileindex.FileIndexer;
+import org.apache.paimon.fileindex.bitmap.BitmapIndexResultLazy;
+import org.apache.paimon.fs.ByteArraySeekableStream;
+import org.apache.paimon.fs.FileIO;
+import org.apache.paimon.fs.Path;
+import org.apache.paimon.fs.local.LocalFileIO;
+import org.apache.paimon.index.HashIndexFile;
+import org.apache.paimon.index.IndexFileMeta;
+import org.apache.paimon.options.MemorySize;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.predicate.FieldRef;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.table.source.DeletionFile;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DataTypeRoot;
+import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.RowType;
+import org.apache.paimon.utils.IntIterator;
+import org.apache.paimon.utils.Pair;
+import org.apache.paimon.utils.PathFactory;
+import org.apache.paimon.utils.RoaringBitmap32;
+
+import java.io.ByteArrayOutputStream;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.lang.reflect.Field;
+import java.math.BigDecimal;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+public final class PaimonReference {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+    /** LocalFileIO is what Paimon itself uses for local tables; the DV and hash APIs need one. */
+    private final FileIO fileIO = LocalFileIO.create();
+
+    /** One scratch directory per JVM run; every file-based op gets its own sub-directory. */
+    private final java.nio.file.Path scratch;
+
+    private int scratchCounter = 0;
+
+    private PaimonReference(java.nio.file.Path scratch) {
+        this.scratch = scratch;
+    }
+
+    public static void main(String[] args) throws Exception {
+        // Paimon and its dependencies may log or print; keep stdout for our JSON only.
+        PrintStream realOut = System.out;
+        System.setOut(System.err);
+
+        JsonNode requests = JSON.readTree(readAll(System.in));
+        if (requests == null || !requests.isArray()) {
+            throw new IllegalArgumentException("stdin must hold a JSON array of requests");
+        }
+        java.nio.file.Path scratch = Files.createTempDirectory("paimon-reference-");
+        ArrayNode responses = NODES.arrayNode();
+        try {
+            PaimonReference ref = new PaimonReference(scratch);
+            for (JsonNode request : requests) {
+                responses.add(ref.handle(request));
+            }
+        } finally {
+            deleteRecursively(scratch);
+        }
+        byte[] out = JSON.writeValueAsBytes(responses); // UTF-8
+        realOut.write(out);
+        realOut.flush();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Dispatch
+    // ------------------------------------------------------------------------------------------
+
+    private ObjectNode handle(JsonNode request) {
+        try {
+            String op = text(request, "op");
+            switch (op) {
+                case "info":
+                    return info();
+                case "write_container":
+                    return writeContainer(request);
+                case "read_container":
+                    return readContainer(request);
+                case "write_dv":
+                    return writeDv(request);
+                case "read_dv":
+                    return readDv(request);
+                case "write_hash":
+                    return writeHash(request);
+                case "read_hash":
+                    return readHash(request);
+                case "write_index":
+                    return writeIndex(request);
+                case "query_index":
+                    return queryIndex(request);
+                default:
+                    throw new IllegalArgumentException("unknown op: " + op);
+            }
+        } catch (Throwable t) {
+            ObjectNode error = NODES.objectNode();
+            error.put("error", describe(t));
+            ArrayNode causes = error.putArray("causes");
+            for (Throwable c = t.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                causes.add(describe(c));
+            }
+            return error;
+        }
+    }
+
+    private static String describe(Throwable t) {
+        return t.getClass().getName() + ": " + t.getMessage();
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // info: which Paimon this is (read from the jar's own Maven metadata)
+    // ------------------------------------------------------------------------------------------
+
+    private ObjectNode info() throws IOException {
+        ObjectNode out = NODES.objectNode();
+        out.put("paimon_version", mavenVersion("paimon-bundle"));
+        out.put("paimon_core_version", mavenVersion("paimon-core"));
+        out.put("java_version", System.getProperty("java.version"));
+        // Capability probes: the classes newer Paimon releases added.
+        ObjectNode has = out.putObject("has_class");
+        for (String cls :
+                new String[] {
+                    "org.apache.paimon.deletionvectors.Bitmap64DeletionVector",
+                    "org.apache.paimon.index.DeletionVectorMeta",
+                    "org.apache.paimon.fileindex.bitmap.BitmapFileIndexMetaV2",
+                    "org.apache.paimon.fileindex.bsi.BitSliceIndexBitmapFileIndex",
+                    "org.apache.paimon.fileindex.rangebitmap.RangeBitmapFileIndex"
+                }) {
+            has.put(cls, classExists(cls));
+        }
+        return out;
+    }
+
+    private static String mavenVersion(String artifact) throws IOException {
+        String resource = "META-INF/maven/org.apache.paimon/" + artifact + "/pom.properties";
+        try (InputStream in = PaimonReference.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                return null;
+            }
+            Properties p = new Properties();
+            p.load(in);
+            return p.getProperty("version");
+        }
+    }
+
+    private static boolean classExists(String name) {
+        try {
+            Class.forName(name, false, PaimonReference.class.getClassLoader());
+            return true;
+        } catch (ClassNotFoundException e) {
+            return false;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // File-index container: FileIndexFormat.Writer / FileIndexFormat.Reader
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * "given": LinkedHashMaps in request order, so the caller controls column and entry order.
+     * "java": HashMaps filled the way this jar's DataFileIndexWriter does it (maintainers in a
+     * HashMap keyed by column name, then serializeMaintainers() copies them into a
+     * HashMap<column, HashMap<type, bytes>> with computeIfAbsent), so Java's hashing decides.
+     * Note: this jar's DataFileIndexWriter keeps ONE maintainer per column, so a real table
+     * never gets two index types on one column; the emulation accepts several anyway.
+     */
+    private ObjectNode writeContainer(JsonNode request) throws IOException {
+        String order = request.has("order") ? text(request, "order") : "given";
+        Map<String, Map<String, byte[]>> indexes;
+        if ("given".equals(order)) {
+            indexes = new LinkedHashMap<>();
+            for (JsonNode column : array(request, "columns")) {
+                Map<String, byte[]> perType =
+                        indexes.computeIfAbsent(text(column, "name"), k -> new LinkedHashMap<>());
+                for (JsonNode index : array(column, "indexes")) {
+                    perType.put(text(index, "type"), bytesOrNull(index.get("blob")));
+                }
+            }
+        } else if ("java".equals(order)) {
+            // DataFileIndexWriter's constructor: indexMaintainers.put(columnName, maintainer)
+            Map<String, List<Pair<String, byte[]>>> maintainers = new HashMap<>();
+            for (JsonNode column : array(request, "columns")) {
+                List<Pair<String, byte[]>> entries = new ArrayList<>();
+                for (JsonNode index : array(column, "indexes")) {
+                    entries.add(Pair.of(text(index, "type"), bytesOrNull(index.get("blob"))));
+                }
+                maintainers.put(text(column, "name"), entries);
+            }
+            // DataFileIndexWriter.serializeMaintainers()
+            indexes = new HashMap<>();
+            for (Map.Entry<String, List<Pair<String, byte[]>>> m : maintainers.entrySet()) {
+                for (Pair<String, byte[]> e : m.getValue()) {
+                    indexes.computeIfAbsent(m.getKey(), k -> new HashMap<>())
+                            .put(e.getLeft(), e.getRight());
+                }
+            }
+        } else {
+            throw new IllegalArgumentException("order must be 'given' or 'java', got " + order);
+        }
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (FileIndexFormat.Writer writer = FileIndexFormat.createWriter(bytes)) {
+            writer.writeColumnIndexes(indexes);
+        }
+        ObjectNode out = NODES.objectNode();
+        out.put("data", b64(bytes.toByteArray()));
+        return out;
+    }
+
+    /**
+     * What FileIndexFormat.Reader sees. Reader.readAll() gives the bytes per (column, type); an
+     * EMPTY_INDEX_FLAG entry is indistinguishable there (zero bytes), so the parsed header (the
+     * reader's private "header" map of Pair(start, length)) is read too: start -1 becomes null.
+     */
+    @SuppressWarnings("unchecked")
+    private ObjectNode readContainer(JsonNode request) throws Exception {
+        byte[] data = bytes(request, "data");
+        // The reader resolves column types only when an index reader is created; readAll does not.
+        RowType rowType = RowType.of();
+        ObjectNode out = NODES.objectNode();
+        ObjectNode columns = out.putObject("columns");
+        ObjectNode entries = out.putObject("entries");
+        try (FileIndexFormat.Reader reader =
+                FileIndexFormat.createReader(new ByteArraySeekableStream(data), rowType)) {
+            Field headerField = FileIndexFormat.Reader.class.getDeclaredField("header");
+            headerField.setAccessible(true);
+            Map<String, Map<String, Pair<Integer, Integer>>> header =
+                    (Map<String, Map<String, Pair<Integer, Integer>>>) headerField.get(reader);
+            Map<String, Map<String, byte[]>> all = reader.readAll();
+            for (Map.Entry<String, Map<String, Pair<Integer, Integer>>> column : header.entrySet()) {
+                ObjectNode types = columns.putObject(column.getKey());
+                ObjectNode rawTypes = entries.putObject(column.getKey());
+                for (Map.Entry<String, Pair<Integer, Integer>> e : column.getValue().entrySet()) {
+                    int start = e.getValue().getLeft();
+                    int length = e.getValue().getRight();
+                    if (start == -1) {
+                        types.putNull(e.getKey());
+                    } else {
+                        types.put(e.getKey(), b64(all.get(column.getKey()).get(e.getKey())));
+                    }
+                    ArrayNode raw = rawTypes.putArray(e.getKey());
+                    raw.add(start);
+                    raw.add(length);
+                }
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Deletion vectors: DeletionVectorsIndexFile (+ DeletionVectorIndexFileWriter inside it)
+    // ------------------------------------------------------------------------------------------
+
+    private ObjectNode writeDv(JsonNode request) throws Exception {
+        if (request.has("bitmap64") && request.get("bitmap64").asBoolean()) {
+            // 64-bit bins (Bitmap64DeletionVector) arrived in Paimon 1.2.0.
+            throw new UnsupportedOperationException(
+                    "this Paimon jar ("
+                            + mavenVersion("paimon-bundle")
+                            + ") has no 64-bit deletion vectors (Bitmap64DeletionVector is absent)");
+        }
+        // Bins are written in map iteration order: a LinkedHashMap keeps the request's order.
+        LinkedHashMap<String, DeletionVector> dvs = new LinkedHashMap<>();
+        for (JsonNode file : array(request, "files")) {
+            BitmapDeletionVector dv = new BitmapDeletionVector();
+            for (JsonNode position : file.get(1)) {
+                dv.delete(longValue(position));
+            }
+            dvs.put(file.get(0).textValue(), dv);
+        }
+        // Default: one file, whatever the size (Paimon's own default rolls at 2 MiB).
+        long target = request.has("target_size") ? longValue(request.get("target_size")) : 1L << 40;
+        java.nio.file.Path dir = newScratchDir();
+        DeletionVectorsIndexFile indexFile =
+                new DeletionVectorsIndexFile(fileIO, pathFactory(dir), MemorySize.ofBytes(target));
+        List<IndexFileMeta> metas = indexFile.write(dvs);
+
+        ArrayNode files = NODES.arrayNode();
+        for (IndexFileMeta meta : metas) {
+            ObjectNode f = NODES.objectNode();
+            f.put("name", meta.fileName());
+            f.put("index_type", meta.indexType());
+            f.put("file_size", meta.fileSize());
+            f.put("row_count", meta.rowCount());
+            f.put("data", b64(Files.readAllBytes(dir.resolve(meta.fileName()))));
+            f.set("ranges", dvRanges(meta));
+            files.add(f);
+        }
+        ObjectNode out = NODES.objectNode();
+        out.set("data", files.get(0).get("data"));
+        out.set("ranges", files.get(0).get("ranges"));
+        out.set("index_files", files);
+        return out;
+    }
+
+    /** IndexFileMeta.deletionVectorsRanges() as [name, offset, length, cardinality]. */
+    private static ArrayNode dvRanges(IndexFileMeta meta) {
+        ArrayNode ranges = NODES.arrayNode();
+        LinkedHashMap<String, Pair<Integer, Integer>> dvRanges = meta.deletionVectorsRanges();
+        if (dvRanges == null) {
+            return ranges;
+        }
+        for (Map.Entry<String, Pair<Integer, Integer>> e : dvRanges.entrySet()) {
+            ArrayNode r = ranges.addArray();
+            r.add(e.getKey());
+            r.add(e.getValue().getLeft());
+            r.add(e.getValue().getRight());
+            // This jar's IndexFileMeta records no cardinality (_CARDINALITY arrived in 1.0.0
+            // proper, as DeletionVectorMeta); report it as Java has it: absent.
+            r.addNull();
+        }
+        return ranges;
+    }
+
+    /**
+     * reader "index_file" (default): DeletionVectorsIndexFile.readDeletionVector(Map<name,
+     * DeletionFile>) - checks the version byte, seeks to each offset, checks size == length and
+     * verifies the CRC. reader "single": DeletionVector.read(FileIO, DeletionFile) per file - seeks,
+     * checks size and magic, skips the CRC. reader "all": readAllDeletionVectors(IndexFileMeta)
+     * - the bulk reader; it reads bins sequentially after the version byte using only the names
+     * and lengths of the ranges (offsets are ignored by Java).
+     */
+    private ObjectNode readDv(JsonNode request) throws Exception {
+        byte[] data = bytes(request, "data");
+        if (!request.has("ranges") || request.get("ranges").isNull()) {
+            throw new UnsupportedOperationException(
+                    "this Paimon jar has no deletion-vector reader that works without ranges "
+                            + "(readAllDeletionVectors needs IndexFileMeta.deletionVectorsRanges)");
+        }
+        String readerKind = request.has("reader") ? text(request, "reader") : "index_file";
+        java.nio.file.Path dir = newScratchDir();
+        String fileName = "index-" + UUID.randomUUID() + "-0";
+        java.nio.file.Path file = dir.resolve(fileName);
+        Files.write(file, data);
+        String path = new Path(file.toUri()).toString();
+
+        LinkedHashMap<String, DeletionFile> deletionFiles = new LinkedHashMap<>();
+        LinkedHashMap<String, Pair<Integer, Integer>> ranges = new LinkedHashMap<>();
+        for (JsonNode r : array(request, "ranges")) {
+            String name = r.get(0).textValue();
+            long offset = longValue(r.get(1));
+            long length = longValue(r.get(2));
+            deletionFiles.put(name, new DeletionFile(path, offset, length));
+            ranges.put(name, Pair.of((int) offset, (int) length));
+        }
+
+        DeletionVectorsIndexFile indexFile =
+                new DeletionVectorsIndexFile(fileIO, pathFactory(dir), MemorySize.ofMebiBytes(2));
+        Map<String, DeletionVector> result = new LinkedHashMap<>();
+        switch (readerKind) {
+            case "index_file":
+                result.putAll(indexFile.readDeletionVector(deletionFiles));
+                break;
+            case "single":
+                for (Map.Entry<String, DeletionFile> e : deletionFiles.entrySet()) {
+                    result.put(e.getKey(), DeletionVector.read(fileIO, e.getValue()));
+                }
+                break;
+            case "all":
+                IndexFileMeta meta =
+                        new IndexFileMeta(
+                                DeletionVectorsIndexFile.DELETION_VECTORS_INDEX,
+                                fileName,
+                                data.length,
+                                ranges.size(),
+                                ranges);
+                result.putAll(indexFile.readAllDeletionVectors(meta));
+                break;
+            default:
+                throw new IllegalArgumentException("unknown reader: " + readerKind);
+        }
+
+        ObjectNode out = NODES.objectNode();
+        ObjectNode files = out.putObject("files");
+        ObjectNode cardinalities = out.putObject("cardinalities");
+        for (String name : ranges.keySet()) {
+            DeletionVector dv = result.get(name);
+            if (dv == null) {
+                continue;
+            }
+            ArrayNode positions = files.putArray(name);
+            for (Iterator<Integer> it = roaringOf(dv).iterator(); it.hasNext(); ) {
+                positions.add(Integer.toUnsignedLong(it.next()));
+            }
+            cardinalities.put(name, dv.getCardinality());
+        }
+        return out;
+    }
+
+    /** The positions of a DV: BitmapDeletionVector keeps them in a private RoaringBitmap32. */
+    private static RoaringBitmap32 roaringOf(DeletionVector dv) throws Exception {
+        if (!(dv instanceof BitmapDeletionVector)) {
+            throw new UnsupportedOperationException(
+                    "unexpected deletion vector class " + dv.getClass().getName());
+        }
+        Field f = BitmapDeletionVector.class.getDeclaredField("roaringBitmap");
+        f.setAccessible(true);
+        return (RoaringBitmap32) f.get(dv);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Dynamic-bucket hash index: HashIndexFile (IntFileUtils underneath)
+    // ------------------------------------------------------------------------------------------
+
+    private ObjectNode writeHash(JsonNode request) throws Exception {
+        JsonNode ints = array(request, "ints");
+        int[] values = new int[ints.size()];
+        for (int i = 0; i < values.length; i++) {
+            values[i] = Math.toIntExact(longValue(ints.get(i)));
+        }
+        java.nio.file.Path dir = newScratchDir();
+        HashIndexFile hashIndexFile = new HashIndexFile(fileIO, pathFactory(dir));
+        String name = hashIndexFile.write(IntIterator.create(values));
+        ObjectNode out = NODES.objectNode();
+        out.put("name", name);
+        out.put("data", b64(Files.readAllBytes(dir.resolve(name))));
+        return out;
+    }
+
+    private ObjectNode readHash(JsonNode request) throws Exception {
+        java.nio.file.Path dir = newScratchDir();
+        String name = "index-" + UUID.randomUUID() + "-0";
+        Files.write(dir.resolve(name), bytes(request, "data"));
+        HashIndexFile hashIndexFile = new HashIndexFile(fileIO, pathFactory(dir));
+        int[] values;
+        try (IntIterator it = hashIndexFile.read(name)) {
+            values = IntIterator.toInts(it);
+        }
+        ObjectNode out = NODES.objectNode();
+        ArrayNode ints = out.putArray("ints");
+        for (int v : values) {
+            ints.add(v);
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Single file indexes: FileIndexer.create(type, dataType, options)
+    // ------------------------------------------------------------------------------------------
+
+    private ObjectNode writeIndex(JsonNode request) {
+        String indexType = text(request, "index_type");
+        DataType dataType = parseType(text(request, "data_type"));
+        Options options = options(indexType, request.get("options"));
+        FileIndexer indexer = FileIndexer.create(indexType, dataType, options);
+        FileIndexWriter writer = indexer.createWriter();
+        for (JsonNode value : array(request, "values")) {
+            // writeRecord (marks the writer non-empty, then write) is what DataFileIndexWriter
+            // calls for every row, nulls included; each index decides what a null means.
+            writer.writeRecord(toInternal(value, dataType));
+        }
+        ObjectNode out = NODES.objectNode();
+        out.put("blob", b64(writer.serializedBytes()));
+        return out;
+    }
+
+    private ObjectNode queryIndex(JsonNode request) throws IOException {
+        String indexType = text(request, "index_type");
+        DataType dataType = parseType(text(request, "data_type"));
+        byte[] blob = bytes(request, "blob");
+        Options options = options(indexType, request.get("options"));
+        FieldRef field = new FieldRef(0, "f0", dataType);
+
+        ObjectNode out = NODES.objectNode();
+        ArrayNode results = out.putArray("results");
+        for (JsonNode predicate : array(request, "predicates")) {
+            // A fresh reader per predicate, as FileIndexPredicate creates them per evaluation.
+            FileIndexReader reader =
+                    FileIndexer.create(indexType, dataType, options)
+                            .createReader(new ByteArraySeekableStream(blob), 0, blob.length);
+            results.add(describeResult(visit(reader, field, predicate, dataType)));
+        }
+        return out;
+    }
+
+    private static FileIndexResult visit(
+            FileIndexReader reader, FieldRef field, JsonNode predicate, DataType dataType) {
+        String kind = text(predicate, "kind");
+        switch (kind) {
+            case "equal":
+                return reader.visitEqual(field, toInternal(predicate.get("literal"), dataType));
+            case "not_equal":
+                return reader.visitNotEqual(field, toInternal(predicate.get("literal"), dataType));
+            case "less_than":
+                return reader.visitLessThan(field, toInternal(predicate.get("literal"), dataType));
+            case "less_or_equal":
+                return reader.visitLessOrEqual(
+                        field, toInternal(predicate.get("literal"), dataType));
+            case "greater_than":
+                return reader.visitGreaterThan(
+                        field, toInternal(predicate.get("literal"), dataType));
+            case "greater_or_equal":
+                return reader.visitGreaterOrEqual(
+                        field, toInternal(predicate.get("literal"), dataType));
+            case "in":
+                return reader.visitIn(field, literals(predicate, dataType));
+            case "not_in":
+                return reader.visitNotIn(field, literals(predicate, dataType));
+            case "is_null":
+                return reader.visitIsNull(field);
+            case "is_not_null":
+                return reader.visitIsNotNull(field);
+            default:
+                throw new IllegalArgumentException("unknown predicate kind: " + kind);
+        }
+    }
+
+    private static List<Object> literals(JsonNode predicate, DataType dataType) {
+        List<Object> values = new ArrayList<>();
+        for (JsonNode v : array(predicate, "literals")) {
+            values.add(toInternal(v, dataType));
+        }
+        return values;
+    }
+
+    private static ObjectNode describeResult(FileIndexResult result) {
+        ObjectNode out = NODES.objectNode();
+        if (result == FileIndexResult.REMAIN) {
+            out.put("kind", "remain");
+            out.putNull("rows");
+        } else if (result == FileIndexResult.SKIP) {
+            out.put("kind", "skip");
+            out.putNull("rows");
+        } else if (result instanceof BitmapIndexResultLazy) {
+            out.put("kind", "bitmap");
+            ArrayNode rows = out.putArray("rows");
+            for (Iterator<Integer> it = ((BitmapIndexResultLazy) result).get().iterator();
+                    it.hasNext(); ) {
+                rows.add(Integer.toUnsignedLong(it.next()));
+            }
+        } else {
+            // Some other result class: report what Java says about keeping the file.
+            out.put("kind", result.remain() ? "remain" : "skip");
+            out.putNull("rows");
+            out.put("class", result.getClass().getName());
+        }
+        return out;
+    }
+
+    /**
+     * Index options are given without the "file-index.<type>.<column>." prefix, the way
+     * FileIndexOptions hands them to FileIndexer.create. This jar's bitmap index ignores every
+     * option and always writes V1, so asking for another version is refused rather than
+     * silently answered with V1 bytes.
+     */
+    private static Options options(String indexType, JsonNode json) {
+        Map<String, String> map = new HashMap<>();
+        if (json != null && !json.isNull()) {
+            for (Iterator<Map.Entry<String, JsonNode>> it = json.fields(); it.hasNext(); ) {
+                Map.Entry<String, JsonNode> e = it.next();
+                map.put(e.getKey(), e.getValue().isTextual() ? e.getValue().textValue()
+                        : e.getValue().toString());
+            }
+        }
+        if ("bitmap".equals(indexType) && map.containsKey("version")
+                && !"1".equals(map.get("version").trim())
+                && !classExists("org.apache.paimon.fileindex.bitmap.BitmapFileIndexMetaV2")) {
+            throw new UnsupportedOperationException(
+                    "this Paimon jar writes bitmap index version 1 only; version="
+                            + map.get("version") + " is not available");
+        }
+        return new Options(map);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Types and values
+    // ------------------------------------------------------------------------------------------
+
+    /** Paimon's own SQL type parser; TIMESTAMP_LTZ(p) is spelled out first. */
+    private static DataType parseType(String sql) {
+        String s = sql.trim();
+        java.util.regex.Matcher m =
+                java.util.regex.Pattern.compile("(?i)^TIMESTAMP_LTZ\\s*(\\(\\s*\\d+\\s*\\))?$")
+                        .matcher(s);
+        if (m.matches()) {
+            s = "TIMESTAMP" + (m.group(1) == null ? "" : m.group(1)) + " WITH LOCAL TIME ZONE";
+        }
+        return DataTypeJsonParser.parseAtomicTypeSQLString(s);
+    }
+
+    /** JSON value -> the internal object Paimon's InternalRow would hand to an index writer. */
+    private static Object toInternal(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        DataTypeRoot root = type.getTypeRoot();
+        switch (root) {
+            case TINYINT:
+                return (byte) checkedRange(longValue(v), Byte.MIN_VALUE, Byte.MAX_VALUE);
+            case SMALLINT:
+                return (short) checkedRange(longValue(v), Short.MIN_VALUE, Short.MAX_VALUE);
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return Math.toIntExact(longValue(v));
+            case BIGINT:
+                return longValue(v);
+            case BOOLEAN:
+                if (!v.isBoolean()) {
+                    throw new IllegalArgumentException("BOOLEAN value must be true/false: " + v);
+                }
+                return v.booleanValue();
+            case FLOAT:
+                if (v.isObject() && v.has("bits")) {
+                    return Float.intBitsToFloat((int) Long.parseLong(text(v, "bits"), 16));
+                }
+                return (float) v.doubleValue();
+            case DOUBLE:
+                if (v.isObject() && v.has("bits")) {
+                    return Double.longBitsToDouble(Long.parseUnsignedLong(text(v, "bits"), 16));
+                }
+                return v.doubleValue();
+            case CHAR:
+            case VARCHAR:
+                if (!v.isTextual()) {
+                    throw new IllegalArgumentException("string value must be a JSON string: " + v);
+                }
+                return BinaryString.fromString(v.textValue());
+            case BINARY:
+            case VARBINARY:
+                return Base64.getDecoder().decode(text(v, "b64"));
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                return Timestamp.fromEpochMillis(
+                        longValue(v.get("millis")),
+                        v.has("nanos") ? v.get("nanos").intValue() : 0);
+            case DECIMAL:
+                DecimalType dt = (DecimalType) type;
+                return Decimal.fromBigDecimal(
+                        new BigDecimal(v.isTextual() ? v.textValue() : v.asText()),
+                        dt.getPrecision(),
+                        dt.getScale());
+            default:
+                throw new UnsupportedOperationException("no value conversion for type " + type);
+        }
+    }
+
+    private static long checkedRange(long v, long min, long max) {
+        if (v < min || v > max) {
+            throw new ArithmeticException("value " + v + " out of range");
+        }
+        return v;
+    }
+
+    /** Integers arrive as JSON ints or as strings of decimal digits (beyond 2^53). */
+    private static long longValue(JsonNode v) {
+        if (v == null || v.isNull()) {
+            throw new IllegalArgumentException("missing integer");
+        }
+        if (v.isTextual()) {
+            return Long.parseLong(v.textValue().trim());
+        }
+        if (v.isIntegralNumber() && v.canConvertToLong()) {
+            return v.longValue();
+        }
+        throw new IllegalArgumentException("not an integer: " + v);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Plumbing
+    // ------------------------------------------------------------------------------------------
+
+    private java.nio.file.Path newScratchDir() throws IOException {
+        java.nio.file.Path dir = scratch.resolve("op-" + (scratchCounter++));
+        Files.createDirectories(dir);
+        return dir;
+    }
+
+    /** A PathFactory over one directory, shaped like Paimon's IndexFilePathFactory. */
+    private static PathFactory pathFactory(java.nio.file.Path dir) {
+        Path base = new Path(dir.toUri());
+        return new PathFactory() {
+            private int count = 0;
+
+            @Override
+            public Path newPath() {
+                return new Path(base, "index-" + UUID.randomUUID() + "-" + (count++));
+            }
+
+            @Override
+            public Path toPath(String fileName) {
+                return new Path(base, fileName);
+            }
+        };
+    }
+
+    private static String text(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || !v.isTextual()) {
+            throw new IllegalArgumentException("missing string field '" + field + "'");
+        }
+        return v.textValue();
+    }
+
+    private static JsonNode array(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        if (v == null || !v.isArray()) {
+            throw new IllegalArgumentException("missing array field '" + field + "'");
+        }
+        return v;
+    }
+
+    private static byte[] bytes(JsonNode node, String field) {
+        return Base64.getDecoder().decode(text(node, field));
+    }
+
+    private static byte[] bytesOrNull(JsonNode v) {
+        return v == null || v.isNull() ? null : Base64.getDecoder().decode(v.textValue());
+    }
+
+    private static String b64(byte[] data) {
+        return Base64.getEncoder().encodeToString(data);
+    }
+
+    private static byte[] readAll(InputStream in) throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        in.transferTo(out);
+        return out.toByteArray();
+    }
+
+    private static void deleteRecursively(java.nio.file.Path root) {
+        try (Stream<java.nio.file.Path> walk = Files.walk(root)) {
+            walk.sorted(Comparator.reverseOrder()).map(java.nio.file.Path::toFile)
+                    .forEach(File::delete);
+        } catch (IOException ignored) {
+            // best effort: it is a temp dir
+        }
+    }
+}
