@@ -1,0 +1,26 @@
+"""paimon-schema: Apache Paimon's binary index layouts, read and written from Python.
+
+Every layout is specified once, as a Kaitai Struct spec in `formats/`; the parsers in
+`paimon_schema.generated` are compiled from those specs.
+"""
+
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.layouts.deletion_vectors import (
+    DeletionVectorBin,
+    DeletionVectorFile,
+    read_deletion_vector,
+)
+from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry
+from paimon_schema.layouts.hash_index import read_hash_index
+
+__all__ = [
+    "DeletionVectorBin",
+    "DeletionVectorFile",
+    "FileIndexFile",
+    "FormatError",
+    "IndexEntry",
+    "SchemaError",
+    "read_deletion_vector",
+    "read_hash_index",
+]
+__version__ = "0.1.0"
