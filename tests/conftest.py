@@ -1,4 +1,4 @@
-"""Fixtures for interop tests against reference implementations ("oracles").
+"""Shared test fixtures: the oracles (Java reference, ../shared fixtures) and Hypothesis profiles.
 
 An oracle that cannot run here (no Java, the wheel cannot be fetched, ...) makes its tests skip
 with the reason, unless ``PAIMON_SCHEMA_REQUIRE_ORACLES=1``: then they fail, so CI cannot pass
@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn, TypeVar
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", max_examples=100, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("soak", max_examples=20_000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+#: Java-written files from Paimon's, paimon-rust's and paimon-cpp's test data (never copied here).
+SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 
 T = TypeVar("T")
 
@@ -47,3 +58,11 @@ def java_reference():
     from paimon_schema.reference import JavaReference
 
     return require_oracle(JavaReference.get)
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """The ../shared/fixtures folder beside the checkout."""
+    if not SHARED_FIXTURES.is_dir():
+        oracle_unavailable(f"{SHARED_FIXTURES} does not exist (../shared is not beside the checkout)")
+    return SHARED_FIXTURES

@@ -1,0 +1,103 @@
+"""The roaring spec and the header check in paimon_schema.roaring read what pyroaring writes."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+from paimon_schema import FormatError, roaring
+from paimon_schema.generated.roaring_bitmap import RoaringBitmap
+from paimon_schema.layouts import parsing
+
+Kind = RoaringBitmap.Container.ContainerKind
+
+
+@st.composite
+def bitmaps(draw) -> BitMap:
+    """Bitmaps mixing array, bitmap and run containers, a few or many containers."""
+    bitmap = BitMap()
+    for key in draw(st.lists(st.integers(0, 40), max_size=8, unique=True)):
+        base = key << 16
+        shape = draw(st.sampled_from(["sparse", "dense", "runs"]))
+        if shape == "sparse":
+            bitmap.update(base + v for v in draw(st.sets(st.integers(0, 65535), min_size=1, max_size=50)))
+        elif shape == "dense":
+            bitmap.update(range(base, base + 65536, draw(st.integers(2, 12))))
+        else:
+            start = draw(st.integers(0, 60000))
+            bitmap.update(range(base + start, base + start + draw(st.integers(1, 5000))))
+    if draw(st.booleans()):
+        bitmap.run_optimize()
+    return bitmap
+
+
+@given(bitmaps())
+def test_generated_parser_reads_pyroaring_serialization(bitmap: BitMap) -> None:
+    data = bitmap.serialize()
+    parsed = parsing.parse(RoaringBitmap, data)
+    assert parsed._io.pos() == len(data)
+    assert parsed.num_containers == len({v >> 16 for v in bitmap})
+    values = set()
+    for descriptor, container in zip(parsed.descriptors, parsed.containers):
+        base = descriptor.key << 16
+        if container.kind == Kind.array:
+            lows = [int.from_bytes(container.array_values[i:i + 2], "little")
+                    for i in range(0, len(container.array_values), 2)]
+        elif container.kind == Kind.bitmap:
+            words = int.from_bytes(container.bitmap_words, "little")
+            lows = [i for i in range(65536) if words >> i & 1]
+        else:
+            lows = []
+            for i in range(container.num_runs):
+                start = int.from_bytes(container.runs[4 * i:4 * i + 2], "little")
+                length = int.from_bytes(container.runs[4 * i + 2:4 * i + 4], "little")
+                lows.extend(range(start, start + length + 1))
+        assert len(lows) == descriptor.cardinality
+        values.update(base + v for v in lows)
+    assert values == set(bitmap)
+
+
+@given(bitmaps(), st.data())
+def test_header_check_equals_generated_parser(bitmap: BitMap, data) -> None:
+    """The fast header check delimits exactly what the generated parser reads, and both
+    refuse the same truncations."""
+    raw = bitmap.serialize()
+    cut = data.draw(st.integers(0, len(raw)))
+    blob = raw[:cut]
+    try:
+        parsing.parse(RoaringBitmap, blob)
+        spec_ok = True
+    except FormatError:
+        spec_ok = False
+    try:
+        size = roaring.serialized_size(blob)
+        fast_ok = True
+    except FormatError:
+        fast_ok = False
+    assert fast_ok == spec_ok == (cut == len(raw))
+    if fast_ok:
+        assert size == len(raw)
+        decoded, used = roaring.deserialize(raw + b"trailing")
+        assert decoded == bitmap and used == len(raw)
+
+
+@pytest.mark.parametrize("blob, path", [
+    (b"", "cookie"),
+    (b"\x3a\x30\x00\x00", "num_containers_field"),
+    (b"\x3a\x30\x00\x00\x01\x00\x01\x00", "num_containers_field"),
+    (b"\x3c\x30\x00\x00\x00\x00\x00\x00", "cookie"),
+    (bytes.fromhex("3a300000 02000000 0500 0000 0100 0000".replace(" ", "")), "descriptors[1].key"),
+])
+def test_bad_headers_are_located(blob: bytes, path: str) -> None:
+    with pytest.raises(FormatError) as info:
+        roaring.deserialize(blob)
+    assert info.value.path == path
+
+
+def test_invalid_content_is_refused_by_croaring() -> None:
+    # Array container {5, 3}: not sorted. The header is fine; CRoaring's validation refuses it.
+    blob = bytes.fromhex("3a300000 01000000 0000 0100 10000000 0500 0300".replace(" ", ""))
+    with pytest.raises(FormatError, match="invalid roaring bitmap"):
+        roaring.deserialize(blob)
