@@ -52,6 +52,11 @@ class Layout:
     needs_type: bool = False                    # index blobs: `--type` is required
 
 
+def count(n: int, noun: str, plural: str = "") -> str:
+    """`1 bin`, `2 bins`, `2 entries`."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 # -- sets of positions --------------------------------------------------------------------------
 
 
@@ -86,7 +91,7 @@ def positions_text(bitmap: BitMap | BitMap64, limit: int = MAX_RANGES) -> str:
 
 
 def _dv_text(f: ps.DeletionVectorFile) -> Iterator[str]:
-    yield f"deletion vectors, version {f.version}, {len(f.bins)} bins"
+    yield f"deletion vectors, version {f.version}, {count(len(f.bins), 'bin')}"
     for i, b in enumerate(f.bins):
         kind = "64-bit" if b.bitmap64 else "32-bit"
         yield (f"  bins[{i}]  range ({b.offset}, {b.length})  {kind}  "
@@ -102,7 +107,8 @@ def _dv_json(f: ps.DeletionVectorFile) -> dict[str, Any]:
 
 
 def _dv_summary(f: ps.DeletionVectorFile) -> str:
-    return f"{len(f.bins)} bins, {sum(b.cardinality for b in f.bins)} positions"
+    return (f"{count(len(f.bins), 'bin')}, "
+            f"{count(sum(b.cardinality for b in f.bins), 'position')}")
 
 
 # -- file-index container -----------------------------------------------------------------------
@@ -117,12 +123,12 @@ def _by_column(fi: ps.FileIndexFile) -> Iterator[tuple[str, list[ps.IndexEntry]]
 def _entry_text(e: ps.IndexEntry) -> str:
     if e.blob is None:
         return f"{e.index_type}  empty (offset {e.offset}, length {e.length})"
-    return f"{e.index_type}  at {e.offset}, {len(e.blob)} bytes"
+    return f"{e.index_type}  at {e.offset}, {count(len(e.blob), 'byte')}"
 
 
 def _container_text(fi: ps.FileIndexFile) -> Iterator[str]:
-    yield (f"file-index container, head {fi.head_length} bytes, {len(fi.columns)} columns, "
-           f"{len(fi.entries)} entries")
+    yield (f"file-index container, head {fi.head_length} bytes, "
+           f"{count(len(fi.columns), 'column')}, {count(len(fi.entries), 'entry', 'entries')}")
     for column, entries in _by_column(fi):
         yield f"  {column!r}: " + "; ".join(_entry_text(e) for e in entries)
 
@@ -137,14 +143,14 @@ def _container_json(fi: ps.FileIndexFile) -> dict[str, Any]:
 
 
 def _container_summary(fi: ps.FileIndexFile) -> str:
-    return f"{len(fi.columns)} columns, {len(fi.entries)} entries"
+    return f"{count(len(fi.columns), 'column')}, {count(len(fi.entries), 'entry', 'entries')}"
 
 
 # -- hash index ---------------------------------------------------------------------------------
 
 
 def _hash_text(hashes: np.ndarray) -> Iterator[str]:
-    yield f"hash index, {len(hashes)} ints"
+    yield f"hash index, {count(len(hashes), 'int')}"
     if len(hashes):
         more = f" … ({len(hashes) - MAX_HASHES} more)" if len(hashes) > MAX_HASHES else ""
         yield "  " + " ".join(map(str, hashes[:MAX_HASHES].tolist())) + more
@@ -160,7 +166,7 @@ LAYOUTS: dict[str, Layout] = {
     "file-index": Layout("file-index", lambda data, _: ps.FileIndexFile.parse(data),
                          _container_text, _container_json, _container_summary),
     "hash": Layout("hash", lambda data, _: ps.read_hash_index(data),
-                   _hash_text, _hash_json, lambda h: f"{len(h)} ints"),
+                   _hash_text, _hash_json, lambda h: count(len(h), "int")),
 }
 
 
@@ -211,7 +217,7 @@ def warnings_of(model: Any) -> list[str]:
 def dump_lines(path: str, layout: Layout, data: bytes, model: Any) -> Iterator[str]:
     """The human dump: a header naming the file, the layout's lines, then any warnings."""
     lines = layout.text(model)
-    yield f"{path}: {next(lines)} ({len(data)} bytes)"
+    yield f"{path}: {next(lines)} ({count(len(data), 'byte')})"
     yield from lines
     yield from (f"  warning: {w}" for w in warnings_of(model))
 
@@ -258,7 +264,8 @@ def verify_one(path: str, layout_name: str, data_type: str | None, out: TextIO) 
         first, location = format_error_lines(path, exc)
         print(f"FAIL {first}\n{location}", file=out)
         return EXIT_BAD_FILE
-    print(f"OK {path} ({layout.name}: {layout.summary(model)}, {len(data)} bytes)", file=out)
+    print(f"OK {path} ({layout.name}: {layout.summary(model)}, {count(len(data), 'byte')})",
+          file=out)
     for warning in warnings_of(model):
         print(f"WARN {path}: {warning}", file=out)
     return EXIT_OK

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,8 +47,8 @@ def test_generated_parser_reads_pyroaring_serialization(bitmap: BitMap) -> None:
             lows = [int.from_bytes(container.array_values[i:i + 2], "little")
                     for i in range(0, len(container.array_values), 2)]
         elif container.kind == Kind.bitmap:
-            words = int.from_bytes(container.bitmap_words, "little")
-            lows = [i for i in range(65536) if words >> i & 1]
+            bits = np.unpackbits(np.frombuffer(container.bitmap_words, np.uint8), bitorder="little")
+            lows = np.flatnonzero(bits).tolist()
         else:
             lows = []
             for i in range(container.num_runs):
