@@ -52,7 +52,7 @@ class FileIndexFile:
                 where = f"columns[{i}].indexes[{j}]"
                 index_type = _text(raw.index_type.value, parsed, f"{where}.index_type.value",
                                    raw.index_type._debug["value"]["start"])
-                blob = None if raw.is_empty else parsing.read_lazily(raw, "blob", where)
+                blob = None if raw.is_empty else bytes(parsing.read_lazily(raw, "blob", where))
                 if raw.is_empty and raw.len_blob != 0:
                     warnings.append(f"{where}: empty entry with length {raw.len_blob} (ignored)")
                 if not raw.is_empty and raw.ofs_blob < parsed.len_head:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import struct
 from typing import Any, Callable, TypeVar
 
-from kaitaistruct import BytesIO, KaitaiStream, KaitaiStructError, ValidationFailedError
+from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationFailedError
 
 from paimon_schema.errors import FormatError
 
@@ -23,8 +23,37 @@ PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, IndexError, ZeroDivisio
                 OverflowError, struct.error)
 
 
+class ViewReader:
+    """A read-only file over a buffer whose `read` returns memoryview slices, not copies.
+
+    Kaitai reads every sized field with `read(n)`; over `BytesIO` that copies, which for a
+    multi-megabyte deletion vector costs more than checking and decoding it. Fields of type
+    bytes therefore come out of the generated parsers as memoryviews.
+    """
+
+    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+        self._view = memoryview(data).cast("B")
+        self._pos = 0
+
+    def read(self, n: int = -1) -> memoryview:
+        end = len(self._view) if n is None or n < 0 else min(self._pos + n, len(self._view))
+        start, self._pos = self._pos, max(end, self._pos)
+        return self._view[start:end]
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = (0, self._pos, len(self._view))[whence]
+        self._pos = max(base + pos, 0)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seekable(self) -> bool:
+        return True
+
+
 def stream(data: bytes | bytearray | memoryview, pos: int = 0) -> KaitaiStream:
-    io = KaitaiStream(BytesIO(data))
+    io = KaitaiStream(ViewReader(data))
     if pos:
         io.seek(pos)
     return io
