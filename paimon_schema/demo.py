@@ -213,10 +213,10 @@ def read_back(sample: Sample, directory: Path) -> Outcome:
     try:
         layout, data, model = cli.load(str(path), "auto" if sample.layout in DETECTED
                                        else sample.layout, None)
+        problems = [] if layout.name == sample.layout else [f"detected as {layout.name}"]
+        problems += CHECKS[sample.layout](sample, data, model)
     except (cli.UsageError, ps.FormatError) as exc:
         return Outcome(sample, len(data), [], [f"our reader failed: {exc}"])
-    problems = [] if layout.name == sample.layout else [f"detected as {layout.name}"]
-    problems += CHECKS[sample.layout](sample, data, model)
     problems += [f"warning: {w}" for w in cli.warnings_of(model)]
     return Outcome(sample, len(data), _short(cli.dump_lines(sample.name, layout, data, model)),
                    problems)
@@ -272,9 +272,9 @@ def run(keep: Path | None = None, out: TextIO | None = None) -> int:
     report(outcomes, out)
     failed = sum(bool(o.problems) for o in outcomes)
     java = info.result()
-    where = f" (kept in {keep})" if keep is not None else ""
+    where = f"; files kept in {keep}" if keep is not None else ""
     print(f"\ndemo: {len(outcomes)} files written by Paimon {java['paimon_version']} "
-          f"(Java {java['java_version']}){where}, read back by paimon_schema "
-          f"{ps.__version__}: {len(outcomes) - failed} ok, {failed} mismatched; "
-          f"{time.monotonic() - started:.1f} s ({java_seconds:.1f} s in Java)", file=out)
+          f"(Java {java['java_version']}), read back by paimon_schema {ps.__version__}: "
+          f"{len(outcomes) - failed} ok, {failed} mismatched; "
+          f"{time.monotonic() - started:.1f} s ({java_seconds:.1f} s in Java){where}", file=out)
     return 1 if failed else 0
