@@ -51,8 +51,8 @@ seq:
       Number of hash functions `k`, written as a big-endian int. Java's reader rebuilds it as
       `(b0 << 24) + (b1 << 16) + (b2 << 8) + b3` over *signed* bytes, which is right only
       while each byte is below 0x80: a k of 128..255 would be read as k - 256 (no bit tested,
-      every probe passes). Writers give k of about log2(1/fpp), at least 1; no Java writer
-      configuration in use produces more than 255, so larger values are rejected as corrupt.
+      every probe passes). The writer's k is about log2(1/fpp), at least 1: going past 255
+      would take an fpp below about 1e-76, so larger values are rejected as corrupt.
   - id: bitset
     size-eos: true
     valid:

@@ -145,7 +145,13 @@ def main(argv: list[str] | None = None) -> int:
                 return 1
             print("generated/ matches formats/")
             return 0
-        render(GENERATED)
+        with tempfile.TemporaryDirectory() as tmp:
+            render(Path(tmp))
+            for stale in GENERATED.glob("*.py"):
+                stale.unlink()
+            GENERATED.mkdir(exist_ok=True)
+            for fresh in Path(tmp).glob("*.py"):
+                shutil.copyfile(fresh, GENERATED / fresh.name)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
