@@ -130,16 +130,6 @@ enums:
     1: v1
     2: v2
 types:
-  position_mark:
-    doc: |
-      Reads nothing; records the stream position at which it stands in the sequence. Kaitai
-      evaluates a `value: _io.pos` instance only when it is first used, at whatever position
-      the stream then has, so positions the layout derives from "right after this field" are
-      captured as a parameter while the sequence is parsed.
-    params:
-      - id: ofs
-        type: u8
-        doc: Stream position of the mark.
   index_v1:
     doc: |
       V1 (BitmapFileIndexMeta): every key and its offset, in the writer's HashMap order; the
@@ -152,7 +142,7 @@ types:
         repeat-expr: _root.num_keys
         doc: One entry per distinct non-null key, in HashMap iteration order (not sorted).
       - id: body_mark
-        type: position_mark(_io.pos)
+        type: paimon_common::position_mark(_io.pos)
         doc: Marks the body start, right after the last entry.
     instances:
       ofs_body:
@@ -220,7 +210,7 @@ types:
           min: 0
         doc: Total size of all index blocks (Java's bitmapBodyOffset); the body follows them.
       - id: index_blocks_mark
-        type: position_mark(_io.pos)
+        type: paimon_common::position_mark(_io.pos)
         doc: Marks the start of the first index block, right after `len_index_blocks`.
     instances:
       ofs_index_blocks:

@@ -86,3 +86,13 @@ types:
       - id: value
         size: len_value
         doc: The string's UTF-8 bytes.
+  position_mark:
+    doc: |
+      Reads nothing; records the stream position at which it stands in the sequence. Kaitai
+      evaluates a `value: _io.pos` instance only when it is first used, at whatever position
+      the stream then has, so positions the layout derives from "right after this field" are
+      captured as a parameter while the sequence is parsed.
+    params:
+      - id: ofs
+        type: u8
+        doc: Stream position of the mark.

@@ -75,7 +75,7 @@ seq:
     type: header
     doc: Version, row count, number of keys, key range and dictionary length.
   - id: dictionary_mark
-    type: position_mark(_io.pos)
+    type: paimon_common::position_mark(_io.pos)
     doc: Marks the dictionary start, right after the header.
 instances:
   is_variable_length:
@@ -106,16 +106,6 @@ enums:
   version:
     1: v1
 types:
-  position_mark:
-    doc: |
-      Reads nothing; records the stream position at which it stands in the sequence. Kaitai
-      evaluates a `value: _io.pos` instance only when it is first used, at whatever position
-      the stream then has, so positions the layout derives from "right after this field" are
-      captured as a parameter while the sequence is parsed.
-    params:
-      - id: ofs
-        type: u8
-        doc: Stream position of the mark.
   header:
     doc: The range-bitmap header proper, as Java reads it from one `len_header`-byte buffer.
     seq:
@@ -183,7 +173,7 @@ types:
         repeat-expr: num_chunks
         doc: One offset per chunk, in code order; each gives lazy access to the chunk.
       - id: chunk_headers_mark
-        type: position_mark(_io.pos)
+        type: paimon_common::position_mark(_io.pos)
         doc: Marks the start of the chunk headers, right after the offsets.
     instances:
       ofs_chunk_headers:
@@ -351,7 +341,7 @@ types:
         repeat-expr: num_slices
         doc: Offset and length of each slice bitmap, bit 0 first.
       - id: ebm_mark
-        type: position_mark(_io.pos)
+        type: paimon_common::position_mark(_io.pos)
         doc: Marks the existence bitmap, right after the header.
     instances:
       ofs_ebm:

@@ -4,8 +4,8 @@
 
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
-from paimon_schema.generated import roaring_bitmap
 from paimon_schema.generated import paimon_common
+from paimon_schema.generated import roaring_bitmap
 from enum import IntEnum
 import collections
 
@@ -408,7 +408,7 @@ class BitmapIndex(KaitaiStruct):
 
             self._debug['entries']['end'] = self._io.pos()
             self._debug['body_mark']['start'] = self._io.pos()
-            self.body_mark = BitmapIndex.PositionMark(self._io.pos(), self._io, self, self._root)
+            self.body_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
             self.body_mark._read()
             self._debug['body_mark']['end'] = self._io.pos()
 
@@ -500,7 +500,7 @@ class BitmapIndex(KaitaiStruct):
             if not self.len_index_blocks >= 0:
                 raise kaitaistruct.ValidationLessThanError(0, self.len_index_blocks, self._io, u"/types/index_v2/seq/3")
             self._debug['index_blocks_mark']['start'] = self._io.pos()
-            self.index_blocks_mark = BitmapIndex.PositionMark(self._io.pos(), self._io, self, self._root)
+            self.index_blocks_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
             self.index_blocks_mark._read()
             self._debug['index_blocks_mark']['end'] = self._io.pos()
 
@@ -556,28 +556,6 @@ class BitmapIndex(KaitaiStruct):
 
             self._m_ofs_index_blocks = self.index_blocks_mark.ofs
             return getattr(self, '_m_ofs_index_blocks', None)
-
-
-    class PositionMark(KaitaiStruct):
-        """Reads nothing; records the stream position at which it stands in the sequence. Kaitai
-        evaluates a `value: _io.pos` instance only when it is first used, at whatever position
-        the stream then has, so positions the layout derives from "right after this field" are
-        captured as a parameter while the sequence is parsed.
-        """
-        SEQ_FIELDS = []
-        def __init__(self, ofs, _io, _parent=None, _root=None):
-            super(BitmapIndex.PositionMark, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self.ofs = ofs
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            pass
-
-
-        def _fetch_instances(self):
-            pass
 
 
     @property

@@ -155,6 +155,28 @@ class PaimonCommon(KaitaiStruct):
                 self.value._fetch_instances()
 
 
+    class PositionMark(KaitaiStruct):
+        """Reads nothing; records the stream position at which it stands in the sequence. Kaitai
+        evaluates a `value: _io.pos` instance only when it is first used, at whatever position
+        the stream then has, so positions the layout derives from "right after this field" are
+        captured as a parameter while the sequence is parsed.
+        """
+        SEQ_FIELDS = []
+        def __init__(self, ofs, _io, _parent=None, _root=None):
+            super(PaimonCommon.PositionMark, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self.ofs = ofs
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            pass
+
+
+        def _fetch_instances(self):
+            pass
+
+
     class Utf8Key(KaitaiStruct):
         """A string key as Paimon's index writers store it."""
         SEQ_FIELDS = ["len_value", "value"]

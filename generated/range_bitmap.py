@@ -99,7 +99,7 @@ class RangeBitmap(KaitaiStruct):
         self.header._read()
         self._debug['header']['end'] = self._io.pos()
         self._debug['dictionary_mark']['start'] = self._io.pos()
-        self.dictionary_mark = RangeBitmap.PositionMark(self._io.pos(), self._io, self, self._root)
+        self.dictionary_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
         self.dictionary_mark._read()
         self._debug['dictionary_mark']['end'] = self._io.pos()
 
@@ -176,7 +176,7 @@ class RangeBitmap(KaitaiStruct):
 
             self._debug['slices']['end'] = self._io.pos()
             self._debug['ebm_mark']['start'] = self._io.pos()
-            self.ebm_mark = RangeBitmap.PositionMark(self._io.pos(), self._io, self, self._root)
+            self.ebm_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
             self.ebm_mark._read()
             self._debug['ebm_mark']['end'] = self._io.pos()
 
@@ -459,7 +459,7 @@ class RangeBitmap(KaitaiStruct):
 
             self._debug['chunks']['end'] = self._io.pos()
             self._debug['chunk_headers_mark']['start'] = self._io.pos()
-            self.chunk_headers_mark = RangeBitmap.PositionMark(self._io.pos(), self._io, self, self._root)
+            self.chunk_headers_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
             self.chunk_headers_mark._read()
             self._debug['chunk_headers_mark']['end'] = self._io.pos()
 
@@ -590,28 +590,6 @@ class RangeBitmap(KaitaiStruct):
                 pass
                 self.max_key._fetch_instances()
 
-
-
-    class PositionMark(KaitaiStruct):
-        """Reads nothing; records the stream position at which it stands in the sequence. Kaitai
-        evaluates a `value: _io.pos` instance only when it is first used, at whatever position
-        the stream then has, so positions the layout derives from "right after this field" are
-        captured as a parameter while the sequence is parsed.
-        """
-        SEQ_FIELDS = []
-        def __init__(self, ofs, _io, _parent=None, _root=None):
-            super(RangeBitmap.PositionMark, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self.ofs = ofs
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            pass
-
-
-        def _fetch_instances(self):
-            pass
 
 
     class Slice(KaitaiStruct):
