@@ -9,9 +9,10 @@ from paimon_schema.layouts.deletion_vectors import (
     DeletionVectorBin,
     DeletionVectorFile,
     read_deletion_vector,
+    write_deletion_vectors,
 )
-from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry
-from paimon_schema.layouts.hash_index import read_hash_index
+from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry, write_file_index
+from paimon_schema.layouts.hash_index import read_hash_index, write_hash_index
 
 __all__ = [
     "DeletionVectorBin",
@@ -22,5 +23,8 @@ __all__ = [
     "SchemaError",
     "read_deletion_vector",
     "read_hash_index",
+    "write_deletion_vectors",
+    "write_file_index",
+    "write_hash_index",
 ]
 __version__ = "0.1.0"

@@ -1,24 +1,37 @@
-"""Deletion-vector index files (formats/deletion_vectors.ksy): read.
+"""Deletion-vector index files (formats/deletion_vectors.ksy): read and write.
 
 A bin's `(offset, length)` is what Java records in `IndexFileMeta`: `offset` is the position of
 the bin's size field, `length` is the size `S` for a 32-bit bin and `S + 8` for a 64-bit bin.
+Writing follows `DeletionVectorsIndexFile`: bins in the mapping's order, every bitmap
+run-optimized, 64-bit bins with Java's empty gap buckets.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
 
+import numpy as np
 from pyroaring import BitMap, BitMap64
 
-from paimon_schema import roaring
-from paimon_schema.errors import FormatError
+from paimon_schema import constructs, roaring
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import deletion_vectors_codec, roaring_bitmap_codec
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.layouts import parsing
+from paimon_schema.positions import as_array, fresh_bitmap
 
 Bitmap = DeletionVectors.BinMagic
 SIZE_FIELD = 4
 CHECKSUM_FIELD = 4
+VERSION = int(DeletionVectors.FileVersion.v1)
+MAX_POSITION_32 = 2**31 - 1
+MAX_POSITION_64 = 0x7FFF_FFFE_8000_0000     # Java's Bitmap64DeletionVector limit (spec 6.3)
+#: Java writes every high key up to the largest; past this many the dense form is refused.
+MAX_BUCKETS_64 = 1 << 24
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,78 @@ class DeletionVectorFile:
             start = parsed._debug["bins"]["arr"][i]["start"]
             bins.append(_decode_bin(view, start, raw, verify_checksum, f"bins[{i}]", warnings))
         return cls(version=int(parsed.version), bins=bins, warnings=warnings)
+
+    def to_bytes(self) -> bytes:
+        """The file again, bins in this model's order, each bitmap as Java serializes it."""
+        return _codec().build({"version": self.version,
+                               "bins": [_bin_model(b.bitmap, b.bitmap64) for b in self.bins]})
+
+
+def write_deletion_vectors(vectors: Mapping[str, Any], *, bitmap64: bool = False
+                           ) -> tuple[bytes, dict[str, tuple[int, int]]]:
+    """Java's deletion-vector index file for `{data file name: deleted positions}`.
+
+    Returns the bytes and, per data file, the `(offset, length)` Java records in its
+    `IndexFileMeta`. Positions are at most 2^31-1 (32-bit bins) or 0x7FFFFFFE80000000
+    (64-bit bins); anything else raises SchemaError.
+    """
+    bins, ranges, offset = [], {}, 1
+    for name, positions in vectors.items():
+        if not isinstance(name, str):
+            raise SchemaError(f"data file names must be strings, not {type(name).__name__}")
+        model = _bin_model(positions, bitmap64, name)
+        bins.append(model)
+        ranges[name] = (offset, model["len_payload"] + (SIZE_FIELD + CHECKSUM_FIELD if bitmap64 else 0))
+        offset += SIZE_FIELD + model["len_payload"] + CHECKSUM_FIELD
+    return _codec().build({"version": VERSION, "bins": bins}), ranges
+
+
+@cache
+def _codec() -> Any:
+    return deletion_vectors_codec.deletion_vectors.compile()
+
+
+@cache
+def _bitmap64_codec() -> Any:
+    return deletion_vectors_codec.t_bitmap64().compile()
+
+
+@cache
+def _roaring_codec() -> Any:
+    return roaring_bitmap_codec.roaring_bitmap.compile()
+
+
+def _bin_model(positions: Any, bitmap64: bool, name: str = "") -> dict[str, Any]:
+    """The codec model of one bin: size, magic, bitmap and the CRC over magic + bitmap."""
+    what = f"position of {name!r}" if name else "position"
+    if bitmap64:
+        values = as_array(positions, maximum=MAX_POSITION_64, what=what)
+        bitmap: Any = _bitmap64_model(values)
+        body = _bitmap64_codec().build(bitmap)
+        magic = Bitmap.bitmap64
+    else:
+        values = as_array(positions, maximum=MAX_POSITION_32, what=what)
+        bitmap = body = fresh_bitmap(values).serialize()
+        magic = Bitmap.bitmap32
+    payload = int(magic).to_bytes(4, "big") + body
+    return {"len_payload": len(payload), "magic": int(magic), "bitmap": bitmap,
+            "checksum": zlib.crc32(payload)}
+
+
+def _bitmap64_model(values: np.ndarray) -> dict[str, Any]:
+    """Buckets 0..highest key, empty ones included, as `Bitmap64DeletionVector` writes them."""
+    highs = (values >> np.uint64(32)).astype(np.int64)
+    num_buckets = int(highs[-1]) + 1 if values.size else 0
+    if num_buckets > MAX_BUCKETS_64:
+        raise SchemaError(f"positions up to {int(values[-1])} need {num_buckets} buckets in Java's "
+                          f"dense 64-bit form; refusing more than {MAX_BUCKETS_64}")
+    lows = values & np.uint64(0xFFFFFFFF)
+    bounds = np.searchsorted(highs, np.arange(num_buckets + 1))
+    buckets = [{"key": key,
+                "bitmap": constructs.parse(_roaring_codec(),
+                                           fresh_bitmap(lows[bounds[key]:bounds[key + 1]]).serialize())}
+               for key in range(num_buckets)]
+    return {"num_buckets": num_buckets, "buckets": buckets, "trailing": b""}
 
 
 def read_deletion_vector(data: bytes, offset: int, length: int, *,

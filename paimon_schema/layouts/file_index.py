@@ -1,26 +1,36 @@
-"""File-index containers (formats/file_index.ksy): read.
+"""File-index containers (formats/file_index.ksy): read and write.
 
 `columns` is what Java's reader sees: duplicate column names merge and a repeated
 (column, index type) keeps the last entry. `entries` keeps the file exactly, in order.
+Writing follows `FileIndexFormat.Writer`: the head, then the blobs back to back in head order,
+each entry pointing at its blob's absolute offset.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
 
 from paimon_schema import javautf
-from paimon_schema.errors import FormatError
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import file_index_codec
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.layouts import parsing
 
 MAGIC = int(FileIndex.Magic.file_index)
 EMPTY_INDEX_FLAG = -1
+VERSION = int(FileIndex.Version.v1)
+#: magic, version, head length, column count and redundant length
+FIXED_HEAD = 8 + 4 + 4 + 4 + 4
 
 
 @dataclass(frozen=True)
 class IndexEntry:
     """One head entry: where the blob of one index of one column lies (`offset` -1: empty)."""
 
+    column_index: int
     column: str
     index_type: str
     offset: int
@@ -35,6 +45,7 @@ class FileIndexFile:
     columns: dict[str, dict[str, bytes | None]]
     entries: list[IndexEntry]
     head_length: int
+    column_names: list[str] = field(default_factory=list)   # head order, repeats kept
     redundant: bytes = b""
     warnings: list[str] = field(default_factory=list, compare=False)
 
@@ -44,9 +55,11 @@ class FileIndexFile:
         warnings: list[str] = []
         columns: dict[str, dict[str, bytes | None]] = {}
         entries: list[IndexEntry] = []
+        names: list[str] = []
         for i, column in enumerate(parsed.columns):
             name = _text(column.name.value, parsed, f"columns[{i}].name.value",
                          column.name._debug["value"]["start"])
+            names.append(name)
             indexes = columns.setdefault(name, {})
             for j, raw in enumerate(column.indexes):
                 where = f"columns[{i}].indexes[{j}]"
@@ -60,13 +73,79 @@ class FileIndexFile:
                 if index_type in indexes:
                     warnings.append(f"{where}: repeats {name!r}/{index_type!r}; the last entry wins")
                 indexes[index_type] = blob
-                entries.append(IndexEntry(name, index_type, raw.ofs_blob, raw.len_blob, blob))
+                entries.append(IndexEntry(i, name, index_type, raw.ofs_blob, raw.len_blob, blob))
         if len(parsed.head_slack):
             warnings.append(f"{len(parsed.head_slack)} unused bytes at the end of the head")
         if len(columns) != len(parsed.columns):
             warnings.append("a column name appears more than once; Java merges its entries")
-        return cls(columns=columns, entries=entries, head_length=parsed.len_head,
+        return cls(columns=columns, entries=entries, head_length=parsed.len_head, column_names=names,
                    redundant=bytes(parsed.redundant), warnings=warnings)
+
+
+    def to_bytes(self) -> bytes:
+        """The container again: its entries in order, at their recorded offsets."""
+        columns = [(name, [e for e in self.entries if e.column_index == i])
+                   for i, name in enumerate(self.column_names)]
+        return _build(columns, self.head_length, self.redundant)
+
+
+def write_file_index(columns: Mapping[str, Mapping[str, bytes | None]]) -> bytes:
+    """Java's container for `{column: {index type: blob or None}}`, in the order given.
+
+    None writes an empty index entry (EMPTY_INDEX_FLAG), as Java's map-key writer does for a
+    key that never received a row.
+    """
+    layout: list[tuple[str, list[IndexEntry]]] = []
+    head = FIXED_HEAD
+    for name, indexes in columns.items():
+        head += 2 + len(_encoded(name, "column name")) + 4
+        for index_type in indexes:
+            head += 2 + len(_encoded(index_type, "index type")) + 8
+    offset = head
+    for column_index, (name, indexes) in enumerate(columns.items()):
+        entries = []
+        for index_type, blob in indexes.items():
+            if blob is not None and not isinstance(blob, (bytes, bytearray, memoryview)):
+                raise SchemaError(f"the {index_type!r} blob of {name!r} must be bytes or None")
+            if blob is None:
+                entries.append(IndexEntry(column_index, name, index_type, EMPTY_INDEX_FLAG, 0, None))
+            else:
+                entries.append(IndexEntry(column_index, name, index_type, offset, len(blob), bytes(blob)))
+                offset += len(blob)
+        layout.append((name, entries))
+    if offset > 2**31 - 1:
+        raise SchemaError(f"a container of {offset} bytes does not fit Java's int offsets")
+    return _build(layout, head, b"")
+
+
+@cache
+def _codec() -> Any:
+    return file_index_codec.file_index.compile()
+
+
+def _build(columns: list[tuple[str, list[IndexEntry]]], head_length: int, redundant: bytes) -> bytes:
+    def utf(text: str) -> dict[str, Any]:
+        value = javautf.encode(text)
+        return {"len_value": len(value), "value": value}
+
+    model = {
+        "magic": MAGIC, "version": VERSION, "len_head": head_length, "num_columns": len(columns),
+        "columns": [{"name": utf(name), "num_indexes": len(entries),
+                     "indexes": [{"index_type": utf(e.index_type), "ofs_blob": e.offset,
+                                  "len_blob": e.length, "blob": e.blob} for e in entries]}
+                    for name, entries in columns],
+        "len_redundant": len(redundant), "redundant": redundant, "head_slack": b"",
+    }
+    return _codec().build(model)
+
+
+def _encoded(text: object, what: str) -> bytes:
+    if not isinstance(text, str):
+        raise SchemaError(f"a {what} must be a string, not {type(text).__name__}")
+    try:
+        return javautf.encode(text)
+    except ValueError as exc:
+        raise SchemaError(f"{what} {text[:40]!r}…: {exc}") from exc
 
 
 def _text(raw: bytes, parsed: FileIndex, path: str, offset: int) -> str:

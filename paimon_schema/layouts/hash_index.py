@@ -1,15 +1,18 @@
-"""Dynamic-bucket hash index files (formats/hash_index.ksy): read.
+"""Dynamic-bucket hash index files (formats/hash_index.ksy): read and write.
 
-The file is a bare array of big-endian int32, so the reader is `numpy.frombuffer`; the
-generated parser (one Python call per int) is its specification, and test_hash_index.py proves
-the two agree, errors included.
+The file is a bare array of big-endian int32, so reading and writing are numpy one-liners; the
+generated parser and codec (one Python call per int) are their specification, and
+test_hash_index.py proves they agree, errors included.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
-from paimon_schema.errors import FormatError
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import hash_index_codec
 from paimon_schema.generated.hash_index import HashIndex
 from paimon_schema.layouts import parsing
 
@@ -27,3 +30,23 @@ def read_hash_index(data: bytes) -> np.ndarray:
 def parse_hash_index(data: bytes) -> list[int]:
     """The hash codes through the generated parser: slow, the reference for the fast path."""
     return parsing.parse(HashIndex, data).hashes
+
+
+def write_hash_index(hashes: Iterable[int] | np.ndarray) -> bytes:
+    """The file for `hashes`, in the order given, duplicates kept; SchemaError past int32."""
+    try:
+        values = np.asarray(hashes if isinstance(hashes, np.ndarray) else list(hashes))
+    except TypeError as exc:
+        raise SchemaError("hashes must be integers") from exc
+    if values.size == 0:
+        return b""
+    if values.dtype.kind not in "iu" or values.dtype == np.bool_:
+        raise SchemaError(f"hashes must be integers, not {values.dtype}")
+    if values.min() < -2**31 or values.max() > 2**31 - 1:
+        raise SchemaError("a hash is out of the int32 range")
+    return values.astype(">i4").tobytes()
+
+
+def build_hash_index(hashes: list[int]) -> bytes:
+    """The file through the generated codec: slow, the reference for the fast path."""
+    return hash_index_codec.hash_index.build({"hashes": hashes})

@@ -1,0 +1,492 @@
+"""Bitmap file indexes (formats/bitmap_index.ksy): a reader answering predicates as Java does.
+
+`BitmapIndexReader` answers `=`, `!=`, IN, NOT IN, IS NULL and IS NOT NULL exactly as the
+newest Java `BitmapFileIndex.Reader` (spec §2.8, §2.9), and REMAIN for everything else.
+
+A V2 blob is read as Java reads it: the head and the secondary index when opened, then only the
+one index block a lookup needs and the bitmaps it returns. A V1 blob lists every key, unsorted,
+so opening one reads the whole dictionary. The generated parser, one Python object per field, is
+its specification but takes seconds for 100k keys; `scan_v1_dictionary` reads the same bytes with
+`struct`/numpy and, wherever the generated parser would fail, declines and lets the generated
+parser report the located error. test_bitmap.py proves the two equal.
+
+Every stored bitmap goes through `paimon_schema.roaring`, which checks the roaring header before
+pyroaring sees the bytes.
+"""
+
+from __future__ import annotations
+
+import struct
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+from pyroaring import BitMap
+
+from paimon_schema import roaring
+from paimon_schema.errors import FormatError
+from paimon_schema.generated.bitmap_index import BitmapIndex
+from paimon_schema.generated.paimon_common import PaimonCommon
+from paimon_schema.indexes import READERS
+from paimon_schema.layouts import keys, parsing
+from paimon_schema.layouts.keys import KeyCodec, KeyKind
+from paimon_schema.results import FileIndexReader, IndexResult
+from paimon_schema.types import DataType
+
+#: A key as the generated parser returns it: an int (IEEE bits for floats) or UTF-8 bytes.
+Key = int | bytes
+
+_HEAD = struct.Struct(">BiiB")      # version, num_rows, num_keys, has_null
+_S4 = struct.Struct(">i")
+_OFS_NULL_BITMAP = _HEAD.size       # where ofs_null_bitmap sits when has_null
+_OFS_NUM_KEYS = 5
+
+#: numpy dtypes of the fixed-size `paimon_common::key` kinds (floats as raw IEEE bits).
+_KEY_DTYPES = {KeyKind.boolean: "u1", KeyKind.int8: "i1", KeyKind.int16: ">i2",
+               KeyKind.int32: ">i4", KeyKind.int64: ">i8", KeyKind.float32: ">u4",
+               KeyKind.float64: ">u8"}
+#: (all bits but the sign, +infinity, Java's canonical NaN) per float kind.
+_FLOAT_BITS = {KeyKind.float32: (0x7FFFFFFF, 0x7F800000, 0x7FC00000),
+               KeyKind.float64: (0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000, 0x7FF8_0000_0000_0000)}
+
+
+# ---------------------------------------------------------------------------------------------
+# V1 dictionary: generated parser (the specification) and the fast path
+
+
+@dataclass(frozen=True)
+class V1Dictionary:
+    """A V1 head and its entries in file order, exactly as the generated parser reads them."""
+
+    num_rows: int
+    has_null: bool
+    ofs_null_bitmap: int        # 0 without nulls, as Java's field defaults
+    keys: list[Key]
+    offsets: list[int]          # `ofs_bitmap` of each entry
+    ofs_entries: int
+    ofs_body: int
+
+
+def read_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary:
+    """The V1 dictionary through the fast path; the generated parser locates any error."""
+    return scan_v1_dictionary(data, kind) or parse_v1_dictionary(data, kind)
+
+
+def parse_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary:
+    """The V1 dictionary through the generated parser: slow, the reference for the fast path."""
+    index = parsing.parse(lambda io: BitmapIndex(kind, io), data)
+    if index.version != BitmapIndex.Version.v1:
+        raise FormatError("not a V1 bitmap index", offset=0, path="version")
+    entries = index.index.entries
+    return V1Dictionary(
+        num_rows=index.num_rows, has_null=bool(index.has_null),
+        ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
+        keys=[_raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
+        ofs_entries=index.index._debug["entries"]["start"], ofs_body=index.ofs_body)
+
+
+def scan_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary | None:
+    """The V1 dictionary via `struct`/numpy, or None exactly where the generated parser fails."""
+    if len(data) < _HEAD.size:
+        return None
+    version, num_rows, num_keys, has_null = _HEAD.unpack_from(data)
+    if version != 1 or num_rows < 0 or num_keys < 0 or has_null > 1:
+        return None
+    pos, ofs_null_bitmap = _HEAD.size, 0
+    if has_null:
+        if len(data) < pos + 4:
+            return None
+        (ofs_null_bitmap,) = _S4.unpack_from(data, pos)
+        if ofs_null_bitmap > 0:
+            return None
+        pos += 4
+    scan = _scan_string_entries if kind == KeyKind.string else _scan_fixed_entries
+    entries = scan(data, kind, pos, num_keys)
+    if entries is None:
+        return None
+    keys_, offsets, ofs_body = entries
+    return V1Dictionary(num_rows=num_rows, has_null=bool(has_null), ofs_null_bitmap=ofs_null_bitmap,
+                        keys=keys_, offsets=offsets, ofs_entries=pos, ofs_body=ofs_body)
+
+
+def _scan_fixed_entries(data: bytes, kind: KeyKind, pos: int,
+                        count: int) -> tuple[list[Key], list[int], int] | None:
+    """Fixed-size keys: one structured big-endian `numpy.frombuffer`, sized before reading."""
+    dtype = np.dtype([("key", _KEY_DTYPES[kind]), ("ofs_bitmap", ">i4")])
+    if count > (len(data) - pos) // dtype.itemsize:
+        return None
+    entries = np.frombuffer(data, dtype, count, pos)
+    return entries["key"].tolist(), entries["ofs_bitmap"].tolist(), pos + count * dtype.itemsize
+
+
+def _scan_string_entries(data: bytes, kind: KeyKind, pos: int,
+                         count: int) -> tuple[list[Key], list[int], int] | None:
+    """String keys (`s4` length, UTF-8 bytes, then `s4` offset): a tight `unpack_from` loop."""
+    keys_: list[Key] = []
+    offsets: list[int] = []
+    end = len(data)
+    unpack = _S4.unpack_from
+    for _ in range(count):
+        if pos + 4 > end:
+            return None
+        (length,) = unpack(data, pos)
+        stop = pos + 4 + length
+        if length < 0 or stop + 4 > end:
+            return None
+        keys_.append(data[pos + 4:stop])
+        offsets.append(unpack(data, stop)[0])
+        pos = stop + 4
+    return keys_, offsets, pos
+
+
+def _raw_key(key: PaimonCommon.Key) -> Key:
+    value = key.value
+    return bytes(value.value) if isinstance(value, PaimonCommon.Utf8Key) else value
+
+
+def _java_key(kind: KeyKind, raw: Key) -> Key:
+    """A stored key as Java's reader compares it: `readBoolean` takes any non-zero byte as true,
+    and Float/Double equality (`floatToIntBits`) makes every NaN the one canonical NaN."""
+    if kind == KeyKind.boolean:
+        return int(raw != 0)
+    if kind in _FLOAT_BITS:
+        magnitude, infinity, nan = _FLOAT_BITS[kind]
+        return nan if raw & magnitude > infinity else raw
+    return raw
+
+
+# ---------------------------------------------------------------------------------------------
+# The reader
+
+
+@dataclass
+class ReadStats:
+    """What a reader has read so far (V2 laziness is asserted on it)."""
+
+    blocks_loaded: int = 0
+    bitmaps_deserialized: int = 0
+    bitmap_bytes: int = 0
+
+
+class BitmapIndexReader(FileIndexReader):
+    """Java's `BitmapFileIndex.Reader` over one blob; open it with `BitmapIndexReader.open`.
+
+    `=`/IN give the OR of the keys' rows (a missing key: no rows); `!=`/NOT IN flip that over
+    `[0, num_rows)`, so they include the null rows as Java's do; IS NULL gives the null rows,
+    IS NOT NULL their flip; a None literal stands for the null rows. Decoded bitmaps are cached
+    per key; results are fresh bitmaps. `items()` enumerates the content for dumps.
+    """
+
+    def __init__(self, data: bytes, codec: KeyCodec, *, version: int, num_rows: int,
+                 num_keys: int, has_null: bool, ofs_null_bitmap: int, ofs_body: int) -> None:
+        self._data = data
+        self.codec = codec
+        self.version = version
+        self.num_rows = num_rows
+        self._num_keys = num_keys
+        self._has_null = has_null
+        self._ofs_null_bitmap = ofs_null_bitmap
+        self._ofs_body = ofs_body
+        self._bitmaps: dict[Key | None, BitMap] = {}
+        self.stats = ReadStats()
+
+    @classmethod
+    def open(cls, blob: bytes, data_type: str | DataType) -> BitmapIndexReader:
+        """A reader of a V1 or V2 blob whose keys have `data_type`.
+
+        SchemaError for a type the bitmap index does not support; FormatError for bad bytes.
+        """
+        codec = keys.bitmap_keys(data_type)
+        data = bytes(blob)
+        if data[:1] == b"\x01":
+            return _V1Reader(data, codec, read_v1_dictionary(data, codec.kind))
+        return _V2Reader(data, codec, parsing.parse(lambda io: BitmapIndex(codec.kind, io), data))
+
+    # -- predicates (Java's visitXxx) ----------------------------------------------------------
+
+    def equal(self, value: object) -> IndexResult:
+        return self.in_([value])
+
+    def not_equal(self, value: object) -> IndexResult:
+        return self.not_in([value])
+
+    def in_(self, values: Iterable[object]) -> IndexResult:
+        return IndexResult.of(self._in_rows(values))
+
+    def not_in(self, values: Iterable[object]) -> IndexResult:
+        return IndexResult.of(self._in_rows(values).flip(0, self.num_rows))
+
+    def is_null(self) -> IndexResult:
+        return self.in_([None])
+
+    def is_not_null(self) -> IndexResult:
+        return self.not_in([None])
+
+    # -- content ------------------------------------------------------------------------------
+
+    @property
+    def null_rows(self) -> BitMap:
+        return BitMap(self._rows(None))
+
+    def __len__(self) -> int:
+        """Number of distinct non-null keys."""
+        return self._num_keys
+
+    def items(self) -> Iterator[tuple[object, BitMap]]:
+        """(value, rows) of every key, in Java's key order; values as `KeyCodec.decode` gives."""
+        raise NotImplementedError
+
+    # -- shared machinery ---------------------------------------------------------------------
+
+    def _in_rows(self, values: Iterable[object]) -> BitMap:
+        """Java's getInListResultBitmap: the OR of each literal's rows, as a new bitmap."""
+        found = [self._rows(None if v is None else self.codec.encode(v)) for v in values]
+        return BitMap.union(*found) if found else BitMap()
+
+    def _rows(self, key: Key | None) -> BitMap:
+        """The rows of a key (None: the null rows), decoded once per reader."""
+        if key not in self._bitmaps:
+            self._bitmaps[key] = self._null_rows() if key is None else self._key_rows(key)
+        return self._bitmaps[key]
+
+    def _null_rows(self) -> BitMap:
+        if not self._has_null:
+            return BitMap()
+        if self._ofs_null_bitmap < 0:
+            return self._singleton(self._ofs_null_bitmap, _OFS_NULL_BITMAP, "ofs_null_bitmap")
+        return self._stored_null_rows()
+
+    def _key_rows(self, key: Key) -> BitMap:
+        raise NotImplementedError
+
+    def _stored_null_rows(self) -> BitMap:
+        raise NotImplementedError
+
+    def _singleton(self, ofs_bitmap: int, offset: int, path: str) -> BitMap:
+        """A key (or null) seen in one row stores `-1 - row` and no bitmap."""
+        row = -1 - ofs_bitmap
+        self._check_rows(row, offset, path)
+        return BitMap([row])
+
+    def _streamed(self, pos: int, path: str, length: int = -1) -> BitMap:
+        """Java's streaming deserialize of the self-delimiting bitmap at `pos`; `length`, where
+        the layout implies one, must be its size."""
+        try:
+            bitmap, size = roaring.deserialize(self._data, pos)
+        except FormatError as exc:
+            raise exc.within(path, 0) from exc
+        if length not in (-1, size):
+            raise FormatError(f"the bitmap takes {size} bytes but the offsets leave {length}",
+                              offset=pos, path=path)
+        return self._counted(bitmap, size, pos, path)
+
+    def _sized(self, raw: memoryview, pos: int, path: str) -> BitMap:
+        """A bitmap of a stored length, which must be exactly its serialized size."""
+        try:
+            bitmap, size = roaring.deserialize(raw, exact=True)
+        except FormatError as exc:
+            raise exc.within(path, pos) from exc
+        return self._counted(bitmap, size, pos, path)
+
+    def _counted(self, bitmap: BitMap, size: int, pos: int, path: str) -> BitMap:
+        self.stats.bitmaps_deserialized += 1
+        self.stats.bitmap_bytes += size
+        if bitmap:
+            self._check_rows(bitmap.max(), pos, path)
+        return bitmap
+
+    def _check_rows(self, last_row: int, offset: int, path: str) -> None:
+        if last_row >= self.num_rows:
+            raise FormatError(f"row {last_row} is beyond the {self.num_rows} rows of the index",
+                              offset=offset, path=path)
+
+
+class _V1Reader(BitmapIndexReader):
+    """V1: the whole dictionary is read on open; lengths are derived as Java derives them."""
+
+    def __init__(self, data: bytes, codec: KeyCodec, dictionary: V1Dictionary) -> None:
+        super().__init__(data, codec, version=1, num_rows=dictionary.num_rows,
+                         num_keys=len(dictionary.keys), has_null=dictionary.has_null,
+                         ofs_null_bitmap=dictionary.ofs_null_bitmap, ofs_body=dictionary.ofs_body)
+        self._dictionary = dictionary
+        java_keys = [_java_key(codec.kind, k) for k in dictionary.keys]
+        self._slots = {key: j for j, key in enumerate(java_keys)}
+        if len(self._slots) != len(java_keys):
+            self._duplicate(java_keys)
+        self._offsets = np.asarray(dictionary.offsets, dtype=np.int64)
+        self._lengths, self._null_length = self._derive_lengths()
+
+    def items(self) -> Iterator[tuple[object, BitMap]]:
+        for key in sorted(self._slots, key=self.codec.order):
+            yield self.codec.decode(key), BitMap(self._rows(key))
+
+    def _key_rows(self, key: Key) -> BitMap:
+        j = self._slots.get(key)
+        if j is None:
+            return BitMap()
+        ofs_bitmap = int(self._offsets[j])
+        if ofs_bitmap < 0:
+            return self._singleton(ofs_bitmap, self._field_offset(j, "ofs_bitmap"),
+                                   f"index.entries[{j}].ofs_bitmap")
+        return self._streamed(self._ofs_body + ofs_bitmap, f"index.entries[{j}].bitmap",
+                              int(self._lengths[j]))
+
+    def _stored_null_rows(self) -> BitMap:
+        return self._streamed(self._ofs_body, "index.null_bitmap", self._null_length)
+
+    def _derive_lengths(self) -> tuple[np.ndarray, int]:
+        """`BitmapFileIndexMeta.deserialize`: walking the entries in file order, each stored
+        offset minus the previous stored one (the null bitmap's first) is that one's length; the
+        last is streamed (-1). This only works with the body in entry order, which is checked."""
+        stored = np.flatnonzero(self._offsets >= 0)
+        offsets = self._offsets[stored]
+        null_stored = self._has_null and self._ofs_null_bitmap >= 0
+        if len(stored) and (offsets[0] <= 0 if null_stored else offsets[0] != 0):
+            where = "after the null bitmap" if null_stored else "at body offset 0"
+            self._raise_at(int(stored[0]), "ofs_bitmap",
+                           f"the first stored bitmap must start {where}, not at {offsets[0]}")
+        steps = np.diff(offsets)
+        if len(steps) and not bool(np.all(steps > 0)):
+            j = int(stored[int(np.argmin(steps > 0)) + 1])
+            self._raise_at(j, "ofs_bitmap", "V1 bitmaps must be stored in entry order "
+                                            "(Java derives each length from the next offset)")
+        lengths = np.full(len(self._offsets), -1, dtype=np.int64)
+        lengths[stored[:-1]] = steps
+        null_length = int(offsets[0]) if null_stored and len(stored) else -1
+        return lengths, null_length
+
+    def _duplicate(self, java_keys: list[Key]) -> None:
+        seen: set[Key] = set()
+        for j, key in enumerate(java_keys):
+            if key in seen:
+                self._raise_at(j, "key", f"key {self.codec.decode(key)!r} appears twice")
+            seen.add(key)
+
+    def _field_offset(self, j: int, field: str) -> int:
+        """Offset of entry `j`'s key or ofs_bitmap (sizes summed: only for error reports)."""
+        d = self._dictionary
+        start = d.ofs_entries + sum(self.codec.size(k) + 4 for k in d.keys[:j])
+        return start if field == "key" else start + self.codec.size(d.keys[j])
+
+    def _raise_at(self, j: int, field: str, message: str) -> None:
+        raise FormatError(message, offset=self._field_offset(j, field),
+                          path=f"index.entries[{j}].{field}")
+
+
+class _Block(NamedTuple):
+    entries: list[BitmapIndex.EntryV2]
+    orders: list[object]        # KeyCodec.order of each entry's key
+
+
+class _V2Reader(BitmapIndexReader):
+    """V2: the head and secondary index on open; one block per lookup (Java's two binary
+    searches), checked to be in order since a misordered block would silently miss keys."""
+
+    def __init__(self, data: bytes, codec: KeyCodec, index: BitmapIndex) -> None:
+        v2 = index.index
+        super().__init__(data, codec, version=2, num_rows=index.num_rows, num_keys=index.num_keys,
+                         has_null=bool(index.has_null),
+                         ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
+                         ofs_body=v2.ofs_body)
+        self._index = index
+        self._refs = v2.blocks
+        self._first_orders = [codec.order(self._key(ref.first_key)) for ref in v2.blocks]
+        self._blocks: dict[int, _Block] = {}
+        self._check_secondary_index()
+
+    def items(self) -> Iterator[tuple[object, BitMap]]:
+        blocks = [self._block(i) for i in range(len(self._refs))]
+        count = sum(len(b.entries) for b in blocks)
+        if count != self._num_keys:
+            raise FormatError(f"the index blocks hold {count} keys, the head says {self._num_keys}",
+                              offset=_OFS_NUM_KEYS, path="num_keys")
+        for i, block in enumerate(blocks):
+            for j, entry in enumerate(block.entries):
+                key = self._key(entry.key)
+                if key not in self._bitmaps:
+                    self._bitmaps[key] = self._entry_rows(i, j)
+                yield self.codec.decode(key), BitMap(self._bitmaps[key])
+
+    def _key_rows(self, key: Key) -> BitMap:
+        order = self.codec.order(key)
+        i = bisect_right(self._first_orders, order) - 1
+        if i < 0:
+            return BitMap()
+        orders = self._block(i).orders
+        j = bisect_left(orders, order)
+        if j == len(orders) or orders[j] != order:
+            return BitMap()
+        return self._entry_rows(i, j)
+
+    def _entry_rows(self, i: int, j: int) -> BitMap:
+        entry = self._block(i).entries[j]
+        path = f"index.blocks[{i}].block.entries[{j}]"
+        if entry.ofs_bitmap < 0:
+            return self._singleton(entry.ofs_bitmap, entry._debug["ofs_bitmap"]["start"],
+                                   f"{path}.ofs_bitmap")
+        pos = self._ofs_body + entry.ofs_bitmap
+        if entry.len_bitmap == -1:
+            return self._streamed(pos, f"{path}.bitmap")
+        return self._sized(parsing.read_lazily(entry, "bitmap", path), pos, f"{path}.bitmap")
+
+    def _stored_null_rows(self) -> BitMap:
+        raw = parsing.read_lazily(self._index.index, "null_bitmap", "index")
+        return self._sized(raw, self._ofs_body, "index.null_bitmap")
+
+    def _key(self, key: PaimonCommon.Key) -> Key:
+        return _java_key(self.codec.kind, _raw_key(key))
+
+    def _check_secondary_index(self) -> None:
+        v2 = self._index.index
+        if (v2.num_blocks == 0) != (self._num_keys == 0) or v2.num_blocks > self._num_keys:
+            raise FormatError(f"{v2.num_blocks} index blocks cannot hold {self._num_keys} keys",
+                              offset=v2._debug["num_blocks"]["start"], path="index.num_blocks")
+        for i, ref in enumerate(self._refs):
+            if i and self._first_orders[i] <= self._first_orders[i - 1]:
+                raise FormatError("index blocks are not in ascending key order (Java's binary "
+                                  "search would miss keys)",
+                                  offset=ref._debug["first_key"]["start"],
+                                  path=f"index.blocks[{i}].first_key")
+            if ref.ofs_block >= v2.len_index_blocks:
+                raise FormatError(f"block offset {ref.ofs_block} lies beyond the "
+                                  f"{v2.len_index_blocks} bytes of index blocks",
+                                  offset=ref._debug["ofs_block"]["start"],
+                                  path=f"index.blocks[{i}].ofs_block")
+
+    def _block(self, i: int) -> _Block:
+        if i not in self._blocks:
+            self._blocks[i] = self._load_block(i)
+        return self._blocks[i]
+
+    def _load_block(self, i: int) -> _Block:
+        """Parse index block `i` alone and check what Java's binary searches rely on."""
+        ref, v2 = self._refs[i], self._index.index
+        path = f"index.blocks[{i}].block"
+        start = v2.ofs_index_blocks + ref.ofs_block
+        block = parsing.parse(lambda io: BitmapIndex.IndexBlock(io, ref, self._index),
+                              self._data, pos=start, path=path)
+        self.stats.blocks_loaded += 1
+        if block._io.pos() > self._ofs_body:
+            raise FormatError("the index block runs into the bitmap body", offset=start, path=path)
+        orders = [self.codec.order(self._key(e.key)) for e in block.entries]
+        if orders[0] != self._first_orders[i]:
+            raise FormatError("the secondary index's first key differs from the block's",
+                              offset=ref._debug["first_key"]["start"],
+                              path=f"index.blocks[{i}].first_key")
+        for j in range(1, len(orders)):
+            if orders[j] <= orders[j - 1]:
+                self._misordered(block, j, path, "entries are not in ascending key order")
+        if i + 1 < len(self._refs) and orders[-1] >= self._first_orders[i + 1]:
+            self._misordered(block, len(orders) - 1, path, "the block overlaps the next one")
+        return _Block(block.entries, orders)
+
+    @staticmethod
+    def _misordered(block: BitmapIndex.IndexBlock, j: int, path: str, message: str) -> None:
+        raise FormatError(f"{message} (Java's binary search would miss keys)",
+                          offset=block.entries[j]._debug["key"]["start"],
+                          path=f"{path}.entries[{j}].key")
+
+
+READERS["bitmap"] = BitmapIndexReader.open

@@ -1,0 +1,228 @@
+"""BSI file indexes (formats/bsi_index.ksy): read and answer predicates.
+
+Answers are Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon in
+spec/paimon-layouts.md §4.3. Every value is a long (paimon_schema.types.internal: days, millis
+of the day, epoch millis or micros, unscaled decimals). Rows with a value >= 0 live in the
+positive part, rows with a negative value in the negative part as |value|; each part is a
+bit-sliced index compared with `BitSliceIndexRoaringBitmap`'s min/max shortcuts, then exactly
+(paimon_schema.bitslice). Nulls never match; `!=` and NOT IN exclude them.
+
+`Long.MIN_VALUE` cannot be stored (the writer rejects |MIN|, which overflows), so since 2.0.0
+Java answers a MIN literal as smaller than every stored value: `=` matches nothing, `<` and `<=`
+nothing, `>`, `>=` and `!=` every non-null row.
+
+The format is a stream with no offsets, so the whole blob is parsed and decoded on open, as
+Java does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyroaring import BitMap
+
+from paimon_schema import bitslice, roaring, types
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated.bsi_index import BsiIndex
+from paimon_schema.layouts import parsing
+from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
+from paimon_schema.types import DataType
+
+SUPPORTED = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP",
+             "TIMESTAMP_LTZ", "DECIMAL")
+LONG_MIN, LONG_MAX = -2**63, 2**63 - 1
+
+
+@dataclass(frozen=True)
+class BsiPart:
+    """One `BitSliceIndexRoaringBitmap`: rows in `ebm` store `min_value` + the bits of the
+    slices they are in."""
+
+    min_value: int = 0
+    max_value: int = 0
+    ebm: BitMap = field(default_factory=BitMap)
+    slices: list[BitMap] = field(default_factory=list)
+
+    def eq(self, value: int) -> BitMap:
+        if self.min_value == self.max_value == value:
+            return BitMap(self.ebm)
+        if not self.min_value <= value <= self.max_value:
+            return BitMap()
+        return bitslice.equal(self.ebm, self.slices, value - self.min_value)
+
+    def lt(self, value: int) -> BitMap:
+        return self._shortcut(value > self.max_value, value <= self.min_value, bitslice.less_than, value)
+
+    def lte(self, value: int) -> BitMap:
+        return self._shortcut(value >= self.max_value, value < self.min_value, bitslice.less_or_equal, value)
+
+    def gt(self, value: int) -> BitMap:
+        return self._shortcut(value < self.min_value, value >= self.max_value, bitslice.greater_than, value)
+
+    def gte(self, value: int) -> BitMap:
+        return self._shortcut(value <= self.min_value, value > self.max_value, bitslice.greater_or_equal, value)
+
+    def _shortcut(self, everything: bool, nothing: bool,
+                  compare: Callable[[BitMap, list[BitMap], int], BitMap], value: int) -> BitMap:
+        """Java's `compareUsingMinMax`, then the exact comparison on `value - min`."""
+        if everything:
+            return BitMap(self.ebm)
+        if nothing:
+            return BitMap()
+        return compare(self.ebm, self.slices, value - self.min_value)
+
+    def values(self) -> dict[int, int]:
+        """{row: stored value} for every row of `ebm`."""
+        stored = dict.fromkeys(self.ebm, self.min_value)
+        for i, bitmap in enumerate(self.slices):
+            for row in bitmap & self.ebm:
+                stored[row] += 1 << i
+        return stored
+
+
+class BsiIndexReader(FileIndexReader):
+    """Java's BSI reader over one blob."""
+
+    def __init__(self, data_type: DataType, num_rows: int, positive: BsiPart,
+                 negative: BsiPart) -> None:
+        self._data_type = data_type
+        self.num_rows = num_rows
+        self.positive = positive
+        self.negative = negative
+
+    @classmethod
+    def open(cls, blob: bytes, data_type: str | DataType) -> "BsiIndexReader":
+        """Parse and decode the blob; SchemaError for a type the index refuses, FormatError
+        for bad bytes."""
+        dtype = DataType.parse(data_type)
+        if dtype.root not in SUPPORTED:
+            raise SchemaError(f"the bsi index does not support {dtype}")
+        view = memoryview(blob)
+        parsed = parsing.parse(BsiIndex, view)
+        positive = _part(view, parsed, "positive")
+        negative = _part(view, parsed, "negative")
+        for name, part in (("positive", positive), ("negative", negative)):
+            if part.ebm and part.ebm.max() >= parsed.num_rows:
+                raise FormatError(f"row {part.ebm.max()} has a value but the index has "
+                                  f"{parsed.num_rows} rows", path=f"{name}.ebm",
+                                  offset=getattr(parsed, name)._debug["ebm"]["start"])
+        if positive.ebm.intersection_cardinality(negative.ebm):
+            raise FormatError("a row is both in the positive and the negative part",
+                              path="negative.ebm", offset=parsed.negative._debug["ebm"]["start"])
+        return cls(dtype, parsed.num_rows, positive, negative)
+
+    # -- enumeration ---------------------------------------------------------------------------
+
+    @property
+    def non_null_rows(self) -> BitMap:
+        return self.positive.ebm | self.negative.ebm
+
+    @property
+    def null_rows(self) -> BitMap:
+        return self.non_null_rows.flip(0, self.num_rows)
+
+    def values(self) -> list[int | None]:
+        """Each row's stored long (None for null), in row order."""
+        rows: list[int | None] = [None] * self.num_rows
+        for row, value in self.positive.values().items():
+            rows[row] = value
+        for row, value in self.negative.values().items():
+            rows[row] = -value
+        return rows
+
+    # -- predicates ----------------------------------------------------------------------------
+
+    def is_null(self) -> IndexResult:
+        return IndexResult.of(self.null_rows)
+
+    def is_not_null(self) -> IndexResult:
+        return IndexResult.of(self.non_null_rows)
+
+    def equal(self, value: object) -> IndexResult:
+        return self.in_([value])
+
+    def not_equal(self, value: object) -> IndexResult:
+        return self.not_in([value])
+
+    def in_(self, values: Iterable[object]) -> IndexResult:
+        longs = self._longs(values)
+        return REMAIN if longs is None else IndexResult.of(self._in(longs))
+
+    def not_in(self, values: Iterable[object]) -> IndexResult:
+        longs = self._longs(values)
+        return REMAIN if longs is None else IndexResult.of(self.non_null_rows - self._in(longs))
+
+    def less_than(self, value: object) -> IndexResult:
+        return self._compare(value, lambda v: BitMap() if v == LONG_MIN else
+                             self.negative.gt(-v) if v < 0 else
+                             self.positive.lt(v) | self.negative.ebm)
+
+    def less_or_equal(self, value: object) -> IndexResult:
+        return self._compare(value, lambda v: BitMap() if v == LONG_MIN else
+                             self.negative.gte(-v) if v < 0 else
+                             self.positive.lte(v) | self.negative.ebm)
+
+    def greater_than(self, value: object) -> IndexResult:
+        return self._compare(value, lambda v: self.non_null_rows if v == LONG_MIN else
+                             self.positive.ebm | self.negative.lt(-v) if v < 0 else
+                             self.positive.gt(v))
+
+    def greater_or_equal(self, value: object) -> IndexResult:
+        return self._compare(value, lambda v: self.non_null_rows if v == LONG_MIN else
+                             self.positive.ebm | self.negative.lte(-v) if v < 0 else
+                             self.positive.gte(v))
+
+    def _in(self, longs: list[int]) -> BitMap:
+        rows = BitMap()
+        for v in longs:
+            if v != LONG_MIN:
+                rows |= self.negative.eq(-v) if v < 0 else self.positive.eq(v)
+        return rows
+
+    def _compare(self, value: object, rows: Callable[[int], BitMap]) -> IndexResult:
+        longs = self._longs([value])
+        return REMAIN if longs is None else IndexResult.of(rows(longs[0]))
+
+    def _longs(self, values: Iterable[object]) -> list[int] | None:
+        """The literals as Java's value mapper gives them; None if one is SQL NULL (Java
+        unboxes it and throws: never narrow)."""
+        longs = []
+        for value in values:
+            if value is None:
+                return None
+            internal = types.internal(self._data_type, value)
+            if not LONG_MIN <= internal <= LONG_MAX:
+                raise SchemaError(f"{value!r} for {self._data_type} does not fit a long "
+                                  f"(Java's toUnscaledLong throws)")
+            longs.append(internal)
+        return longs
+
+
+def _part(view: memoryview, parsed: BsiIndex, name: str) -> BsiPart:
+    """Decode the `positive` or `negative` part (an absent one is empty, as in Java)."""
+    raw: Any = getattr(parsed, name, None)
+    if raw is None:
+        return BsiPart()
+    if raw.max_value < raw.min_value:
+        raise FormatError(f"max {raw.max_value} is below min {raw.min_value}",
+                          offset=raw._debug["max_value"]["start"], path=f"{name}.max_value")
+    expected = (raw.max_value - raw.min_value).bit_length()
+    if raw.num_slices != expected:
+        raise FormatError(f"{raw.num_slices} slices, but values up to {raw.max_value} need "
+                          f"{expected}", offset=raw._debug["num_slices"]["start"],
+                          path=f"{name}.num_slices")
+    ebm = _bitmap(view, raw._debug["ebm"], f"{name}.ebm")
+    slices = [_bitmap(view, span, f"{name}.slices[{i}]")
+              for i, span in enumerate(raw._debug["slices"]["arr"])]
+    return BsiPart(raw.min_value, raw.max_value, ebm, slices)
+
+
+def _bitmap(view: memoryview, span: dict[str, int], path: str) -> BitMap:
+    """The bitmap the generated parser delimited at `span`, decoded by pyroaring."""
+    try:
+        bitmap, _ = roaring.deserialize(view[:span["end"]], span["start"], exact=True)
+    except FormatError as exc:
+        raise exc.within(path, 0) from exc
+    return bitmap
