@@ -87,10 +87,10 @@ class BloomFilterIndexReader(FileIndexReader):
     def probes(self) -> int:
         """How many bits Java's reader tests per value.
 
-        Java decodes the header over signed bytes, so a stored k of 128..255 becomes k - 256:
-        no bit is tested and every value passes.
+        Java decodes the header over signed bytes, so a stored k of 128..255 (the spec allows
+        up to 255) becomes k - 256: no bit is tested and every value passes.
         """
-        return max(self._k - 256 if self._k >= 128 else self._k, 0)
+        return self._k if self._k < 128 else 0
 
     def might_contain(self, value: object) -> bool:
         """False only when `value` (non-null) is certainly not in the data file."""
