@@ -1,4 +1,4 @@
-"""Bloom-filter file indexes (formats/bloom_filter.ksy): read.
+"""Bloom-filter file indexes (formats/bloom_filter.ksy): read and write.
 
 A bloom filter can only prove a value absent from a data file, so `equal` answers SKIP or
 REMAIN (never rows), `in_` is the OR of `equal`, and every other predicate is REMAIN, exactly as
@@ -7,10 +7,16 @@ Java's `BloomFilterFileIndex.Reader` answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Iterable
+from functools import cache
+from typing import Any
+
+import numpy as np
 
 from paimon_schema import hashing, indexes, types
 from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import bloom_filter_codec
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.layouts import parsing
 from paimon_schema.results import REMAIN, SKIP, FileIndexReader, IndexResult
@@ -19,6 +25,10 @@ from paimon_schema.types import DataType
 #: Types whose internal value `FastHash` turns into a long for Wang's mix (spec 5.3).
 _LONG_HASHED = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME",
                           "TIMESTAMP", "TIMESTAMP_LTZ"})
+DEFAULT_ITEMS = 1_000_000
+DEFAULT_FPP = 0.1
+MAX_HASH_FUNCTIONS = 255      # what the spec (and a correct Java read) allows
+INT_MAX = 2**31 - 1
 
 
 def hash_function(data_type: DataType) -> Callable[[object], int]:
@@ -105,3 +115,106 @@ class BloomFilterIndexReader(FileIndexReader):
 
 
 indexes.READERS["bloom-filter"] = BloomFilterIndexReader.open
+
+
+def bloom_size(items: int, fpp: float) -> tuple[int, int]:
+    """`(numBits, numHashFunctions)` exactly as `BloomFilter64` sizes itself, in Java doubles.
+
+    numBits always gains 1..8 bits over the optimum; k is `Math.round`ed and cast to int.
+    """
+    optimum = -items * math.log(fpp) / (math.log(2) * math.log(2))
+    nb = _java_int(optimum)
+    num_bits = nb + (8 - nb % 8)
+    ratio = num_bits / items * math.log(2) if items else math.inf
+    k = max(1, _long_to_int(_java_round(ratio)))
+    return num_bits, k
+
+
+def build_bloom_filter(data_type: str | DataType, values: Iterable[Any], *,
+                       items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> bytes:
+    """The blob Java's `BloomFilterFileIndex.Writer` writes for `values` (nulls ignored)."""
+    dtype = DataType.parse(data_type)
+    if isinstance(items, bool) or not isinstance(items, int) or not 0 <= items <= INT_MAX:
+        raise SchemaError(f"items must be an int in 0..{INT_MAX}, not {items!r}")
+    if not isinstance(fpp, (int, float)) or not 0 < fpp < 1:
+        raise SchemaError(f"fpp must be a number between 0 and 1 (exclusive), not {fpp!r}")
+    num_bits, k = bloom_size(items, float(fpp))
+    if k > MAX_HASH_FUNCTIONS:
+        raise SchemaError(f"items={items}, fpp={fpp} needs {k} hash functions; Java's reader "
+                          f"misreads more than {MAX_HASH_FUNCTIONS}")
+    hashes = _hashes(dtype, values)
+    bits = np.zeros(num_bits, dtype=bool)
+    for position in _positions(hashes, k, num_bits):
+        bits[position] = True
+    return _codec().build({"num_hash_functions": k,
+                           "bitset": np.packbits(bits, bitorder="little").tobytes()})
+
+
+@cache
+def _codec() -> Any:
+    return bloom_filter_codec.bloom_filter.compile()
+
+
+def _hashes(dtype: DataType, values: Iterable[Any]) -> np.ndarray:
+    """The signed 64-bit `FastHash` of every non-null value, vectorized for integer arrays."""
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and dtype.root in _LONG_HASHED \
+            and dtype.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        keys = values.astype(np.int64)
+        bits = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32, "TIME": 32}.get(dtype.root, 64)
+        if keys.size and (keys.min() < -(1 << (bits - 1)) or keys.max() >= 1 << (bits - 1)):
+            raise SchemaError(f"a value is out of range for {dtype}")
+        return _wang64(keys)
+    hash_of = hash_function(dtype)
+    return np.array([hash_of(v) for v in values if v is not None], dtype=np.int64)
+
+
+def _wang64(keys: np.ndarray) -> np.ndarray:
+    """`hashing.wang64` over an int64 array (wrapping uint64 arithmetic, arithmetic shifts)."""
+    k = keys.astype(np.int64).view(np.uint64)
+
+    def sar(x: np.ndarray, n: int) -> np.ndarray:
+        return (x.view(np.int64) >> n).view(np.uint64)
+
+    with np.errstate(over="ignore"):
+        k = ~k + (k << np.uint64(21))
+        k = k ^ sar(k, 24)
+        k = k + (k << np.uint64(3)) + (k << np.uint64(8))
+        k = k ^ sar(k, 14)
+        k = k + (k << np.uint64(2)) + (k << np.uint64(4))
+        k = k ^ sar(k, 28)
+        k = k + (k << np.uint64(31))
+    return k.view(np.int64)
+
+
+def _positions(hashes: np.ndarray, k: int, num_bits: int) -> Iterable[np.ndarray]:
+    """`hashing.bloom_positions` for every hash at once, one array per hash function."""
+    h1 = hashes.astype(np.int32)                      # low 32 bits, wrapped
+    h2 = (hashes >> 32).astype(np.int32)
+    with np.errstate(over="ignore"):
+        for i in range(1, k + 1):
+            combined = h1 + np.int32(i) * h2
+            combined = np.where(combined < 0, ~combined, combined)
+            yield combined.astype(np.int64) % num_bits
+
+
+def _java_int(value: float) -> int:
+    """Java's `(int)` of a double: truncation, saturating, NaN as 0."""
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return INT_MAX if value > 0 else -INT_MAX - 1
+    return max(-INT_MAX - 1, min(INT_MAX, int(value)))
+
+
+def _java_round(value: float) -> int:
+    """Java's `Math.round(double)`: floor(x + 0.5) as a saturating long, NaN as 0."""
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return 2**63 - 1 if value > 0 else -2**63
+    return max(-2**63, min(2**63 - 1, math.floor(value + 0.5)))
+
+
+def _long_to_int(value: int) -> int:
+    """Java's `(int)` of a long: the low 32 bits, signed."""
+    return ((value + 2**31) % 2**32) - 2**31
