@@ -23,7 +23,7 @@ from typing import Any
 
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, roaring, types
+from paimon_schema import bitslice, indexes, roaring, types
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import parsing
@@ -53,25 +53,29 @@ class BsiPart:
         return bitslice.equal(self.ebm, self.slices, value - self.min_value)
 
     def lt(self, value: int) -> BitMap:
-        return self._shortcut(value > self.max_value, value <= self.min_value, bitslice.less_than, value)
+        return self._compare(value, bitslice.less_than,
+                             everything=value > self.max_value, nothing=value <= self.min_value)
 
     def lte(self, value: int) -> BitMap:
-        return self._shortcut(value >= self.max_value, value < self.min_value, bitslice.less_or_equal, value)
+        return self._compare(value, bitslice.less_or_equal,
+                             everything=value >= self.max_value, nothing=value < self.min_value)
 
     def gt(self, value: int) -> BitMap:
-        return self._shortcut(value < self.min_value, value >= self.max_value, bitslice.greater_than, value)
+        return self._compare(value, bitslice.greater_than,
+                             everything=value < self.min_value, nothing=value >= self.max_value)
 
     def gte(self, value: int) -> BitMap:
-        return self._shortcut(value <= self.min_value, value > self.max_value, bitslice.greater_or_equal, value)
+        return self._compare(value, bitslice.greater_or_equal,
+                             everything=value <= self.min_value, nothing=value > self.max_value)
 
-    def _shortcut(self, everything: bool, nothing: bool,
-                  compare: Callable[[BitMap, list[BitMap], int], BitMap], value: int) -> BitMap:
-        """Java's `compareUsingMinMax`, then the exact comparison on `value - min`."""
+    def _compare(self, value: int, exact: Callable[[BitMap, list[BitMap], int], BitMap], *,
+                 everything: bool, nothing: bool) -> BitMap:
+        """Java's `compareUsingMinMax` shortcuts, else the exact comparison on `value - min`."""
         if everything:
             return BitMap(self.ebm)
         if nothing:
             return BitMap()
-        return compare(self.ebm, self.slices, value - self.min_value)
+        return exact(self.ebm, self.slices, value - self.min_value)
 
     def values(self) -> dict[int, int]:
         """{row: stored value} for every row of `ebm`."""
@@ -123,14 +127,12 @@ class BsiIndexReader(FileIndexReader):
     def null_rows(self) -> BitMap:
         return self.non_null_rows.flip(0, self.num_rows)
 
-    def values(self) -> list[int | None]:
-        """Each row's stored long (None for null), in row order."""
-        rows: list[int | None] = [None] * self.num_rows
-        for row, value in self.positive.values().items():
-            rows[row] = value
-        for row, value in self.negative.values().items():
-            rows[row] = -value
-        return rows
+    def values(self) -> dict[int, int]:
+        """{row: stored long} for every non-null row, in row order (nulls are absent, so
+        the size follows the data, not the row count the header claims)."""
+        stored = self.positive.values()
+        stored.update((row, -value) for row, value in self.negative.values().items())
+        return dict(sorted(stored.items()))
 
     # -- predicates ----------------------------------------------------------------------------
 
@@ -198,6 +200,9 @@ class BsiIndexReader(FileIndexReader):
                                   f"(Java's toUnscaledLong throws)")
             longs.append(internal)
         return longs
+
+
+indexes.READERS["bsi"] = BsiIndexReader.open
 
 
 def _part(view: memoryview, parsed: BsiIndex, name: str) -> BsiPart:

@@ -15,14 +15,14 @@ deserializes only the bitmaps the comparison needs. Parsed chunks and bitmaps ar
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, roaring
+from paimon_schema import bitslice, indexes, roaring
 from paimon_schema.errors import FormatError
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts import parsing
@@ -66,7 +66,6 @@ class RangeBitmapIndexReader(FileIndexReader):
         self._headers: dict[int, _ChunkHeader] = {}
         self._header_indexes: list[int] = []            # sorted keys of _headers
         self._chunk_keys: dict[int, tuple[list[Key], list[Any]]] = {}
-        self._ebm: BitMap | None = None
         self._slice_cache: dict[int, BitMap] = {}
         self._slices = _LazySlices(self)
 
@@ -99,7 +98,7 @@ class RangeBitmapIndexReader(FileIndexReader):
             header = self._header(index)
             keys, _ = self._keys(index)
             for offset, key in enumerate([header.first, *keys]):
-                rows = bitslice.equal(self._existence(), self._slices, header.code + offset)
+                rows = bitslice.equal(self._existence, self._slices, header.code + offset)
                 yield self._codec.decode(key), rows
 
     # -- predicates (RangeBitmapFileIndex.Reader) ------------------------------------------------
@@ -164,8 +163,8 @@ class RangeBitmapIndexReader(FileIndexReader):
         if nulls_first:
             if len(nulls) >= k:
                 return IndexResult.of(nulls[:k])
-            return IndexResult.of(nulls | pick(self._existence(), self._slices, k - len(nulls)))
-        rows = pick(self._existence(), self._slices, k)
+            return IndexResult.of(nulls | pick(self._existence, self._slices, k - len(nulls)))
+        rows = pick(self._existence, self._slices, k)
         if len(rows) < k:
             rows |= nulls[:k - len(rows)]
         return IndexResult.of(rows)
@@ -176,7 +175,7 @@ class RangeBitmapIndexReader(FileIndexReader):
         """A query value in comparator order; SchemaError if it does not fit the column."""
         return self._codec.order(self._codec.encode(value))
 
-    def _range(self, value: object, compare) -> IndexResult:
+    def _range(self, value: object, compare: Callable[[Any], BitMap]) -> IndexResult:
         if value is None:
             return REMAIN
         probe = self._probe(value)
@@ -196,7 +195,7 @@ class RangeBitmapIndexReader(FileIndexReader):
         if to_min < 0 or to_max > 0:
             return BitMap()
         code = self._find(probe)
-        return BitMap() if code < 0 else bitslice.equal(self._existence(), self._slices, code)
+        return BitMap() if code < 0 else bitslice.equal(self._existence, self._slices, code)
 
     def _in(self, probes: list[Any]) -> BitMap:
         rows = BitMap()
@@ -228,7 +227,8 @@ class RangeBitmapIndexReader(FileIndexReader):
         if to_max > 0:
             return BitMap()
         code = self._find(probe)
-        return bitslice.greater_or_equal(self._existence(), self._slices, -code - 1 if code < 0 else code)
+        start = -code - 1 if code < 0 else code
+        return bitslice.greater_or_equal(self._existence, self._slices, start)
 
     def _gt(self, probe: Any) -> BitMap:
         to_min, to_max = self._bounds(probe)
@@ -238,21 +238,21 @@ class RangeBitmapIndexReader(FileIndexReader):
             return BitMap()
         code = self._find(probe)
         if code < 0:
-            return bitslice.greater_or_equal(self._existence(), self._slices, -code - 1)
-        return bitslice.greater_than(self._existence(), self._slices, code)
+            return bitslice.greater_or_equal(self._existence, self._slices, -code - 1)
+        return bitslice.greater_than(self._existence, self._slices, code)
 
     def _is_not_null(self) -> BitMap:
-        return BitMap(self._existence()) if self.num_keys > 0 else BitMap()
+        return BitMap(self._existence) if self.num_keys > 0 else BitMap()
 
     def _is_null(self) -> BitMap:
         """Rows without a value; with no key at all every row (Java after ea293d58fa)."""
         if self.num_keys <= 0:
             return self._all_rows()
-        return self._existence().flip(0, self.num_rows)
+        return self._existence.flip(0, self.num_rows)
 
     def _not(self, rows: BitMap) -> BitMap:
         """Java's `not`: flip over [0, rid), keep non-null rows (ebm lies in [0, rid))."""
-        return self._existence() - rows
+        return self._existence - rows
 
     def _all_rows(self) -> BitMap:
         return BitMap().flip(0, self.num_rows)
@@ -310,8 +310,9 @@ class RangeBitmapIndexReader(FileIndexReader):
         first = self._stored(raw.first_key)
         header = _ChunkHeader(first, self._codec.order(first), raw.code, raw.num_keys)
         if raw.code + raw.num_keys >= self.num_keys:
-            raise self._chunk_error(index, "num_keys", f"codes {raw.code}..{raw.code + raw.num_keys} "
-                                    f"exceed the {self.num_keys} keys of the header")
+            last = raw.code + raw.num_keys
+            raise self._chunk_error(index, "num_keys", f"codes {raw.code}..{last} exceed "
+                                    f"the {self.num_keys} keys of the header")
         at = bisect.bisect_left(self._header_indexes, index)
         for neighbour in self._header_indexes[max(at - 1, 0):at + 1]:
             other = self._headers[neighbour]
@@ -390,28 +391,27 @@ class RangeBitmapIndexReader(FileIndexReader):
                               path="bsi.num_slices")
         return bsi
 
+    @cached_property
     def _existence(self) -> BitMap:
         """The existence bitmap (rows with a value); checked to lie in [0, rid)."""
-        if self._ebm is None:
-            bsi = self._bsi
-            ebm = self._bitmap(bsi, "ebm", bsi.ofs_ebm, "bsi.ebm")
-            if ebm and ebm.max() >= self.num_rows:
-                raise FormatError(f"row {ebm.max()} has a value but the index has "
-                                  f"{self.num_rows} rows", offset=bsi.ofs_ebm, path="bsi.ebm")
-            self._ebm = ebm
-        return self._ebm
+        bsi = self._bsi
+        ebm = self._bitmap(bsi, "ebm", bsi.ofs_ebm, "bsi")
+        if ebm and ebm.max() >= self.num_rows:
+            raise FormatError(f"row {ebm.max()} has a value but the index has "
+                              f"{self.num_rows} rows", offset=bsi.ofs_ebm, path="bsi.ebm")
+        return ebm
 
     def _slice(self, i: int) -> BitMap:
         if i not in self._slice_cache:
-            bsi = self._bsi
-            entry = bsi.slices[i]
-            self._check_inside(bsi.ofs_slices + entry.ofs_bitmap, entry, "ofs_bitmap",
-                               f"bsi.slices[{i}].ofs_bitmap")
-            self._slice_cache[i] = self._bitmap(entry, "bitmap", bsi.ofs_slices + entry.ofs_bitmap,
-                                                f"bsi.slices[{i}].bitmap")
+            entry = self._bsi.slices[i]
+            where = f"bsi.slices[{i}]"
+            start = self._bsi.ofs_slices + entry.ofs_bitmap
+            self._check_inside(start, entry, "ofs_bitmap", f"{where}.ofs_bitmap")
+            self._slice_cache[i] = self._bitmap(entry, "bitmap", start, where)
         return self._slice_cache[i]
 
-    def _check_inside(self, position: int, owner: Any, field: str, path: str, base: int = 0) -> None:
+    def _check_inside(self, position: int, owner: Any, field: str, path: str,
+                      base: int = 0) -> None:
         """A part found at `position` must start inside the blob; else blame the field that
         put it there (Kaitai would report the position itself, past the end)."""
         if position > len(self._blob):
@@ -419,14 +419,20 @@ class RangeBitmapIndexReader(FileIndexReader):
                               f"{len(self._blob)}-byte blob", path=path,
                               offset=base + owner._debug[field]["start"])
 
-    def _bitmap(self, owner: Any, attribute: str, start: int, path: str) -> BitMap:
-        raw = _instance(owner, attribute, path.rsplit(".", 1)[0])
+    def _bitmap(self, owner: Any, attribute: str, start: int, where: str) -> BitMap:
+        """The roaring bitmap of `owner.attribute` (at `start` in the blob), deserialized.
+
+        Like Java, bytes after the bitmap inside its stated length are ignored."""
+        raw = _instance(owner, attribute, where)
         try:
             bitmap, _ = roaring.deserialize(self._blob[:start + len(raw)], start)
         except FormatError as exc:
-            raise exc.within(path, 0) from exc
+            raise exc.within(f"{where}.{attribute}", 0) from exc
         self.stats.bitmaps += 1
         return bitmap
+
+
+indexes.READERS["range-bitmap"] = RangeBitmapIndexReader.open
 
 
 def _instance(owner: Any, attribute: str, path: str = "") -> Any:
