@@ -72,11 +72,17 @@ def parse(make: Callable[[KaitaiStream], T], data: bytes | bytearray | memoryvie
 
 
 def read_lazily(obj: Any, attribute: str, path: str = "") -> Any:
-    """Read a positioned instance of an already parsed object, locating failures."""
+    """Read a positioned instance of an already parsed object, locating failures.
+
+    A failed instance is forgotten: Kaitai caches a typed instance before reading it, and
+    asking again would return the half-read object.
+    """
     try:
         return getattr(obj, attribute)
     except PARSE_ERRORS as exc:
-        raise located(obj, exc, path) from exc
+        error = located(obj, exc, path)
+        obj.__dict__.pop(f"_m_{attribute}", None)
+        raise error from exc
 
 
 def located(root: Any, exc: BaseException, prefix: str = "") -> FormatError:
@@ -127,7 +133,8 @@ def _describe(exc: BaseException) -> str:
 
 
 def _show(value: Any) -> str:
-    if isinstance(value, (bytes, bytearray)):
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value)
         return value[:16].hex() + ("…" if len(value) > 16 else "")
     if hasattr(value, "name") and hasattr(value, "value"):
         return f"{value.value} ({value.name})"
