@@ -171,8 +171,8 @@ class KsRepeat(Subconstruct):
         if count is not None and len(items) != count:
             from construct import RangeError
             raise RangeError(f"{self.field}: expected {count} elements, got {len(items)}", path=path)
+        context[self.field] = items         # the whole model: elements may look ahead
         built = ListContainer()
-        context[self.field] = built
         for i, item in enumerate(items):
             context["_index"] = i
             built.append(self.subcon._build(item, stream, context, f"{path} -> [{i}]"))
@@ -198,8 +198,8 @@ def repeat_build(context: Any, field: str, count: int | None, objs: Any, element
     items = list(objs)
     if count is not None and len(items) != count:
         raise ValueError(f"{field}: expected {count} elements, got {len(items)}")
+    context[field] = items                  # the whole model: elements may look ahead
     built = ListContainer()
-    context[field] = built
     for i, item in enumerate(items):
         context["_index"] = i
         built.append(element(item))

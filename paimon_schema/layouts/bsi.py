@@ -1,4 +1,4 @@
-"""BSI file indexes (formats/bsi_index.ksy): read and answer predicates.
+"""BSI file indexes (formats/bsi_index.ksy): read, answer predicates, and write.
 
 Answers are Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon in
 spec/paimon-layouts.md §4.3. Every value is a long (paimon_schema.types.internal: days, millis
@@ -12,21 +12,27 @@ Java answers a MIN literal as smaller than every stored value: `=` matches nothi
 nothing, `>`, `>=` and `!=` every non-null row.
 
 The format is a stream with no offsets, so the whole blob is parsed and decoded on open, as
-Java does.
+Java does. Writing follows `BitSliceIndexBitmapFileIndex.Writer`: a part is written only when it
+has rows, its min is always 0 (the collector starts at 0) and its slices are the bits of the
+stored (absolute) values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, indexes, roaring, types
+from paimon_schema import bitslice, constructs, indexes, roaring, types
 from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import bsi_index_codec, roaring_bitmap_codec
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import parsing
+from paimon_schema.positions import fresh_bitmap
 from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
 from paimon_schema.types import DataType
 
@@ -231,3 +237,54 @@ def _bitmap(view: memoryview, span: dict[str, int], path: str) -> BitMap:
     except FormatError as exc:
         raise exc.within(path, 0) from exc
     return bitmap
+
+
+def build_bsi(data_type: str | DataType, values: Iterable[Any]) -> bytes:
+    """The blob Java's BSI writer writes for `values` (None = null), one row each."""
+    dtype = DataType.parse(data_type)
+    if dtype.root not in SUPPORTED:
+        raise SchemaError(f"the bsi index does not support {dtype}")
+    longs, nulls = [], []
+    for value in values:
+        internal = types.internal(dtype, value)
+        if internal is not None and not LONG_MIN < internal <= LONG_MAX:
+            raise SchemaError(f"{value!r} does not fit the long a BSI stores (Java refuses "
+                              f"Long.MIN_VALUE, whose absolute value overflows)")
+        nulls.append(internal is None)
+        longs.append(0 if internal is None else internal)
+    array = np.array(longs, dtype=np.int64)
+    present = ~np.array(nulls, dtype=bool)
+    positive = present & (array >= 0)
+    negative = present & (array < 0)
+    model = {"version": 1, "num_rows": len(longs),
+             "has_positive": int(positive.any()), "positive": _part_model(array, positive, 1),
+             "has_negative": int(negative.any()), "negative": _part_model(array, negative, -1)}
+    return _codec().build(model)
+
+
+@cache
+def _codec() -> Any:
+    return bsi_index_codec.bsi_index.compile()
+
+
+@cache
+def _roaring_codec() -> Any:
+    return roaring_bitmap_codec.roaring_bitmap.compile()
+
+
+def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, Any] | None:
+    """One part (`BitSliceIndexRoaringBitmap.Appender`): stored values are `sign * value`."""
+    if not rows.any():
+        return None
+    positions = np.flatnonzero(rows).astype(np.uint64)
+    stored = (values[rows] * sign).astype(np.uint64)
+    maximum = int(stored.max())
+    slices = [positions[(stored >> np.uint64(i)) & np.uint64(1) == 1]
+              for i in range(maximum.bit_length())]
+    return {"version": 1, "min_value": 0, "max_value": maximum,
+            "ebm": _roaring_model(positions), "num_slices": len(slices),
+            "slices": [_roaring_model(s) for s in slices]}
+
+
+def _roaring_model(positions: np.ndarray) -> Any:
+    return constructs.parse(_roaring_codec(), fresh_bitmap(positions).serialize())

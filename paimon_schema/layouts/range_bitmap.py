@@ -1,4 +1,4 @@
-"""Range-bitmap file indexes (formats/range_bitmap.ksy): read and answer predicates.
+"""Range-bitmap file indexes (formats/range_bitmap.ksy): read, answer predicates, and write.
 
 Answers are Java's `RangeBitmapFileIndex` / `RangeBitmap` at the newest Paimon in
 spec/paimon-layouts.md §3.8: a probe value is compared with the header's min and max, then
@@ -10,6 +10,10 @@ Everything is read lazily, as Java reads it: opening parses only the header; a l
 the dictionary header, the chunk headers its binary search visits and one chunk's keys, and
 deserializes only the bitmaps the comparison needs. Parsed chunks and bitmaps are cached;
 `stats` counts what was loaded.
+
+Writing follows `RangeBitmapFileIndex.Writer`: distinct keys get codes in key order, the
+dictionary packs them into chunks of at most `chunk-size` key bytes (the first key of a chunk
+sits in its header for free), and the bit-sliced index stores each row's code.
 """
 
 from __future__ import annotations
@@ -17,16 +21,19 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from typing import Any
 
+import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, indexes, roaring
-from paimon_schema.errors import FormatError
+from paimon_schema import bitslice, indexes, options, roaring
+from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts import parsing
 from paimon_schema.layouts.keys import KeyCodec, KeyKind, range_bitmap_keys
+from paimon_schema.positions import fresh_bitmap
 from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
 from paimon_schema.types import DataType
 
@@ -456,3 +463,110 @@ class _LazySlices(Sequence[BitMap]):
 
     def __getitem__(self, i):  # type: ignore[override]
         return self._reader._slice(i)
+
+
+#: `KeyFactory.defaultChunkSize`: one key per chunk for the 1- and 2-byte kinds.
+DEFAULT_CHUNK_SIZE = {KeyKind.boolean: 0, KeyKind.int8: 0, KeyKind.int16: 0}
+CHUNK_SIZE = 16 * 1024
+
+
+def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
+                       chunk_size: int | str | None = None) -> bytes:
+    """The blob Java's range-bitmap writer writes for `values` (None = null), one row each."""
+    codec = range_bitmap_keys(data_type)
+    limit = options.memory_size(chunk_size) if chunk_size is not None else \
+        DEFAULT_CHUNK_SIZE.get(codec.kind, CHUNK_SIZE)
+    first_key: dict[Any, Key] = {}          # Java's TreeMap keeps the first key of equal ones
+    row_orders: list[Any] = []
+    for value in values:
+        if value is None:
+            row_orders.append(None)
+            continue
+        key = codec.encode(value)
+        order = codec.order(key)
+        first_key.setdefault(order, key)
+        row_orders.append(order)
+    orders = sorted(first_key)
+    code_of = {order: code for code, order in enumerate(orders)}
+    codes = np.array([-1 if o is None else code_of[o] for o in row_orders], dtype=np.int64)
+    keys = [first_key[o] for o in orders]
+    dictionary = _dictionary_model(codec, keys, limit)
+    bsi = _bsi_model(codes, len(keys))
+    header = {"version": 1, "num_rows": len(codes), "num_keys": len(keys),
+              "min_key": _key(codec, keys[0]) if keys else None,
+              "max_key": _key(codec, keys[-1]) if keys else None,
+              "len_dictionary": _dictionary_length(dictionary)}
+    fixed = 1 + 4 + 4 + 4 + (codec.size(keys[0]) + codec.size(keys[-1]) if keys else 0)
+    # Positions the codec reads forward (Kaitai's lazy marks), known once the sizes are.
+    dictionary_start = 4 + fixed
+    dictionary["chunk_headers_mark"] = {"ofs": dictionary_start + 17 + dictionary["len_offsets"]}
+    bsi["ebm_mark"] = {"ofs": dictionary_start + header["len_dictionary"] + 14 + bsi["len_indexes"]}
+    model = {"len_header": fixed, "header": header, "dictionary_mark": {"ofs": dictionary_start},
+             "dictionary": dictionary, "bsi": bsi}
+    return _codec(int(codec.kind)).build(model)
+
+
+@cache
+def _codec(kind: int) -> Any:
+    return range_bitmap_codec.t_range_bitmap(kind).compile()
+
+
+def _key(codec: KeyCodec, key: Key) -> dict[str, Any]:
+    if codec.kind == KeyKind.string:
+        return {"value": {"len_value": len(key), "value": key}}
+    return {"value": key}
+
+
+def _dictionary_model(codec: KeyCodec, keys: list[Key], limit: int) -> dict[str, Any]:
+    """`ChunkedDictionary.Appender`: chunks of consecutive codes (spec 3.4, 3.5)."""
+    variable = codec.kind == KeyKind.string
+    chunks: list[tuple[int, list[Key]]] = []          # (code of the first key, keys)
+    used = 0
+    for code, key in enumerate(keys):
+        size = codec.size(key)
+        if chunks:
+            others = len(chunks[-1][1]) - 1
+            if size <= limit - used and (not variable or 4 <= limit - 4 * others):
+                chunks[-1][1].append(key)
+                used += size
+                continue
+        chunks.append((code, [key]))
+        used = 0
+    models, ofs_chunk, ofs_keys = [], 0, 0
+    for code, (first, *others) in chunks:
+        len_keys = sum(codec.size(k) for k in others)
+        header = {"version": 1, "first_key": _key(codec, first), "code": code,
+                  "ofs_keys": ofs_keys, "num_keys": len(others),
+                  "len_offsets": 4 * len(others) if variable else None, "len_keys": len_keys,
+                  "len_fixed_key": None if variable else codec.size(first)}
+        blob: dict[str, Any] = {"keys": [_key(codec, k) for k in others]}
+        if variable:
+            blob["ofs_keys"] = [sum(codec.size(k) for k in others[:i]) for i in range(len(others))]
+        models.append({"ofs_chunk": ofs_chunk, "header": header, "keys": blob})
+        ofs_chunk += 1 + codec.size(first) + 5 * 4   # code, ofs, num, two lengths
+        ofs_keys += len_keys + (4 * len(others) if variable else 0)
+    return {"len_header": 13, "version": 1, "num_chunks": len(models),
+            "len_offsets": 4 * len(models), "len_chunks": ofs_chunk, "chunks": models,
+            "chunk_headers_mark": {}}
+
+
+def _dictionary_length(dictionary: dict[str, Any]) -> int:
+    key_region = sum(c["header"]["len_keys"] + (c["header"]["len_offsets"] or 0)
+                     for c in dictionary["chunks"])
+    return 4 + 13 + dictionary["len_offsets"] + dictionary["len_chunks"] + key_region
+
+
+def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
+    """`BitSliceIndexBitmap.Appender`: slice i holds the rows whose code has bit i set."""
+    num_slices = max((num_keys - 1).bit_length(), 1) if num_keys else 64   # Java's n-1 = -1 quirk
+    present = codes >= 0
+    ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
+    slices, offset = [], 0
+    for i in range(num_slices):
+        rows = np.flatnonzero(present & ((codes >> i) & 1 == 1)) if i < 63 else np.zeros(0, np.int64)
+        bitmap = fresh_bitmap(rows).serialize()
+        slices.append({"ofs_bitmap": offset, "len_bitmap": len(bitmap), "bitmap": bitmap})
+        offset += len(bitmap)
+    return {"len_header": 10 + 8 * num_slices, "version": 1, "num_slices": num_slices,
+            "len_ebm": len(ebm), "len_indexes": 8 * num_slices, "slices": slices,
+            "ebm_mark": {}, "ebm": ebm}
