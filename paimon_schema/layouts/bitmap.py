@@ -126,18 +126,18 @@ def _scan_string_entries(data: bytes, kind: KeyKind, pos: int,
     """String keys (`s4` length, UTF-8 bytes, then `s4` offset): a tight `unpack_from` loop."""
     keys_: list[Key] = []
     offsets: list[int] = []
-    end = len(data)
-    unpack = _S4.unpack_from
-    for _ in range(count):
-        if pos + 4 > end:
-            return None
-        (length,) = unpack(data, pos)
-        stop = pos + 4 + length
-        if length < 0 or stop + 4 > end:
-            return None
-        keys_.append(data[pos + 4:stop])
-        offsets.append(unpack(data, stop)[0])
-        pos = stop + 4
+    unpack, add_key, add_offset = _S4.unpack_from, keys_.append, offsets.append
+    try:                    # unpack_from raises struct.error where the data ends too early
+        for _ in range(count):
+            (length,) = unpack(data, pos)
+            if length < 0:
+                return None
+            stop = pos + 4 + length
+            add_key(data[pos + 4:stop])
+            add_offset(unpack(data, stop)[0])
+            pos = stop + 4
+    except struct.error:
+        return None
     return keys_, offsets, pos
 
 
@@ -311,8 +311,10 @@ class _V1Reader(BitmapIndexReader):
                          num_keys=len(dictionary.keys), has_null=dictionary.has_null,
                          ofs_null_bitmap=dictionary.ofs_null_bitmap, ofs_body=dictionary.ofs_body)
         self._dictionary = dictionary
-        java_keys = [_java_key(codec.kind, k) for k in dictionary.keys]
-        self._slots = {key: j for j, key in enumerate(java_keys)}
+        java_keys = dictionary.keys
+        if codec.kind == KeyKind.boolean or codec.kind in _FLOAT_BITS:
+            java_keys = [_java_key(codec.kind, k) for k in java_keys]
+        self._slots = dict(zip(java_keys, range(len(java_keys))))
         if len(self._slots) != len(java_keys):
             self._duplicate(java_keys)
         self._offsets = np.asarray(dictionary.offsets, dtype=np.int64)
