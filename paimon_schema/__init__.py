@@ -4,7 +4,9 @@ Every layout is specified once, as a Kaitai Struct spec in `formats/`; the parse
 `paimon_schema.generated` are compiled from those specs.
 """
 
+from paimon_schema import types
 from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.indexes import build_index, open_index
 from paimon_schema.layouts.deletion_vectors import (
     DeletionVectorBin,
     DeletionVectorFile,
@@ -13,8 +15,17 @@ from paimon_schema.layouts.deletion_vectors import (
 )
 from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry, write_file_index
 from paimon_schema.layouts.hash_index import read_hash_index, write_hash_index
+from paimon_schema.query import col, evaluate, top_n
+from paimon_schema.results import IndexResult
 
 __all__ = [
+    "IndexResult",
+    "build_index",
+    "col",
+    "evaluate",
+    "open_index",
+    "top_n",
+    "types",
     "DeletionVectorBin",
     "DeletionVectorFile",
     "FileIndexFile",

@@ -1,15 +1,27 @@
-"""`open_index`: the reader of one index blob, by Paimon's index type name."""
+"""The four file indexes by Paimon's type names: `open_index` reads a blob, `build_index`
+writes one."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from paimon_schema import options
 from paimon_schema.errors import SchemaError
+from paimon_schema.layouts.bitmap import BitmapIndexReader, build_bitmap_index
+from paimon_schema.layouts.bloom import BloomFilterIndexReader, build_bloom_filter
+from paimon_schema.layouts.bsi import BsiIndexReader, build_bsi
+from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
 from paimon_schema.results import FileIndexReader
 from paimon_schema.types import DataType
 
 #: index type name -> reader factory `(blob, data_type) -> FileIndexReader`
-READERS: dict[str, Callable[[bytes, DataType], FileIndexReader]] = {}
+READERS: dict[str, Callable[[bytes, DataType], FileIndexReader]] = {
+    "bitmap": BitmapIndexReader.open,
+    "bloom-filter": BloomFilterIndexReader.open,
+    "bsi": BsiIndexReader.open,
+    "range-bitmap": RangeBitmapIndexReader.open,
+}
 
 
 def open_index(index_type: str, blob: bytes, data_type: str | DataType) -> FileIndexReader:
@@ -24,3 +36,24 @@ def open_index(index_type: str, blob: bytes, data_type: str | DataType) -> FileI
     except KeyError:
         raise SchemaError(f"unknown index type {index_type!r} (known: {', '.join(sorted(READERS))})") from None
     return factory(bytes(blob), dtype)
+
+
+def build_index(index_type: str, data_type: str | DataType, values: Iterable[Any], **opts: Any) -> bytes:
+    """The blob Java's writer of `index_type` writes for `values` (one per row, None = null).
+
+    Options take Paimon's names (`index-block-size`) or Python keywords (`index_block_size`),
+    with Paimon's units ("16kb").
+    """
+    given = options.normalize(index_type, opts)
+    if index_type == "bitmap":
+        version = options.integer(given.get("version", 2), "version")
+        block = given.get("index-block-size", "16kb")
+        return build_bitmap_index(data_type, values, version=version,
+                                  index_block_size=options.memory_size(block))
+    if index_type == "bloom-filter":
+        return build_bloom_filter(data_type, values,
+                                  items=options.integer(given.get("items", 1_000_000), "items"),
+                                  fpp=options.number(given.get("fpp", 0.1), "fpp"))
+    if index_type == "bsi":
+        return build_bsi(data_type, values)
+    return build_range_bitmap(data_type, values, chunk_size=given.get("chunk-size"))

@@ -98,5 +98,7 @@ class FileIndexReader:
     def between(self, low: object, high: object) -> IndexResult:
         return self.greater_or_equal(low) & self.less_or_equal(high)
 
-    def top_n(self, k: int, ascending: bool = True, nulls_first: bool = False) -> IndexResult:
+    def top_n(self, k: int, ascending: bool = True, nulls_first: bool = False,
+              within: BitMap | None = None) -> IndexResult:
+        """ORDER BY this column LIMIT k, among the rows `within` (all rows when None)."""
         return REMAIN

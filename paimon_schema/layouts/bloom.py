@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from paimon_schema import hashing, indexes, types
+from paimon_schema import hashing, types
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import bloom_filter_codec
 from paimon_schema.generated.bloom_filter import BloomFilter
@@ -113,8 +113,6 @@ class BloomFilterIndexReader(FileIndexReader):
     def equal(self, value: object) -> IndexResult:
         return REMAIN if self.might_contain(value) else SKIP
 
-
-indexes.READERS["bloom-filter"] = BloomFilterIndexReader.open
 
 
 def bloom_size(items: int, fpp: float) -> tuple[int, int]:

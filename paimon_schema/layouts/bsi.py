@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, constructs, indexes, roaring, types
+from paimon_schema import bitslice, constructs, roaring, types
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import bsi_index_codec, roaring_bitmap_codec
 from paimon_schema.generated.bsi_index import BsiIndex
@@ -207,8 +207,6 @@ class BsiIndexReader(FileIndexReader):
             longs.append(internal)
         return longs
 
-
-indexes.READERS["bsi"] = BsiIndexReader.open
 
 
 def _part(view: memoryview, parsed: BsiIndex, name: str) -> BsiPart:

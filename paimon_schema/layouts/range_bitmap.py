@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, indexes, options, roaring
+from paimon_schema import bitslice, options, roaring
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
@@ -152,8 +152,12 @@ class RangeBitmapIndexReader(FileIndexReader):
     def greater_or_equal(self, value: object) -> IndexResult:
         return self._range(value, self._gte)
 
-    def top_n(self, k: int, ascending: bool = True, nulls_first: bool = False) -> IndexResult:
+    def top_n(self, k: int, ascending: bool = True, nulls_first: bool = False,
+              within: BitMap | None = None) -> IndexResult:
         """`visitTopN` with one sort key: exactly `k` rows (fewer if the file has fewer).
+
+        `within` restricts the candidates first (the rows a deletion vector leaves), as Java
+        passes the evaluator's current selection to `topK` / `bottomK`.
 
         Ascending is `bottomK`, descending `topK`. NULLS FIRST takes the null rows first (the
         lowest-numbered ones if there are more than `k`), then the best non-null rows; NULLS
@@ -163,15 +167,19 @@ class RangeBitmapIndexReader(FileIndexReader):
         """
         if k < 0:
             raise ValueError(f"k must not be negative in top_n, got {k}")
+        def restrict(rows: BitMap) -> BitMap:
+            return rows if within is None else rows & within
+
         if self.num_keys <= 0:
-            return IndexResult.of(self._all_rows())
+            return IndexResult.of(restrict(self._all_rows()))
         pick = bitslice.bottom_k if ascending else bitslice.top_k
-        nulls = self._is_null()
+        nulls = restrict(self._is_null())
+        existence = restrict(self._existence)
         if nulls_first:
             if len(nulls) >= k:
                 return IndexResult.of(nulls[:k])
-            return IndexResult.of(nulls | pick(self._existence, self._slices, k - len(nulls)))
-        rows = pick(self._existence, self._slices, k)
+            return IndexResult.of(nulls | pick(existence, self._slices, k - len(nulls)))
+        rows = pick(existence, self._slices, k)
         if len(rows) < k:
             rows |= nulls[:k - len(rows)]
         return IndexResult.of(rows)
@@ -438,8 +446,6 @@ class RangeBitmapIndexReader(FileIndexReader):
         self.stats.bitmaps += 1
         return bitmap
 
-
-indexes.READERS["range-bitmap"] = RangeBitmapIndexReader.open
 
 
 def _instance(owner: Any, attribute: str, path: str = "") -> Any:

@@ -137,6 +137,10 @@ public final class PaimonReference {
                     return writeIndex(request);
                 case "query_index":
                     return queryIndex(request);
+                case "hashmap_order":
+                    return hashMapOrder(request);
+                case "int_open_hash_set_order":
+                    return intOpenHashSetOrder(request);
                 default:
                     throw new IllegalArgumentException("unknown op: " + op);
             }
@@ -607,6 +611,99 @@ public final class PaimonReference {
                             + map.get("version") + " is not available");
         }
         return new Options(map);
+    }
+
+    // ------------------------------------------------------------------------------------------
+    // Java iteration orders that leak into bytes: java.util.HashMap and fastutil IntOpenHashSet
+    // ------------------------------------------------------------------------------------------
+
+    /**
+     * The iteration order of a java.util.HashMap (default constructor) after "put" or
+     * "compute_if_absent" of every key in turn, repeats included ("methods", one per key,
+     * overrides "method" to mix both). Keys per key_type: int, short, byte, long (JSON ints;
+     * long also as decimal strings), boolean, float/double (hex strings of the raw bits;
+     * answered with floatToRawIntBits/doubleToRawLongBits of the key the map kept), string
+     * (java.lang.String), binary_string (BinaryString.fromString).
+     */
+    private ObjectNode hashMapOrder(JsonNode request) {
+        String keyType = text(request, "key_type");
+        JsonNode keys = array(request, "keys");
+        JsonNode methods = request.get("methods");
+        Map<Object, Boolean> map = new HashMap<>();
+        for (int i = 0; i < keys.size(); i++) {
+            Object k = javaKey(keyType, keys.get(i));
+            String method = methods != null ? methods.get(i).textValue() : text(request, "method");
+            if ("put".equals(method)) {
+                map.put(k, Boolean.TRUE);
+            } else if ("compute_if_absent".equals(method)) {
+                map.computeIfAbsent(k, x -> Boolean.TRUE);
+            } else {
+                throw new IllegalArgumentException("unknown method: " + method);
+            }
+        }
+        ObjectNode out = NODES.objectNode();
+        ArrayNode order = out.putArray("order");
+        for (Object k : map.keySet()) {
+            if (k instanceof Float) {
+                order.add(Integer.toHexString(Float.floatToRawIntBits((Float) k)));
+            } else if (k instanceof Double) {
+                order.add(Long.toHexString(Double.doubleToRawLongBits((Double) k)));
+            } else if (k instanceof Long) {
+                order.add(Long.toString((Long) k));
+            } else if (k instanceof Boolean) {
+                order.add((Boolean) k);
+            } else if (k instanceof Number) {
+                order.add(((Number) k).intValue());
+            } else {
+                order.add(k.toString());
+            }
+        }
+        return out;
+    }
+
+    private static Object javaKey(String keyType, JsonNode v) {
+        switch (keyType) {
+            case "int":
+                return Math.toIntExact(longValue(v));
+            case "short":
+                return (short) checkedRange(longValue(v), Short.MIN_VALUE, Short.MAX_VALUE);
+            case "byte":
+                return (byte) checkedRange(longValue(v), Byte.MIN_VALUE, Byte.MAX_VALUE);
+            case "long":
+                return longValue(v);
+            case "boolean":
+                if (!v.isBoolean()) {
+                    throw new IllegalArgumentException("boolean key must be true/false: " + v);
+                }
+                return v.booleanValue();
+            case "float":
+                return Float.intBitsToFloat((int) Long.parseLong(v.textValue(), 16));
+            case "double":
+                return Double.longBitsToDouble(Long.parseUnsignedLong(v.textValue(), 16));
+            case "string":
+                return v.textValue();
+            case "binary_string":
+                return BinaryString.fromString(v.textValue());
+            default:
+                throw new IllegalArgumentException("unknown key_type: " + keyType);
+        }
+    }
+
+    /** fastutil IntOpenHashSet(expected) (Paimon's shaded copy): add each value, iterate. */
+    private ObjectNode intOpenHashSetOrder(JsonNode request) {
+        int expected = request.has("expected") ? request.get("expected").intValue() : 16;
+        org.apache.paimon.shade.it.unimi.dsi.fastutil.ints.IntOpenHashSet set =
+                new org.apache.paimon.shade.it.unimi.dsi.fastutil.ints.IntOpenHashSet(expected);
+        for (JsonNode v : array(request, "values")) {
+            set.add(Math.toIntExact(longValue(v)));
+        }
+        ObjectNode out = NODES.objectNode();
+        ArrayNode order = out.putArray("order");
+        for (org.apache.paimon.shade.it.unimi.dsi.fastutil.ints.IntIterator it = set.iterator();
+                it.hasNext(); ) {
+            order.add(it.nextInt());
+        }
+        return out;
     }
 
     // ------------------------------------------------------------------------------------------

@@ -39,6 +39,15 @@ Requests (the ``op`` key); bytes travel as base64 strings:
 - ``query_index``: ``{"index_type", "data_type", "blob", "options"?, "predicates": [{"kind",
   "literal"|"literals"}]}`` -> ``{"results": [{"kind": "remain"|"skip"|"bitmap", "rows"}]}``
   (``FileIndexer...createReader(stream, 0, len)`` and its ``visitXxx(FieldRef, literal)``)
+- ``hashmap_order``: ``{"key_type", "method": "put"|"compute_if_absent", "keys", "methods"?}``
+  -> ``{"order"}``: a ``java.util.HashMap``'s iteration order after ``method`` of every key in
+  turn (repeats included; ``methods``, one per key, overrides ``method``). key_type ``int``,
+  ``short``, ``byte``, ``long`` (JSON ints; long also as decimal strings, answered as
+  strings), ``boolean``, ``float``/``double`` (hex strings of the raw bits, answered as the raw
+  bits of the key the map kept), ``string`` (java.lang.String), ``binary_string``
+  (``BinaryString.fromString``)
+- ``int_open_hash_set_order``: ``{"values", "expected"?: 16}`` -> ``{"order"}`` (the shaded
+  fastutil ``IntOpenHashSet(expected)``: ``add`` each value, then its iteration order)
 
 Value encoding in JSON (what :func:`encode_value` produces from plain Python values):
 
@@ -630,6 +639,62 @@ class ReferenceBatch:
             request, lambda r: [IndexResult(x["kind"], x["rows"]) for x in r["results"]]
         )
 
+    def hashmap_order(
+        self, key_type: str, keys: Iterable[Any], method: str | Sequence[str] = "put"
+    ) -> Pending[list[Any]]:
+        """A ``java.util.HashMap``'s iteration order after ``method`` ("put" or
+        "compute_if_absent", or one of them per key) of each key in turn.
+
+        Keys (and the answer) are in :mod:`paimon_schema.javaorder`'s representation: ints
+        (float/double as raw bit patterns), bools, str for ``string``, UTF-8 bytes (or str)
+        for ``binary_string``.
+        """
+        request: dict[str, Any] = {
+            "op": "hashmap_order",
+            "key_type": key_type,
+            "keys": [_encode_order_key(key_type, k) for k in keys],
+        }
+        if isinstance(method, str):
+            request["method"] = method
+        else:
+            request["methods"] = list(method)
+        return self.add(request, lambda r: [_decode_order_key(key_type, k) for k in r["order"]])
+
+    def int_open_hash_set_order(
+        self, values: Iterable[int], expected: int = 16
+    ) -> Pending[list[int]]:
+        """fastutil ``IntOpenHashSet(expected)``: ``add`` each value, then its iteration order."""
+        request = {
+            "op": "int_open_hash_set_order",
+            "values": [int(v) for v in values],
+            "expected": int(expected),
+        }
+        return self.add(request, lambda r: list(r["order"]))
+
+
+def _encode_order_key(key_type: str, key: Any) -> Any:
+    if key_type == "float":
+        return f"{int(key):08x}"
+    if key_type == "double":
+        return f"{int(key):016x}"
+    if key_type == "boolean":
+        return bool(key)
+    if key_type == "binary_string" and isinstance(key, (bytes, bytearray)):
+        return bytes(key).decode("utf-8")
+    if key_type == "string":
+        return str(key)
+    return _json_long(int(key))
+
+
+def _decode_order_key(key_type: str, key: Any) -> Any:
+    if key_type in ("float", "double"):
+        return int(key, 16)
+    if key_type == "binary_string":
+        return key.encode("utf-8")
+    if key_type in ("string", "boolean"):
+        return key
+    return int(key)
+
 
 def _options(options: Mapping[str, Any]) -> dict[str, str]:
     """Python keywords (``index_block_size``) become Paimon names (``index-block-size``)."""
@@ -814,3 +879,13 @@ class JavaReference:
         return self._one(
             lambda b: b.query_index(index_type, data_type, blob, predicates, **options)
         )
+
+    def hashmap_order(
+        self, key_type: str, keys: Iterable[Any], method: str | Sequence[str] = "put"
+    ) -> list[Any]:
+        """A ``java.util.HashMap``'s iteration order (see :meth:`ReferenceBatch.hashmap_order`)."""
+        return self._one(lambda b: b.hashmap_order(key_type, keys, method))
+
+    def int_open_hash_set_order(self, values: Iterable[int], expected: int = 16) -> list[int]:
+        """fastutil ``IntOpenHashSet(expected)`` iteration order after adding ``values``."""
+        return self._one(lambda b: b.int_open_hash_set_order(values, expected))

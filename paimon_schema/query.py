@@ -1,0 +1,258 @@
+"""Predicates over a whole file-index container: which rows of a data file can match.
+
+`ps.col("a") == 5` builds a predicate; `evaluate` answers it with every index of every column
+it touches, the way Paimon's `FileIndexPredicate` and `FileIndexEvaluator` do, except where
+Java's combination is wrong: results are combined so that no matching row is ever dropped.
+
+Negation is pushed down to the leaves when `~` is applied (De Morgan: `~(a == v)` is
+`a != v`), never computed as a set complement of a result: a REMAIN inside it would turn into
+a wrong skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import reduce
+from typing import Any
+
+from pyroaring import BitMap, BitMap64
+
+from paimon_schema.errors import SchemaError
+from paimon_schema.indexes import READERS, open_index
+from paimon_schema.layouts.file_index import FileIndexFile
+from paimon_schema.positions import as_array, fresh_bitmap
+from paimon_schema.results import REMAIN, SKIP, FileIndexReader, IndexResult
+from paimon_schema.types import DataType
+
+MAX_ROWS_32 = 2**31 - 1
+
+#: leaf function -> its negation (Java's `LeafFunction.negate`)
+NEGATION = {
+    "equal": "not_equal", "not_equal": "equal",
+    "less_than": "greater_or_equal", "greater_or_equal": "less_than",
+    "less_or_equal": "greater_than", "greater_than": "less_or_equal",
+    "in_": "not_in", "not_in": "in_",
+    "is_null": "is_not_null", "is_not_null": "is_null",
+}
+
+#: What Java's `EmptyFileIndexReader` (an entry with offset -1: no related records) answers.
+EMPTY_ENTRY_SKIPS = frozenset({"equal", "is_not_null", "less_than", "less_or_equal",
+                               "greater_than", "greater_or_equal", "in_", "between"})
+
+
+class Predicate:
+    """A predicate over the columns of one data file; combine with `&`, `|`, `~`."""
+
+    def __and__(self, other: "Predicate") -> "Predicate":
+        return And((self, other))
+
+    def __or__(self, other: "Predicate") -> "Predicate":
+        return Or((self, other))
+
+    def __invert__(self) -> "Predicate":
+        raise NotImplementedError
+
+    def columns(self) -> set[str]:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Leaf(Predicate):
+    """One comparison of one column: `function` is a FileIndexReader method name."""
+
+    function: str
+    column: str
+    literals: tuple[Any, ...] = ()
+
+    def __invert__(self) -> Predicate:
+        if self.function == "between":
+            low, high = self.literals
+            return Leaf("less_than", self.column, (low,)) | Leaf("greater_than", self.column, (high,))
+        return Leaf(NEGATION[self.function], self.column, self.literals)
+
+    def columns(self) -> set[str]:
+        return {self.column}
+
+    def ask(self, reader: FileIndexReader) -> IndexResult:
+        if self.function in ("in_", "not_in"):
+            return getattr(reader, self.function)(list(self.literals))
+        return getattr(reader, self.function)(*self.literals)
+
+    def __repr__(self) -> str:
+        args = ", ".join(repr(v) for v in self.literals)
+        return f"col({self.column!r}).{self.function}({args})"
+
+
+@dataclass(frozen=True)
+class And(Predicate):
+    children: tuple[Predicate, ...]
+
+    def __invert__(self) -> Predicate:
+        return Or(tuple(~c for c in self.children))
+
+    def columns(self) -> set[str]:
+        return set().union(*(c.columns() for c in self.children))
+
+
+@dataclass(frozen=True)
+class Or(Predicate):
+    children: tuple[Predicate, ...]
+
+    def __invert__(self) -> Predicate:
+        return And(tuple(~c for c in self.children))
+
+    def columns(self) -> set[str]:
+        return set().union(*(c.columns() for c in self.children))
+
+
+class col:
+    """A column of the data file, as the container names it (`m[k1]` for a map key)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __eq__(self, value: object) -> Leaf:          # type: ignore[override]
+        return Leaf("equal", self.name, (value,))
+
+    def __ne__(self, value: object) -> Leaf:          # type: ignore[override]
+        return Leaf("not_equal", self.name, (value,))
+
+    def __lt__(self, value: object) -> Leaf:
+        return Leaf("less_than", self.name, (value,))
+
+    def __le__(self, value: object) -> Leaf:
+        return Leaf("less_or_equal", self.name, (value,))
+
+    def __gt__(self, value: object) -> Leaf:
+        return Leaf("greater_than", self.name, (value,))
+
+    def __ge__(self, value: object) -> Leaf:
+        return Leaf("greater_or_equal", self.name, (value,))
+
+    __hash__ = None   # type: ignore[assignment]
+
+    def isin(self, values: Iterable[object]) -> Leaf:
+        return Leaf("in_", self.name, tuple(values))
+
+    def not_in(self, values: Iterable[object]) -> Leaf:
+        return Leaf("not_in", self.name, tuple(values))
+
+    def is_null(self) -> Leaf:
+        return Leaf("is_null", self.name)
+
+    def is_not_null(self) -> Leaf:
+        return Leaf("is_not_null", self.name)
+
+    def between(self, low: object, high: object) -> Leaf:
+        return Leaf("between", self.name, (low, high))
+
+
+def evaluate(file_index: FileIndexFile | bytes, predicate: Predicate,
+             row_type: Mapping[str, str | DataType], row_count: int | None = None,
+             deletion_vector: Any = None) -> IndexResult:
+    """Which rows of one data file can match `predicate`, from its file indexes.
+
+    Every index of a column answers each leaf and the answers are ANDed (Java's
+    `FileIndexPredicate`); AND and OR of leaves combine exactly (where Java ORs a bitmap with a
+    REMAIN it wrongly ANDs). With a deletion vector (needs `row_count`), deleted rows leave the
+    selection as `FileIndexEvaluator` removes them: a 64-bit vector, or a file of more than
+    2^31-1 rows, bypasses the indexes (REMAIN).
+    """
+    container = file_index if isinstance(file_index, FileIndexFile) else FileIndexFile.parse(file_index)
+    readers = _Readers(container, row_type)
+    result = _combine(predicate, readers)
+    return _apply_selection(result, row_count, deletion_vector)
+
+
+def top_n(file_index: FileIndexFile | bytes, column: str, k: int,
+          row_type: Mapping[str, str | DataType], ascending: bool = True,
+          nulls_first: bool = False, row_count: int | None = None,
+          deletion_vector: Any = None) -> IndexResult:
+    """The rows of an ORDER BY `column` LIMIT `k`, from the column's range-bitmap index
+    (REMAIN without one), as Paimon's TopN push-down evaluates it. Deleted rows are removed
+    before the top k are picked."""
+    container = file_index if isinstance(file_index, FileIndexFile) else FileIndexFile.parse(file_index)
+    blob = container.columns.get(column, {}).get("range-bitmap")
+    if blob is None:
+        return REMAIN
+    reader = open_index("range-bitmap", blob, _data_type(row_type, column))
+    selection = _selection(row_count, deletion_vector)
+    if selection is _BYPASS:
+        return REMAIN
+    return reader.top_n(k, ascending=ascending, nulls_first=nulls_first, within=selection)
+
+
+# ------------------------------------------------------------------------------- internals
+
+class _Readers:
+    """Opens each column's indexes once, only when a predicate first touches the column."""
+
+    def __init__(self, container: FileIndexFile, row_type: Mapping[str, str | DataType]) -> None:
+        self.container = container
+        self.row_type = row_type
+        self._open: dict[str, list[FileIndexReader | None]] = {}
+
+    def of(self, column: str) -> list[FileIndexReader | None]:
+        """The column's readers in container order; None stands for an empty entry."""
+        if column not in self._open:
+            indexes = self.container.columns.get(column, {})
+            data_type = _data_type(self.row_type, column) if indexes else None
+            self._open[column] = [None if blob is None else open_index(t, blob, data_type)
+                                  for t, blob in indexes.items() if t in READERS]
+        return self._open[column]
+
+
+def _data_type(row_type: Mapping[str, str | DataType], column: str) -> DataType:
+    try:
+        return DataType.parse(row_type[column])
+    except KeyError:
+        raise SchemaError(f"row_type has no type for indexed column {column!r}") from None
+
+
+def _combine(predicate: Predicate, readers: _Readers) -> IndexResult:
+    if isinstance(predicate, And):
+        return reduce(lambda a, b: a & b, (_combine(c, readers) for c in predicate.children))
+    if isinstance(predicate, Or):
+        return reduce(lambda a, b: a | b, (_combine(c, readers) for c in predicate.children))
+    if not isinstance(predicate, Leaf):
+        raise TypeError(f"not a predicate: {predicate!r}")
+    result = REMAIN
+    for reader in readers.of(predicate.column):
+        answer = (SKIP if predicate.function in EMPTY_ENTRY_SKIPS else REMAIN) if reader is None \
+            else predicate.ask(reader)
+        result = result & answer
+        if not result.remain:
+            break
+    return result
+
+
+class _Bypass:
+    """The indexes cannot be used for this file (Java's evaluator bypasses them)."""
+
+
+_BYPASS = _Bypass()
+
+
+def _selection(row_count: int | None, deletion_vector: Any) -> BitMap | None | _Bypass:
+    """The rows left after the deletion vector, or None without one."""
+    if deletion_vector is None:
+        return None
+    if row_count is None:
+        raise SchemaError("a deletion vector needs the data file's row_count")
+    if isinstance(deletion_vector, BitMap64) or row_count > MAX_ROWS_32:
+        return _BYPASS
+    deleted = deletion_vector if isinstance(deletion_vector, BitMap) else \
+        fresh_bitmap(as_array(deletion_vector, maximum=MAX_ROWS_32))
+    return BitMap(range(row_count)) - deleted
+
+
+def _apply_selection(result: IndexResult, row_count: int | None, deletion_vector: Any) -> IndexResult:
+    selection = _selection(row_count, deletion_vector)
+    if selection is None:
+        return result
+    if selection is _BYPASS:
+        return REMAIN
+    if not result.remain:
+        return result
+    return IndexResult.of(selection if result.rows is None else result.rows & selection)
