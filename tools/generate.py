@@ -1,6 +1,6 @@
-"""Turn formats/*.ksy into generated/: the single source of truth becomes code.
+"""Turn formats/*.ksy into generated/ and docs/: the single source of truth becomes code and pages.
 
-    python tools/generate.py           regenerate generated/
+    python tools/generate.py           regenerate generated/ and docs/
     python tools/generate.py --check   regenerate into a temp dir; fail, naming the files, on drift
 
 Two targets per spec, `generated/<id>.py` and `generated/<id>_codec.py`.
@@ -12,6 +12,9 @@ starts, which is how paimon_schema reports the offset and .ksy path of a malform
 
 Construct codecs (the build half) come from our own emitter, tools/construct_emitter.py,
 because Kaitai's `construct` target cannot compile these specs.
+
+docs/ holds one page per spec (tools/docs.py) and its diagram: Kaitai's graphviz target,
+rendered to SVG by the pinned WebAssembly Graphviz (`@viz-js/viz`, tools/render_svg.js).
 """
 
 from __future__ import annotations
@@ -29,11 +32,15 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import docs  # noqa: E402
 from construct_emitter import EmitError, emit_all  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 FORMATS = ROOT / "formats"
 GENERATED = ROOT / "generated"
+DOCS = ROOT / "docs"
+#: output folder -> the file patterns it owns
+OUTPUTS = {GENERATED: ("*.py",), DOCS: ("*.md", "*.svg", "__init__.py")}
 TOOLS = ROOT / "tools"
 NODE_MODULES = TOOLS / "node_modules"
 PYTHON_PACKAGE = "paimon_schema.generated"
@@ -92,23 +99,41 @@ def check_documented(name: str, spec: dict) -> None:
         raise SpecError(f"formats/{name}.ksy: no `doc` on " + ", ".join(missing))
 
 
-def compile_kaitai(names: list[str]) -> dict[str, str]:
-    """Compile the specs with ksc (one Node process) and return {module file name: source}."""
+def compile_kaitai(names: list[str], lang: str = "python") -> dict[str, str]:
+    """Compile the specs with ksc (one Node process) and return {file name: source}."""
     ensure_compiler()
     files = [str(FORMATS / f"{n}.ksy") for n in names]
-    proc = subprocess.run(
-        ["node", str(TOOLS / "ksc.js"), "python", PYTHON_PACKAGE, "0", "1", *files],
-        capture_output=True, text=True,
-    )
+    return _node("ksc.js", [lang, PYTHON_PACKAGE, "0", "1" if lang == "python" else "0", *files])
+
+
+def _node(script: str, args: list[str], stdin: str | None = None) -> dict[str, str]:
+    proc = subprocess.run(["node", str(TOOLS / script), *args], input=stdin,
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        raise SpecError("kaitai-struct-compiler failed:\n" + proc.stderr)
+        raise SpecError(f"tools/{script} failed:\n" + proc.stderr)
     return json.loads(proc.stdout)
 
 
-def render(out_dir: Path) -> None:
+def render_docs(specs: dict[str, dict], out_dir: Path) -> None:
+    """docs/: a page and a diagram per spec, and an index."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    diagrams = _node("render_svg.js", [], json.dumps(compile_kaitai(list(specs), "graphviz")))
+    for name, spec in specs.items():
+        (out_dir / f"{name}.md").write_text(docs.page(name, spec, specs), encoding="utf-8")
+        (out_dir / f"{name}.svg").write_text(diagrams[f"{name}.svg"], encoding="utf-8")
+    (out_dir / "README.md").write_text(docs.index(specs), encoding="utf-8")
+    (out_dir / "__init__.py").write_text(
+        '"""Layout pages and diagrams generated from formats/*.ksy, shipped as package data."""\n',
+        encoding="utf-8")
+
+
+def render(root: Path) -> None:
+    """Everything the specs produce, under `root`/generated and `root`/docs."""
     specs = load_specs()
     for name, spec in specs.items():
         check_documented(name, spec)
+    render_docs(specs, root / DOCS.name)
+    out_dir = root / GENERATED.name
     sources = compile_kaitai(list(specs))
     out_dir.mkdir(parents=True, exist_ok=True)
     for file_name, source in sorted(sources.items()):
@@ -137,43 +162,53 @@ def render(out_dir: Path) -> None:
     )
 
 
-def drift(expected: Path, actual: Path) -> list[str]:
-    want = {p.name for p in expected.glob("*.py")}
-    have = {p.name for p in actual.glob("*.py")} if actual.exists() else set()
-    problems = [f"missing: generated/{n}" for n in sorted(want - have)]
-    problems += [f"not produced by any spec: generated/{n}" for n in sorted(have - want)]
-    problems += [f"differs from its spec: generated/{n}" for n in sorted(want & have)
-                 if not filecmp.cmp(expected / n, actual / n, shallow=False)]
+def _owned(folder: Path) -> set[str]:
+    patterns = OUTPUTS[DOCS if folder.name == DOCS.name else GENERATED]
+    return {p.name for pattern in patterns for p in folder.glob(pattern)} if folder.exists() else set()
+
+
+def drift(expected_root: Path) -> list[str]:
+    problems = []
+    for folder in OUTPUTS:
+        expected, actual = expected_root / folder.name, folder
+        want, have = _owned(expected), _owned(actual)
+        where = folder.name
+        problems += [f"missing: {where}/{n}" for n in sorted(want - have)]
+        problems += [f"not produced by any spec: {where}/{n}" for n in sorted(have - want)]
+        problems += [f"differs from its spec: {where}/{n}" for n in sorted(want & have)
+                     if not filecmp.cmp(expected / n, actual / n, shallow=False)]
     return problems
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true",
-                        help="fail if generated/ is not exactly what formats/ produces")
+                        help="fail if generated/ or docs/ is not exactly what formats/ produces")
     args = parser.parse_args(argv)
     try:
         if args.check:
             with tempfile.TemporaryDirectory() as tmp:
                 render(Path(tmp))
-                problems = drift(Path(tmp), GENERATED)
+                problems = drift(Path(tmp))
             if problems:
-                print("generated/ is out of date (run python tools/generate.py):", file=sys.stderr)
+                print("generated/ or docs/ is out of date (run python tools/generate.py):",
+                      file=sys.stderr)
                 print("\n".join("  " + p for p in problems), file=sys.stderr)
                 return 1
-            print("generated/ matches formats/")
+            print("generated/ and docs/ match formats/")
             return 0
         with tempfile.TemporaryDirectory() as tmp:
             render(Path(tmp))
-            for stale in GENERATED.glob("*.py"):
-                stale.unlink()
-            GENERATED.mkdir(exist_ok=True)
-            for fresh in Path(tmp).glob("*.py"):
-                shutil.copyfile(fresh, GENERATED / fresh.name)
+            for folder in OUTPUTS:
+                folder.mkdir(exist_ok=True)
+                for stale in _owned(folder):
+                    (folder / stale).unlink()
+                for fresh in _owned(Path(tmp) / folder.name):
+                    shutil.copyfile(Path(tmp) / folder.name / fresh, folder / fresh)
     except SpecError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    print(f"wrote generated/ from {len(list(FORMATS.glob('*.ksy')))} specs")
+    print(f"wrote generated/ and docs/ from {len(list(FORMATS.glob('*.ksy')))} specs")
     return 0
 
 

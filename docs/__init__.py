@@ -1,0 +1,1 @@
+"""Layout pages and diagrams generated from formats/*.ksy, shipped as package data."""
