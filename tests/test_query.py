@@ -16,7 +16,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.query import And, Leaf, Or
-from paimon_schema.types import DataType, float_bits, float_order
+from truth import holds
 
 TYPES = {"i": "INT", "s": "STRING", "d": "DOUBLE", "b": "BIGINT"}
 VALUES = {
@@ -33,43 +33,13 @@ INDEXES = {  # which index types each column carries (BSI only supports integer-
 }
 
 
-def sort_key(column: str, value):
-    if column == "d":
-        return float_order(float_bits(value, 64, canonical=True), 64)
-    if column == "s":
-        return value.encode()
-    return value
-
-
-def holds(leaf: Leaf, value) -> bool:
-    """Does a non-null or null row value satisfy the leaf (Paimon semantics)?"""
-    f, column = leaf.function, leaf.column
-    if f == "is_null":
-        return value is None
-    if f == "is_not_null":
-        return value is not None
-    if value is None or any(v is None for v in leaf.literals):
-        return False
-    key = sort_key(column, value)
-    lits = [sort_key(column, v) for v in leaf.literals]
-    if f == "in_":
-        return key in lits
-    if f == "not_in":
-        return key not in lits
-    if f == "between":
-        return lits[0] <= key <= lits[1]
-    op = {"equal": operator.eq, "not_equal": operator.ne, "less_than": operator.lt,
-          "less_or_equal": operator.le, "greater_than": operator.gt,
-          "greater_or_equal": operator.ge}[f]
-    return op(key, lits[0])
-
-
 def truth(predicate, table: dict[str, list], n: int) -> BitMap:
     if isinstance(predicate, And):
         return BitMap.intersection(*(truth(c, table, n) for c in predicate.children))
     if isinstance(predicate, Or):
         return BitMap.union(*(truth(c, table, n) for c in predicate.children))
-    return BitMap(r for r in range(n) if holds(predicate, table[predicate.column][r]))
+    column = predicate.column
+    return BitMap(r for r in range(n) if holds(predicate, table[column][r], TYPES[column]))
 
 
 @st.composite
