@@ -15,11 +15,16 @@ from paimon_schema.layouts.deletion_vectors import (
 )
 from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry, write_file_index
 from paimon_schema.layouts.hash_index import read_hash_index, write_hash_index
+from paimon_schema.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
 from paimon_schema.query import col, evaluate, top_n
 from paimon_schema.results import IndexResult
 
 __all__ = [
     "IndexResult",
+    "apply_deletion_vector",
+    "delete_mask",
+    "keep_mask",
+    "row_mask",
     "build_index",
     "col",
     "evaluate",
