@@ -1,37 +1,53 @@
-"""`paimon-schema`: dump and verify Paimon index files, and a self-check against Java (`demo`).
+"""`paimon-schema`: dump, verify and query Paimon index files, and a self-check against Java (`demo`).
 
 Every layout the command line knows is one `Layout` entry in `LAYOUTS`: how to parse the bytes,
-how to show the result to a person and as JSON, and a one-line summary for `verify`. Layouts of
-the contract that have no reader yet are in `LAYOUT_CHOICES` but not in `LAYOUTS`.
+how to show the result to a person and as JSON, a one-line summary and a full check for
+`verify`. Index blobs need their column's data type (`--type`); a file-index container opens its
+blobs where `--row-type` (or `--type`, for every column) gives the type.
+
+`query` answers a SQL-ish WHERE clause (or an ORDER BY ... LIMIT) over a container with
+`ps.evaluate` / `ps.top_n`; `parse_where` turns the text into a `ps.col` predicate.
 
 Exit codes: 0 success, 1 a file is malformed (or the demo found a mismatch), 2 a usage problem
-(unknown layout, no reader yet, cannot read the file).
+(unknown layout, missing or unfit type, malformed WHERE, cannot read the file).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import decimal
 import json
+import math
+import os
+import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from itertools import groupby
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from itertools import groupby, islice
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.generated.deletion_vectors import DeletionVectors
+from paimon_schema.indexes import READERS
 from paimon_schema.layouts import file_index
+from paimon_schema.query import And, Leaf, Or, Predicate
+from paimon_schema.types import INTEGER_RANGES, DataType
 
 INDEX_TYPES = ("bitmap", "bloom-filter", "bsi", "range-bitmap")
 LAYOUT_CHOICES = ("auto", "file-index", *INDEX_TYPES, "dv", "hash")
 CONTAINER_MAGIC = file_index.MAGIC.to_bytes(8, "big")
 DV_MAGICS = tuple(int(m.value).to_bytes(4, "big") for m in DeletionVectors.BinMagic)
 MAX_RANGES = 20
+RANGES_CHUNK = 1 << 22  # positions turned into one numpy array at most
 MAX_HASHES = 32
+MAX_KEYS = 20           # key lines of an index dump before "… (N more)"
+MAX_ECHO = 200          # characters of the query echoed under its result
 
 EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
 
@@ -41,15 +57,34 @@ class UsageError(Exception):
 
 
 @dataclass(frozen=True)
+class Types:
+    """The column types the command line was given: `--type` is an index blob's type, or every
+    container column's; `--row-type` gives one per column and wins over `--type`."""
+
+    data_type: str | None = None
+    row_type: Mapping[str, str] = field(default_factory=dict)
+
+    def of(self, column: str) -> str | None:
+        return self.row_type.get(column, self.data_type)
+
+    def __bool__(self) -> bool:
+        return bool(self.data_type or self.row_type)
+
+
+@dataclass(frozen=True)
 class Layout:
     """What the command line needs to know about one layout."""
 
     name: str
-    parse: Callable[[bytes, str | None], Any]   # (data, data_type) -> parsed model
-    text: Callable[[Any], Iterator[str]]        # human dump, line by line
-    json: Callable[[Any], dict[str, Any]]       # JSON fields of the dump
-    summary: Callable[[Any], str]               # one line for `verify`
-    needs_type: bool = False                    # index blobs: `--type` is required
+    parse: Callable[[bytes, Types], Any]            # (data, types) -> parsed model
+    text: Callable[[Any], Iterator[str]]            # human dump, line by line
+    json: Callable[[Any], dict[str, Any]]           # JSON fields of the dump
+    summary: Callable[[Any], str]                   # one line for `verify`
+    # `verify`: read everything the model holds; raise FormatError, or yield warnings
+    check: Callable[[Any], Iterator[str]] = lambda model: iter(())
+    # `verify`: indented lines under the OK line (the blobs of a container)
+    details: Callable[[Any], Iterator[str]] = lambda model: iter(())
+    needs_type: bool = False                        # index blobs: `--type` is required
 
 
 def count(n: int, noun: str, plural: str = "") -> str:
@@ -63,14 +98,37 @@ def count(n: int, noun: str, plural: str = "") -> str:
 def bitmap_ranges(bitmap: BitMap | BitMap64) -> np.ndarray:
     """The bitmap as sorted, disjoint, half-open `[start, stop)` runs: an (n, 2) uint64 array.
 
-    Vectorised over `to_array()`: deletion vectors hold millions of positions."""
-    values = np.asarray(bitmap.to_array()).astype(np.uint64)
+    Vectorised over `to_array()`: deletion vectors hold millions of positions. Past
+    RANGES_CHUNK positions memory stays bounded: a dense bitmap (`<>` over two billion rows)
+    is read through its few gaps, any other slice by slice."""
+    size = len(bitmap)
+    if size <= RANGES_CHUNK:
+        return _runs(bitmap.to_array())
+    low, high = bitmap.min(), bitmap.max() + 1
+    if high - low - size <= RANGES_CHUNK:
+        gaps = _runs(bitmap.flip(low, high).to_array())
+        return np.column_stack((np.concatenate(([low], gaps[:, 1])),
+                                np.concatenate((gaps[:, 0], [high])))).astype(np.uint64)
+    return _rejoined([_runs(bitmap[i:i + RANGES_CHUNK].to_array())
+                    for i in range(0, size, RANGES_CHUNK)])
+
+
+def _runs(positions: Iterable[int]) -> np.ndarray:
+    values = np.asarray(positions).astype(np.uint64)
     if not len(values):
         return np.empty((0, 2), dtype=np.uint64)
     breaks = np.flatnonzero(np.diff(values) != 1) + 1
     starts = values[np.concatenate(([0], breaks))]
     stops = values[np.concatenate((breaks - 1, [len(values) - 1]))] + 1
     return np.column_stack((starts, stops))
+
+
+def _rejoined(pieces: list[np.ndarray]) -> np.ndarray:
+    """Runs of consecutive slices, a run cut at a slice border joined again."""
+    runs = np.concatenate(pieces)
+    cut = runs[1:, 0] == runs[:-1, 1]
+    return np.column_stack((runs[np.concatenate(([True], ~cut)), 0],
+                            runs[np.concatenate((~cut, [True])), 1]))
 
 
 def positions_json(bitmap: BitMap | BitMap64) -> dict[str, Any]:
@@ -85,6 +143,63 @@ def positions_text(bitmap: BitMap | BitMap64, limit: int = MAX_RANGES) -> str:
     if len(ranges) > limit:
         shown.append(f"… ({len(ranges) - limit} more)")
     return "{" + ", ".join(shown) + "}"
+
+
+def _nulls_text(rows: BitMap) -> str:
+    return f"null rows {positions_text(rows)}" if rows else "no null rows"
+
+
+# -- values -------------------------------------------------------------------------------------
+
+
+def value_json(data_type: DataType, value: object) -> object:
+    """A key (or a BSI's stored long) as JSON a person can read: ISO text for temporal types,
+    decimal text for DECIMAL (stored unscaled), FLOAT at float32 precision, non-finite floats
+    as text. Raw integers stay where the ISO form does not exist (out of datetime's range)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+        return float(str(np.float32(value))) if data_type.root == "FLOAT" else value
+    root = data_type.root
+    if root == "DECIMAL":
+        return str(decimal.Decimal(value).scaleb(-(data_type.scale or 0)))
+    try:
+        if root == "DATE":
+            return (ps.types.EPOCH_DATE + dt.timedelta(days=value)).isoformat()
+        if root == "TIME":
+            moment = dt.datetime.min + dt.timedelta(milliseconds=value)
+            return moment.time().isoformat("milliseconds" if value % 1000 else "seconds")
+        if data_type.is_timestamp:
+            micros = value * 1000 if (data_type.precision or 0) <= 3 else value
+            moment = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
+            spec = "seconds" if micros % 1_000_000 == 0 else \
+                "milliseconds" if (data_type.precision or 0) <= 3 else "microseconds"
+            return moment.isoformat(" ", spec)
+    except (OverflowError, ValueError):
+        return value
+    return value
+
+
+def value_text(data_type: DataType, value: object) -> str:
+    """A key for a person: strings quoted (an empty one stays visible), the rest as in JSON."""
+    return repr(value) if isinstance(value, str) else str(value_json(data_type, value))
+
+
+def _value_rows_text(data_type: DataType, pairs: Iterable[tuple[object, BitMap]],
+                     total: int) -> Iterator[str]:
+    """`  value  {rows}` per key, cut after MAX_KEYS lines."""
+    for value, rows in islice(pairs, MAX_KEYS):
+        yield f"  {value_text(data_type, value)}  {positions_text(rows)}"
+    if total > MAX_KEYS:
+        yield f"  … ({total - MAX_KEYS} more)"
+
+
+def _value_rows_json(data_type: DataType,
+                     pairs: Iterable[tuple[object, BitMap]]) -> list[dict[str, Any]]:
+    return [{"value": value_json(data_type, value), "rows": positions_json(rows)}
+            for value, rows in pairs]
 
 
 # -- deletion vectors ---------------------------------------------------------------------------
@@ -111,12 +226,288 @@ def _dv_summary(f: ps.DeletionVectorFile) -> str:
             f"{count(sum(b.cardinality for b in f.bins), 'position')}")
 
 
+# -- index blobs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class OpenIndex:
+    """An opened index blob, with the type its keys are shown in."""
+
+    index_type: str
+    data_type: DataType
+    reader: Any
+
+
+def open_blob(index_type: str, blob: bytes, data_type: str) -> OpenIndex:
+    """`ps.open_index`; a type the index does not support is a usage problem."""
+    try:
+        dtype = DataType.parse(data_type)
+        return OpenIndex(index_type, dtype, ps.open_index(index_type, blob, dtype))
+    except ps.SchemaError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def _header(ix: OpenIndex, *facts: str) -> str:
+    return f"{ix.index_type} index ({ix.data_type}), " + ", ".join(facts)
+
+
+def _bitmap_text(ix: OpenIndex) -> Iterator[str]:
+    r = ix.reader
+    yield _header(ix, f"V{r.version}", count(r.num_rows, "row"), count(len(r), "key"),
+                  _nulls_text(r.null_rows))
+    yield from _value_rows_text(ix.data_type, r.items(), len(r))
+
+
+def _bitmap_json(ix: OpenIndex) -> dict[str, Any]:
+    r = ix.reader
+    return {"version": r.version, "num_rows": r.num_rows, "num_keys": len(r),
+            "null_rows": positions_json(r.null_rows),
+            "keys": _value_rows_json(ix.data_type, r.items())}
+
+
+def _bitmap_summary(ix: OpenIndex) -> str:
+    r = ix.reader
+    return (f"V{r.version}, {count(r.num_rows, 'row')}, {count(len(r), 'key')}, "
+            f"{count(len(r.null_rows), 'null row')}")
+
+
+def _bitmap_check(ix: OpenIndex) -> Iterator[str]:
+    """Every block and bitmap read; each row must have exactly one key or be null."""
+    r = ix.reader
+    rows = [bitmap for _, bitmap in r.items()] + [r.null_rows]
+    covered = BitMap.union(*rows)
+    shared = sum(map(len, rows)) - len(covered)
+    if shared:
+        yield f"{count(shared, 'row')} belong to more than one key (or to a key and null)"
+    if len(covered) != r.num_rows:
+        yield f"{count(r.num_rows - len(covered), 'row')} have neither a key nor null"
+
+
+def _bloom_set_bits(ix: OpenIndex) -> int:
+    # The reader has no public accessor for its bit set yet.
+    return int(np.unpackbits(np.frombuffer(ix.reader._bitset, dtype=np.uint8)).sum())
+
+
+def _bloom_facts(ix: OpenIndex) -> tuple[int, int, int, float]:
+    """(k, bits, bits set, false-positive rate as Java's reader probes)."""
+    r = ix.reader
+    bits, set_bits = r.num_bits, _bloom_set_bits(ix)
+    return r.num_hash_functions, bits, set_bits, (set_bits / bits) ** r.probes   # bits >= 8
+
+
+def _bloom_text(ix: OpenIndex) -> Iterator[str]:
+    k, bits, set_bits, fpp = _bloom_facts(ix)
+    yield _header(ix, f"k {k}", f"{bits} bits", f"{set_bits} set ({set_bits / bits:.1%})",
+                  f"false-positive rate ≈ {fpp:.2g}")
+
+
+def _bloom_json(ix: OpenIndex) -> dict[str, Any]:
+    k, bits, set_bits, fpp = _bloom_facts(ix)
+    return {"num_hash_functions": k, "num_bits": bits, "set_bits": set_bits,
+            "fill_ratio": set_bits / bits, "false_positive_rate": fpp}
+
+
+def _bloom_summary(ix: OpenIndex) -> str:
+    k, bits, set_bits, _ = _bloom_facts(ix)
+    return f"k {k}, {bits} bits, {set_bits} set"
+
+
+def _bloom_check(ix: OpenIndex) -> Iterator[str]:
+    r = ix.reader
+    if r.probes != r.num_hash_functions:
+        yield (f"k {r.num_hash_functions} >= 128 reads as negative in Java: no bit is tested, "
+               f"every value passes")
+
+
+def _bsi_by_value(ix: OpenIndex) -> list[tuple[int, BitMap]]:
+    """(value, rows) for every distinct stored value, ascending."""
+    by_value: dict[int, list[int]] = {}
+    for row, value in ix.reader.values().items():
+        by_value.setdefault(value, []).append(row)
+    return [(value, BitMap(rows)) for value, rows in sorted(by_value.items())]
+
+
+def _bsi_part_text(name: str, part: Any) -> str:
+    if not part.ebm:
+        return f"  {name} part: none"
+    return (f"  {name} part: min {part.min_value}, max {part.max_value}, "
+            f"{count(len(part.slices), 'slice')}, rows {positions_text(part.ebm)}")
+
+
+def _bsi_text(ix: OpenIndex) -> Iterator[str]:
+    r = ix.reader
+    values = _bsi_by_value(ix)
+    span = (f"values {value_text(ix.data_type, values[0][0])} .. "
+            f"{value_text(ix.data_type, values[-1][0])}") if values else "no values"
+    yield _header(ix, count(r.num_rows, "row"), span, _nulls_text(r.null_rows))
+    yield _bsi_part_text("positive", r.positive)
+    yield _bsi_part_text("negative", r.negative)
+    yield from _value_rows_text(ix.data_type, values, len(values))
+
+
+def _bsi_part_json(part: Any) -> dict[str, Any] | None:
+    if not part.ebm:
+        return None
+    return {"min": part.min_value, "max": part.max_value, "num_slices": len(part.slices),
+            "rows": positions_json(part.ebm)}
+
+
+def _bsi_json(ix: OpenIndex) -> dict[str, Any]:
+    r = ix.reader
+    return {"num_rows": r.num_rows, "null_rows": positions_json(r.null_rows),
+            "positive": _bsi_part_json(r.positive), "negative": _bsi_part_json(r.negative),
+            "values": _value_rows_json(ix.data_type, _bsi_by_value(ix))}
+
+
+def _bsi_summary(ix: OpenIndex) -> str:
+    r = ix.reader
+    return (f"{count(r.num_rows, 'row')}, {count(len(set(r.values().values())), 'distinct value')}"
+            f", {count(len(r.null_rows), 'null row')}")
+
+
+def _range_shape(ix: OpenIndex) -> tuple[int, int]:
+    """(dictionary chunks, BSI slices)."""
+    # The reader has no public accessors for these yet.
+    r = ix.reader
+    return r._dictionary.num_chunks, r._bsi.num_slices
+
+
+def _range_text(ix: OpenIndex) -> Iterator[str]:
+    r = ix.reader
+    chunks, slices = _range_shape(ix)
+    span = (f"min {value_text(ix.data_type, r.min)}, max {value_text(ix.data_type, r.max)}"
+            if r.num_keys > 0 else "no keys")
+    yield _header(ix, count(r.num_rows, "row"), count(r.num_keys, "key"),
+                  count(chunks, "chunk"), count(slices, "slice"), span, _nulls_text(r.null_rows))
+    yield from _value_rows_text(ix.data_type, r.items(), r.num_keys)
+
+
+def _range_json(ix: OpenIndex) -> dict[str, Any]:
+    r = ix.reader
+    chunks, slices = _range_shape(ix)
+    return {"num_rows": r.num_rows, "num_keys": r.num_keys, "num_chunks": chunks,
+            "num_slices": slices, "min": value_json(ix.data_type, r.min),
+            "max": value_json(ix.data_type, r.max), "null_rows": positions_json(r.null_rows),
+            "keys": _value_rows_json(ix.data_type, r.items())}
+
+
+def _range_summary(ix: OpenIndex) -> str:
+    r = ix.reader
+    chunks, _ = _range_shape(ix)
+    return (f"{count(r.num_rows, 'row')}, {count(r.num_keys, 'key')} in "
+            f"{count(chunks, 'chunk')}, {count(len(r.null_rows), 'null row')}")
+
+
+def _range_check(ix: OpenIndex) -> Iterator[str]:
+    """Every chunk and slice read; codes, min and max must agree with the dictionary."""
+    r = ix.reader
+    items = list(r.items())
+    if len(items) != max(r.num_keys, 0):
+        yield f"the dictionary holds {count(len(items), 'key')}, the header says {r.num_keys}"
+    if items and (items[0][0], items[-1][0]) != (r.min, r.max):
+        yield (f"the header's min/max ({r.min!r}, {r.max!r}) are not the dictionary's first "
+               f"and last keys ({items[0][0]!r}, {items[-1][0]!r}); Java's shortcuts use them")
+    unused = sum(not rows for _, rows in items)
+    if unused:
+        yield f"{count(unused, 'key')} of the dictionary have no rows"
+    coded = BitMap.union(BitMap(), *(rows for _, rows in items))
+    stray = len(BitMap().flip(0, r.num_rows) - r.null_rows - coded)
+    if stray:
+        yield f"{count(stray, 'row')} carry codes beyond the dictionary"
+
+
+def _index_layout(name: str, text: Callable[[OpenIndex], Iterator[str]],
+                  to_json: Callable[[OpenIndex], dict[str, Any]],
+                  summary: Callable[[OpenIndex], str],
+                  check: Callable[[OpenIndex], Iterator[str]]) -> Layout:
+    def parse(data: bytes, types: Types) -> OpenIndex:
+        return open_blob(name, data, types.data_type or "")
+
+    def json_fields(ix: OpenIndex) -> dict[str, Any]:
+        return {"index_type": ix.index_type, "data_type": str(ix.data_type), **to_json(ix)}
+
+    return Layout(name, parse, text, json_fields, summary, check, needs_type=True)
+
+
 # -- file-index container -----------------------------------------------------------------------
 
 
-def _by_column(fi: ps.FileIndexFile) -> Iterator[tuple[str, list[ps.IndexEntry]]]:
-    """The head's entries in file order, grouped by column (duplicates stay visible)."""
-    for column, entries in groupby(fi.entries, key=lambda e: e.column):
+@dataclass(frozen=True)
+class Container:
+    """A parsed container and its blobs, opened where the column's type is known."""
+
+    file: ps.FileIndexFile
+    paths: list[str]                    # each entry's field path, `columns[i].indexes[j]`
+    blobs: dict[int, OpenIndex]         # by position in `file.entries`
+    unchecked: list[str]                # why the other blobs were not opened
+    typed: bool                         # whether any type was given
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.file.warnings
+
+
+def _entry_paths(fi: ps.FileIndexFile) -> list[str]:
+    seen: dict[int, int] = {}
+    paths = []
+    for e in fi.entries:
+        j = seen.get(e.column_index, 0)
+        seen[e.column_index] = j + 1
+        paths.append(f"columns[{e.column_index}].indexes[{j}]")
+    return paths
+
+
+def _blob_name(e: ps.IndexEntry) -> str:
+    return f"{e.column!r} {e.index_type}"
+
+
+@contextmanager
+def _in_blob(path: str, e: ps.IndexEntry) -> Iterator[None]:
+    """A FormatError inside a blob, located in the container (offset and field path)."""
+    try:
+        yield
+    except ps.FormatError as exc:
+        raise exc.within(f"{path}.blob", e.offset) from exc
+
+
+def parse_container(data: bytes, types: Types) -> Container:
+    """The container, each blob opened with its column's type (errors located in the file)."""
+    fi = ps.FileIndexFile.parse(data)
+    paths = _entry_paths(fi)
+    blobs: dict[int, OpenIndex] = {}
+    untyped: list[str] = []
+    unknown: list[str] = []
+    for i, e in enumerate(fi.entries):
+        if e.blob is None:
+            continue
+        data_type = types.of(e.column)
+        if e.index_type not in READERS:
+            unknown.append(_blob_name(e))
+        elif data_type is None:
+            untyped.append(repr(e.column))
+        else:
+            blobs[i] = _open_entry(e, paths[i], data_type)
+    unchecked = []
+    if untyped:
+        unchecked.append(f"no type for {', '.join(dict.fromkeys(untyped))} "
+                         f"(pass --row-type or --type)")
+    if unknown:
+        unchecked.append(f"no reader for {', '.join(unknown)}")
+    return Container(fi, paths, blobs, unchecked, bool(types))
+
+
+def _open_entry(e: ps.IndexEntry, path: str, data_type: str) -> OpenIndex:
+    try:
+        with _in_blob(path, e):
+            return open_blob(e.index_type, e.blob, data_type)
+    except UsageError as exc:
+        raise UsageError(f"{_blob_name(e)}: {exc}") from exc
+
+
+def _by_column(fi: ps.FileIndexFile) -> Iterator[tuple[str, list[tuple[int, ps.IndexEntry]]]]:
+    """The head's entries (with their positions) in file order, grouped by column
+    (duplicates stay visible)."""
+    for column, entries in groupby(enumerate(fi.entries), key=lambda ie: ie[1].column):
         yield column, list(entries)
 
 
@@ -126,24 +517,56 @@ def _entry_text(e: ps.IndexEntry) -> str:
     return f"{e.index_type}  at {e.offset}, {count(len(e.blob), 'byte')}"
 
 
-def _container_text(fi: ps.FileIndexFile) -> Iterator[str]:
+def _container_text(c: Container) -> Iterator[str]:
+    fi = c.file
     yield (f"file-index container, head {fi.head_length} bytes, "
            f"{count(len(fi.columns), 'column')}, {count(len(fi.entries), 'entry', 'entries')}")
     for column, entries in _by_column(fi):
-        yield f"  {column!r}: " + "; ".join(_entry_text(e) for e in entries)
+        yield f"  {column!r}: " + "; ".join(_entry_text(e) for _, e in entries)
+        for i, e in entries:
+            if i in c.blobs:
+                with _in_blob(c.paths[i], e):
+                    yield from ("    " + line for line in LAYOUTS[e.index_type].text(c.blobs[i]))
 
 
-def _container_json(fi: ps.FileIndexFile) -> dict[str, Any]:
+def _container_json(c: Container) -> dict[str, Any]:
+    fi = c.file
+
+    def entry(i: int, e: ps.IndexEntry) -> dict[str, Any]:
+        fields = {"type": e.index_type, "offset": e.offset, "length": e.length,
+                  "blob_size": None if e.blob is None else len(e.blob)}
+        if i in c.blobs:
+            with _in_blob(c.paths[i], e):
+                fields["index"] = LAYOUTS[e.index_type].json(c.blobs[i])
+        return fields
+
     return {"head_length": fi.head_length, "redundant": fi.redundant.hex(), "columns": [
-        {"name": column, "indexes": [
-            {"type": e.index_type, "offset": e.offset, "length": e.length,
-             "blob_size": None if e.blob is None else len(e.blob)}
-            for e in entries]}
+        {"name": column, "indexes": [entry(i, e) for i, e in entries]}
         for column, entries in _by_column(fi)]}
 
 
-def _container_summary(fi: ps.FileIndexFile) -> str:
+def _container_summary(c: Container) -> str:
+    fi = c.file
     return f"{count(len(fi.columns), 'column')}, {count(len(fi.entries), 'entry', 'entries')}"
+
+
+def _container_check(c: Container) -> Iterator[str]:
+    """Every opened blob read in full; its warnings and errors located in the container."""
+    for i, ix in c.blobs.items():
+        e, path = c.file.entries[i], c.paths[i]
+        with _in_blob(path, e):
+            warnings = list(LAYOUTS[ix.index_type].check(ix))
+        yield from (f"{path} ({_blob_name(e)}): {w}" for w in warnings)
+
+
+def _container_details(c: Container) -> Iterator[str]:
+    for i, ix in c.blobs.items():
+        e = c.file.entries[i]
+        yield f"   {_blob_name(e)}: {LAYOUTS[ix.index_type].summary(ix)}"
+    if c.unchecked and not c.typed:
+        yield "   index blobs not checked: pass --row-type (or --type for every column)"
+    elif c.unchecked:
+        yield from (f"   not checked: {reason}" for reason in c.unchecked)
 
 
 # -- hash index ---------------------------------------------------------------------------------
@@ -163,10 +586,18 @@ def _hash_json(hashes: np.ndarray) -> dict[str, Any]:
 LAYOUTS: dict[str, Layout] = {
     "dv": Layout("dv", lambda data, _: ps.DeletionVectorFile.parse(data),
                  _dv_text, _dv_json, _dv_summary),
-    "file-index": Layout("file-index", lambda data, _: ps.FileIndexFile.parse(data),
-                         _container_text, _container_json, _container_summary),
+    "file-index": Layout("file-index", parse_container, _container_text, _container_json,
+                         _container_summary, _container_check, _container_details),
     "hash": Layout("hash", lambda data, _: ps.read_hash_index(data),
                    _hash_text, _hash_json, lambda h: count(len(h), "int")),
+    "bitmap": _index_layout("bitmap", _bitmap_text, _bitmap_json, _bitmap_summary,
+                            _bitmap_check),
+    "bloom-filter": _index_layout("bloom-filter", _bloom_text, _bloom_json, _bloom_summary,
+                                  _bloom_check),
+    "bsi": _index_layout("bsi", _bsi_text, _bsi_json, _bsi_summary,
+                         lambda ix: iter(())),     # decoded in full when opened
+    "range-bitmap": _index_layout("range-bitmap", _range_text, _range_json, _range_summary,
+                                  _range_check),
 }
 
 
@@ -182,7 +613,7 @@ def detect(data: bytes) -> str | None:
     return None
 
 
-def resolve(name: str, data: bytes, data_type: str | None) -> Layout:
+def resolve(name: str, data: bytes, types: Types) -> Layout:
     """The `Layout` for `--layout name` (detected for `auto`), or a UsageError saying why not."""
     if name == "auto":
         detected = detect(data)
@@ -191,23 +622,24 @@ def resolve(name: str, data: bytes, data_type: str | None) -> Layout:
                              "file; pass --layout (a hash index has no header: --layout hash; "
                              "an index blob needs --layout TYPE --type DATA_TYPE)")
         name = detected
-    layout = LAYOUTS.get(name)
-    if layout is None:
-        raise UsageError(f"the {name} reader is not available yet "
-                         f"(available: {', '.join(sorted(LAYOUTS))})")
-    if layout.needs_type and not data_type:
+    layout = LAYOUTS[name]
+    if layout.needs_type and not types.data_type:
         raise UsageError(f"--layout {name} needs --type DATA_TYPE (e.g. --type INT)")
     return layout
 
 
-def load(path: str, layout_name: str, data_type: str | None) -> tuple[Layout, bytes, Any]:
-    """Read and parse one file: (layout, bytes, model); FormatError or UsageError otherwise."""
+def read_bytes(path: str) -> bytes:
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}") from exc
-    layout = resolve(layout_name, data, data_type)
-    return layout, data, layout.parse(data, data_type)
+
+
+def load(path: str, layout_name: str, types: Types) -> tuple[Layout, bytes, Any]:
+    """Read and parse one file: (layout, bytes, model); FormatError or UsageError otherwise."""
+    data = read_bytes(path)
+    layout = resolve(layout_name, data, types)
+    return layout, data, layout.parse(data, types)
 
 
 def warnings_of(model: Any) -> list[str]:
@@ -233,30 +665,570 @@ def format_error_lines(path: str, exc: ps.FormatError) -> list[str]:
     return [f"{path}: {exc}", f"    offset={offset} path={exc.path or '-'}"]
 
 
+# -- types from the command line ----------------------------------------------------------------
+
+
+def _split_top_level(text: str) -> list[str]:
+    """Split at commas outside parentheses (`DECIMAL(10, 2)` keeps its comma)."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
+def parse_row_type(text: str) -> dict[str, str]:
+    """`"a:INT, b:DECIMAL(10, 2), `m[k]`:STRING"` -> {column: type}; UsageError if malformed.
+
+    A name ends at its last colon (types have none); backticks around it are optional."""
+    row_type: dict[str, str] = {}
+    for part in _split_top_level(text):
+        name, colon, data_type = part.rpartition(":")
+        name = name.strip()
+        if len(name) >= 2 and name[0] == name[-1] == "`":
+            name = name[1:-1].replace("``", "`")
+        if not colon or not name:
+            raise UsageError(f"--row-type: {part.strip()!r} is not COLUMN:TYPE "
+                             f"(e.g. --row-type \"a:INT,b:STRING\")")
+        if name in row_type:
+            raise UsageError(f"--row-type: column {name!r} is given twice")
+        row_type[name] = _checked_type(data_type.strip(), f"--row-type {name!r}")
+    return row_type
+
+
+def _checked_type(data_type: str, where: str) -> str:
+    try:
+        DataType.parse(data_type)
+    except ps.SchemaError as exc:
+        raise UsageError(f"{where}: {exc}") from exc
+    return data_type
+
+
+def types_of(args: argparse.Namespace) -> Types:
+    """`--type` and `--row-type`, checked."""
+    data_type = args.type and _checked_type(args.type, "--type")
+    row_type = parse_row_type(args.row_type) if args.row_type else {}
+    return Types(data_type, row_type)
+
+
+# -- WHERE: a SQL-ish predicate -----------------------------------------------------------------
+
+MAX_NESTING = 64                # parentheses and NOTs: keeps recursion far from Python's limit
+KEYWORDS = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "TRUE", "FALSE"})
+TYPED_LITERALS = frozenset({"DATE", "TIME", "TIMESTAMP"})
+COMPARISONS: dict[str, Callable[[ps.col, object], Predicate]] = {
+    "=": lambda c, v: c == v, "!=": lambda c, v: c != v, "<>": lambda c, v: c != v,
+    "<": lambda c, v: c < v, "<=": lambda c, v: c <= v,
+    ">": lambda c, v: c > v, ">=": lambda c, v: c >= v,
+}
+_TOKEN = re.compile(r"""
+      (?P<space>\s+)
+    | (?P<hex>[xX]'[0-9A-Fa-f]*')
+    | (?P<string>'(?:[^']|'')*')
+    | (?P<quoted>`(?:[^`]|``)*`)
+    | (?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
+    | (?P<op><=|>=|<>|!=|[=<>(),])
+    | (?P<word>[^\W\d]\w*)
+""", re.VERBOSE)
+
+
+class Token(NamedTuple):
+    kind: str           # hex, string, quoted, number, op, word, end
+    text: str
+    pos: int
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind == "word" and self.text.upper() in words
+
+
+class WhereError(UsageError):
+    """A malformed WHERE clause, pointing at the place."""
+
+    def __init__(self, message: str, text: str, pos: int) -> None:
+        super().__init__(f"--where: {message}\n    {text}\n    {' ' * pos}^")
+
+
+def tokenize(text: str) -> list[Token]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            what = {"'": "unterminated string", "`": "unterminated quoted name"}.get(text[pos])
+            raise WhereError(what or f"unexpected character {text[pos]!r}", text, pos)
+        if match.lastgroup != "space":
+            tokens.append(Token(match.lastgroup, match.group(), pos))
+        pos = match.end()
+    return [*tokens, Token("end", "", len(text))]
+
+
+def coerce_literal(raw: object, data_type: DataType) -> object:
+    """A WHERE literal as the Python value the library takes for `data_type`.
+
+    `raw` is what the tokenizer read: None (NULL), bool, int, Decimal, str or bytes (X'..').
+    ValueError says what was expected."""
+    if raw is None:
+        return None
+    root = data_type.root
+    if root == "BOOLEAN":
+        if isinstance(raw, bool):
+            return raw
+        raise ValueError(f"{data_type} takes TRUE or FALSE")
+    if isinstance(raw, bool):
+        raise ValueError(f"TRUE/FALSE is not a {data_type} value")
+    if root in INTEGER_RANGES:
+        if isinstance(raw, decimal.Decimal) and raw == raw.to_integral_value():
+            return int(raw)
+        if isinstance(raw, int):
+            return raw
+        raise ValueError(f"{data_type} takes an integer")
+    if data_type.is_float:
+        if isinstance(raw, (int, decimal.Decimal)):
+            return float(raw)
+        if isinstance(raw, str) and raw.lower().lstrip("+-") in ("nan", "infinity", "inf"):
+            return float(raw)
+        raise ValueError(f"{data_type} takes a number (or 'NaN', 'Infinity', '-Infinity')")
+    if root == "DECIMAL":
+        if isinstance(raw, (int, decimal.Decimal)):
+            return decimal.Decimal(raw)
+        raise ValueError(f"{data_type} takes a number")
+    if data_type.is_string:
+        if isinstance(raw, str):
+            return raw
+        raise ValueError(f"{data_type} takes a 'quoted string'")
+    if data_type.is_binary:
+        if isinstance(raw, (bytes, str)):
+            return raw if isinstance(raw, bytes) else raw.encode("utf-8")
+        raise ValueError(f"{data_type} takes X'hex' or a 'string' (its UTF-8 bytes)")
+    return _temporal_literal(raw, data_type)
+
+
+def _temporal_literal(raw: object, data_type: DataType) -> object:
+    """DATE, TIME, TIMESTAMP: ISO text, or the raw index integer (days, millis, epoch ...)."""
+    parse, example = {
+        "DATE": (dt.date.fromisoformat, "'2024-01-31'"),
+        "TIME": (dt.time.fromisoformat, "'12:30:00.250'"),
+    }.get(data_type.root, (dt.datetime.fromisoformat, "'2024-01-31 12:30:00'"))
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, str):
+        try:
+            return parse(raw)
+        except ValueError:
+            pass
+    raise ValueError(f"{data_type} takes ISO text such as {example} or the index's integer")
+
+
+class WhereParser:
+    """Recursive descent over the WHERE grammar, building `ps.col` predicates.
+
+    where   := or
+    or      := and (OR and)*
+    and     := unary (AND unary)*
+    unary   := NOT unary | '(' or ')' | leaf
+    leaf    := column ( op literal | [NOT] IN '(' literal, ... ')' | IS [NOT] NULL
+                      | [NOT] BETWEEN literal AND literal )
+    """
+
+    def __init__(self, text: str, types: Types) -> None:
+        self.text = text
+        self.types = types
+        self.tokens = tokenize(text)
+        self.i = 0
+        self.depth = 0
+
+    def parse(self) -> Predicate:
+        if self.peek().kind == "end":
+            raise self.error("empty WHERE clause")
+        predicate = self.disjunction()
+        if self.peek().kind != "end":
+            raise self.error(f"unexpected {self.describe(self.peek())} (missing AND/OR?)")
+        return predicate
+
+    # -- tokens ----------------------------------------------------------------------------------
+
+    def peek(self) -> Token:
+        return self.tokens[self.i]
+
+    def take(self) -> Token:
+        token = self.tokens[self.i]
+        self.i = min(self.i + 1, len(self.tokens) - 1)
+        return token
+
+    def accept(self, *words: str) -> bool:
+        if self.peek().is_word(*words):
+            self.take()
+            return True
+        return False
+
+    def expect_op(self, op: str, what: str) -> None:
+        token = self.take()
+        if token.kind != "op" or token.text != op:
+            raise self.error(f"expected {what}, found {self.describe(token)}", token)
+
+    def error(self, message: str, token: Token | None = None) -> WhereError:
+        return WhereError(message, self.text, (token or self.peek()).pos)
+
+    @staticmethod
+    def describe(token: Token) -> str:
+        return "the end" if token.kind == "end" else repr(token.text)
+
+    @contextmanager
+    def nested(self) -> Iterator[None]:
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise self.error(f"nested more than {MAX_NESTING} deep")
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+    # -- grammar ---------------------------------------------------------------------------------
+
+    def disjunction(self) -> Predicate:
+        children = [self.conjunction()]
+        while self.accept("OR"):
+            children.append(self.conjunction())
+        return _joined(Or, children)
+
+    def conjunction(self) -> Predicate:
+        children = [self.unary()]
+        while self.accept("AND"):
+            children.append(self.unary())
+        return _joined(And, children)
+
+    def unary(self) -> Predicate:
+        if self.accept("NOT"):
+            with self.nested():
+                return ~self.unary()
+        token = self.peek()
+        if token.kind == "op" and token.text == "(":
+            self.take()
+            with self.nested():
+                inner = self.disjunction()
+            self.expect_op(")", "')'")
+            return inner
+        return self.leaf()
+
+    def leaf(self) -> Predicate:
+        typed = self.column()
+        column = ps.col(typed[0])
+        token = self.take()
+        if token.kind == "op" and token.text in COMPARISONS:
+            return COMPARISONS[token.text](column, self.literal(typed))
+        if token.is_word("IS"):
+            negated = self.accept("NOT")
+            if not self.accept("NULL"):
+                raise self.error("expected NULL after IS" + (" NOT" if negated else ""))
+            return column.is_not_null() if negated else column.is_null()
+        negated = token.is_word("NOT")
+        if negated:
+            token = self.take()
+        if token.is_word("IN"):
+            values = self.literal_list(typed)
+            return column.not_in(values) if negated else column.isin(values)
+        if token.is_word("BETWEEN"):
+            low = self.literal(typed)
+            if not self.accept("AND"):
+                raise self.error("expected AND in BETWEEN ... AND ...")
+            between = column.between(low, self.literal(typed))
+            return ~between if negated else between
+        expected = "IN or BETWEEN after NOT" if negated else \
+            "an operator (=, <>, <, <=, >, >=, IN, IS NULL, BETWEEN)"
+        raise self.error(f"expected {expected}, found {self.describe(token)}", token)
+
+    def column(self) -> tuple[str, DataType]:
+        token = self.take()
+        if token.kind == "quoted":
+            name = token.text[1:-1].replace("``", "`")
+        elif token.kind == "word" and token.text.upper() not in KEYWORDS:
+            name = token.text
+        else:
+            raise self.error(f"expected a column name, found {self.describe(token)} "
+                             f"(quote unusual names with backticks: `m[k]`)", token)
+        data_type = self.types.of(name)
+        if data_type is None:
+            raise self.error(f"no type for column {name!r}: add it to --row-type", token)
+        return name, DataType.parse(data_type)
+
+    def literal_list(self, column: tuple[str, DataType]) -> list[object]:
+        self.expect_op("(", "'(' after IN")
+        values = [self.literal(column)]
+        while self.peek().kind == "op" and self.peek().text == ",":
+            self.take()
+            values.append(self.literal(column))
+        self.expect_op(")", "',' or ')' in the IN list")
+        return values
+
+    def literal(self, column: tuple[str, DataType]) -> object:
+        """The next literal as a value of the column's type."""
+        name, data_type = column
+        token = self.take()
+        if token.is_word(*TYPED_LITERALS) and self.peek().kind == "string":
+            token = self.take()               # DATE '2024-01-31': the text decides
+        try:
+            raw = self.raw_literal(token)
+            value = coerce_literal(raw, data_type)
+            ps.types.internal(data_type, value)          # range and precision checks
+        except (ValueError, ps.SchemaError) as exc:
+            raise self.error(f"column {name!r}: {exc}", token) from exc
+        return value
+
+    def raw_literal(self, token: Token) -> object:
+        if token.kind == "string":
+            return token.text[1:-1].replace("''", "'")
+        if token.kind == "hex":
+            digits = token.text[2:-1]
+            if len(digits) % 2:
+                raise ValueError(f"X'{digits}' needs pairs of hex digits")
+            return bytes.fromhex(digits)
+        if token.kind == "number":
+            return int(token.text) if token.text.lstrip("+-").isdigit() \
+                else decimal.Decimal(token.text)
+        if token.is_word("NULL"):
+            return None
+        if token.is_word("TRUE", "FALSE"):
+            return token.text.upper() == "TRUE"
+        raise self.error(f"expected a literal (a number, 'text', NULL, TRUE or FALSE), "
+                         f"found {self.describe(token)}", token)
+
+
+def _joined(kind: type[And] | type[Or], children: list[Predicate]) -> Predicate:
+    """One flat AND (OR) node: a nested one of the same kind is spliced in, so that equal
+    conditions give equal predicates and `sql_text` parses back to the same predicate."""
+    flat: list[Predicate] = []
+    for child in children:
+        flat.extend(child.children if isinstance(child, kind) else (child,))
+    return flat[0] if len(flat) == 1 else kind(tuple(flat))
+
+
+def parse_where(text: str, types: Types) -> Predicate:
+    """A WHERE clause as a `ps.col` predicate, literals typed by `types`; WhereError if not."""
+    return WhereParser(text, types).parse()
+
+
+SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "less_than": "<", "less_or_equal": "<=",
+                 "greater_than": ">", "greater_or_equal": ">="}
+
+
+def sql_column(name: str) -> str:
+    if re.fullmatch(r"[^\W\d]\w*", name) and name.upper() not in KEYWORDS:
+        return name
+    return "`" + name.replace("`", "``") + "`"
+
+
+def sql_literal(value: object) -> str:
+    """A value as a WHERE literal that parses back to it."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    if isinstance(value, bytes):
+        return f"X'{value.hex()}'"
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"'{value_json(DataType('DOUBLE'), value)}'"
+    if isinstance(value, dt.datetime):
+        return f"TIMESTAMP '{value.isoformat(' ')}'"
+    for kind, cls in (("DATE", dt.date), ("TIME", dt.time)):
+        if isinstance(value, cls):
+            return f"{kind} '{value.isoformat()}'"
+    return str(value)
+
+
+def sql_text(predicate: Predicate) -> str:
+    """The predicate as WHERE text, NOT already pushed down to the leaves."""
+    if isinstance(predicate, (And, Or)):
+        joiner = " AND " if isinstance(predicate, And) else " OR "
+        return joiner.join(f"({sql_text(c)})" if isinstance(c, Or) and isinstance(predicate, And)
+                           else sql_text(c) for c in predicate.children)
+    assert isinstance(predicate, Leaf)
+    column, f, values = sql_column(predicate.column), predicate.function, predicate.literals
+    if f in SQL_OPERATORS:
+        return f"{column} {SQL_OPERATORS[f]} {sql_literal(values[0])}"
+    if f in ("in_", "not_in"):
+        listed = ", ".join(map(sql_literal, values))
+        return f"{column} {'IN' if f == 'in_' else 'NOT IN'} ({listed})"
+    if f == "between":
+        return f"{column} BETWEEN {sql_literal(values[0])} AND {sql_literal(values[1])}"
+    return f"{column} {'IS NULL' if f == 'is_null' else 'IS NOT NULL'}"
+
+
+# -- query --------------------------------------------------------------------------------------
+
+
+class BadFile(Exception):
+    """A FormatError in one named file (exit 1)."""
+
+    def __init__(self, path: str, error: ps.FormatError) -> None:
+        super().__init__(str(error))
+        self.path = path
+        self.error = error
+
+
+def _parsed(path: str, parse: Callable[[bytes], Any]) -> tuple[bytes, Any]:
+    data = read_bytes(path)
+    try:
+        return data, parse(data)
+    except ps.FormatError as exc:
+        raise BadFile(path, exc) from exc
+
+
+def load_container(path: str) -> ps.FileIndexFile:
+    def parse(data: bytes) -> ps.FileIndexFile:
+        if detect(data) != "file-index":
+            raise UsageError(f"{path}: query needs a file-index container (no container magic)")
+        return ps.FileIndexFile.parse(data)
+
+    return _parsed(path, parse)[1]
+
+
+@dataclass(frozen=True)
+class DeletionVector:
+    path: str
+    offset: int
+    length: int
+    bitmap: BitMap | BitMap64
+
+
+def _dv_range(text: str) -> tuple[int, int]:
+    match = re.fullmatch(r"\s*(\d+)\s*[:,]\s*(\d+)\s*", text)
+    if match is None:
+        raise UsageError(f"--dv-range {text!r} is not OFFSET:LENGTH (e.g. 1:24)")
+    return int(match[1]), int(match[2])
+
+
+def load_deletion_vector(path: str, dv_range: str | None) -> DeletionVector:
+    """The bitmap at `--dv-range` (or the file's only bin) of a deletion-vector file."""
+    if dv_range is not None:
+        offset, length = _dv_range(dv_range)
+        _, bitmap = _parsed(path, lambda data: ps.read_deletion_vector(data, offset, length))
+        return DeletionVector(path, offset, length, bitmap)
+    _, f = _parsed(path, ps.DeletionVectorFile.parse)
+    if len(f.bins) != 1:
+        ranges = ", ".join(f"{b.offset}:{b.length}" for b in f.bins) or "none"
+        raise UsageError(f"{path} holds {count(len(f.bins), 'bin')}: pass --dv-range "
+                         f"OFFSET:LENGTH (its ranges: {ranges})")
+    b = f.bins[0]
+    return DeletionVector(path, b.offset, b.length, b.bitmap)
+
+
+@dataclass(frozen=True)
+class QueryRequest:
+    """What `query` was asked: a predicate, or an ORDER BY ... LIMIT, plus a deletion vector."""
+
+    predicate: Predicate | None
+    order_by: str | None
+    limit: int
+    descending: bool
+    nulls_first: bool
+    row_count: int | None
+    dv: DeletionVector | None
+
+    def describe(self) -> str:
+        if self.predicate is not None:
+            return "WHERE " + sql_text(self.predicate)
+        return (f"ORDER BY {sql_column(self.order_by or '')} "
+                f"{'DESC' if self.descending else 'ASC'} "
+                f"NULLS {'FIRST' if self.nulls_first else 'LAST'} LIMIT {self.limit}")
+
+
+def query_request(args: argparse.Namespace, types: Types) -> QueryRequest:
+    """The request, checked: exactly one of --where / --top-n, and a DV needs a row count."""
+    if (args.where is None) == (args.top_n is None):
+        raise UsageError("pass either --where or --top-n (Paimon pushes TopN down only "
+                         "without a filter)")
+    if args.top_n is not None and not args.order_by:
+        raise UsageError("--top-n needs --order-by COLUMN")
+    if args.top_n is None and (args.order_by or args.desc or args.nulls_first):
+        raise UsageError("--order-by, --desc and --nulls-first go with --top-n")
+    if args.top_n is not None and args.top_n < 0:
+        raise UsageError("--top-n must not be negative")
+    if args.order_by and types.of(args.order_by) is None:
+        raise UsageError(f"no type for column {args.order_by!r}: add it to --row-type")
+    if args.dv_range and not args.dv:
+        raise UsageError("--dv-range goes with --dv FILE")
+    if args.dv and args.row_count is None:
+        raise UsageError("--dv needs --row-count N (the data file's row count, from its "
+                         "manifest entry)")
+    predicate = parse_where(args.where, types) if args.where is not None else None
+    dv = load_deletion_vector(args.dv, args.dv_range) if args.dv else None
+    return QueryRequest(predicate, args.order_by, args.top_n or 0, args.desc, args.nulls_first,
+                        args.row_count, dv)
+
+
+def run_query(fi: ps.FileIndexFile, request: QueryRequest, types: Types) -> ps.IndexResult:
+    row_type = {c: t for c in [*fi.columns, *types.row_type] if (t := types.of(c)) is not None}
+    dv = None if request.dv is None else request.dv.bitmap
+    if request.predicate is not None:
+        return ps.evaluate(fi, request.predicate, row_type, row_count=request.row_count,
+                           deletion_vector=dv)
+    return ps.top_n(fi, request.order_by, request.limit, row_type,
+                    ascending=not request.descending, nulls_first=request.nulls_first,
+                    row_count=request.row_count, deletion_vector=dv)
+
+
+def result_kind(result: ps.IndexResult) -> str:
+    return "skip" if not result.remain else "remain" if result.rows is None else "rows"
+
+
+def query_lines(path: str, request: QueryRequest, result: ps.IndexResult) -> Iterator[str]:
+    kind = result_kind(result)
+    if kind == "skip":
+        yield f"{path}: SKIP (no row can match: skip the file)"
+    elif kind == "remain":
+        yield f"{path}: REMAIN (the indexes cannot narrow the rows: read the whole file)"
+    else:
+        of = f" of {request.row_count}" if request.row_count is not None else ""
+        yield f"{path}: ROWS {len(result.rows)}{of} {positions_text(result.rows)}"
+    described = request.describe()
+    yield f"  {described if len(described) <= MAX_ECHO else described[:MAX_ECHO - 1] + '…'}"
+    if request.dv is not None:
+        dv = request.dv
+        kind = "64-bit (bypasses the indexes, as in Java)" if isinstance(dv.bitmap, BitMap64) \
+            else "32-bit"
+        yield (f"  deletion vector {dv.path} ({dv.offset}, {dv.length}): {kind}, "
+               f"{count(len(dv.bitmap), 'deleted row')}")
+
+
+def query_json(path: str, request: QueryRequest, result: ps.IndexResult) -> dict[str, Any]:
+    dv = request.dv
+    return {"file": path, "query": request.describe(), "row_count": request.row_count,
+            "deletion_vector": None if dv is None else {
+                "file": dv.path, "offset": dv.offset, "length": dv.length,
+                "positions": positions_json(dv.bitmap)},
+            "result": result_kind(result),
+            "rows": None if result.rows is None else positions_json(result.rows)}
+
+
 # -- commands -----------------------------------------------------------------------------------
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        layout, data, model = load(args.file, args.layout, args.type)
+        layout, data, model = load(args.file, args.layout, types_of(args))
+        if args.json:
+            json.dump(dump_json(args.file, layout, data, model), out, ensure_ascii=False)
+            out.write("\n")
+        else:
+            print("\n".join(dump_lines(args.file, layout, data, model)), file=out)
     except UsageError as exc:
         print(f"{args.file}: {exc}", file=err)
         return EXIT_USAGE
-    except ps.FormatError as exc:
+    except ps.FormatError as exc:       # also a part read only when shown (a V2 block, a bitmap)
         print("\n".join(format_error_lines(args.file, exc)), file=err)
         return EXIT_BAD_FILE
-    if args.json:
-        json.dump(dump_json(args.file, layout, data, model), out, ensure_ascii=False)
-        out.write("\n")
-    else:
-        print("\n".join(dump_lines(args.file, layout, data, model)), file=out)
     return EXIT_OK
 
 
-def verify_one(path: str, layout_name: str, data_type: str | None, out: TextIO) -> int:
+def verify_one(path: str, layout_name: str, types: Types, out: TextIO) -> int:
     """Print `OK`/`WARN` or `FAIL` lines for one file; return its exit code."""
     try:
-        layout, data, model = load(path, layout_name, data_type)
+        layout, data, model = load(path, layout_name, types)
+        warnings = [*warnings_of(model), *layout.check(model)]
     except UsageError as exc:
         print(f"FAIL {path}: {exc}", file=out)
         return EXIT_USAGE
@@ -266,19 +1238,56 @@ def verify_one(path: str, layout_name: str, data_type: str | None, out: TextIO) 
         return EXIT_BAD_FILE
     print(f"OK {path} ({layout.name}: {layout.summary(model)}, {count(len(data), 'byte')})",
           file=out)
-    for warning in warnings_of(model):
+    for line in layout.details(model):
+        print(line, file=out)
+    for warning in warnings:
         print(f"WARN {path}: {warning}", file=out)
     return EXIT_OK
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    return max(verify_one(path, args.layout, args.type, out) for path in args.files)
+    try:
+        types = types_of(args)
+    except UsageError as exc:
+        print(f"verify: {exc}", file=err)
+        return EXIT_USAGE
+    return max(verify_one(path, args.layout, types, out) for path in args.files)
+
+
+def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        types = types_of(args)
+        request = query_request(args, types)
+        result = run_query(load_container(args.file), request, types)
+    except (UsageError, ps.SchemaError) as exc:
+        print(f"query: {exc}", file=err)
+        return EXIT_USAGE
+    except BadFile as exc:
+        print("\n".join(format_error_lines(exc.path, exc.error)), file=err)
+        return EXIT_BAD_FILE
+    except ps.FormatError as exc:       # inside a blob, read while answering
+        print("\n".join(format_error_lines(args.file, exc)), file=err)
+        return EXIT_BAD_FILE
+    if args.json:
+        json.dump(query_json(args.file, request, result), out, ensure_ascii=False)
+        out.write("\n")
+    else:
+        print("\n".join(query_lines(args.file, request, result)), file=out)
+    return EXIT_OK
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from paimon_schema import demo  # imports the Java harness only when asked
 
     return demo.run(keep=args.keep, out=out)
+
+
+def _type_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--type", metavar="DATA_TYPE",
+                   help="column type of an index blob, e.g. INT or VARCHAR(10); for a "
+                        "container: the type of every column")
+    p.add_argument("--row-type", metavar="COL:TYPE,...",
+                   help="column types of a container, e.g. \"a:INT,b:STRING,`m[k]`:INT\"")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -289,8 +1298,7 @@ def parser() -> argparse.ArgumentParser:
     def layout_options(p: argparse.ArgumentParser) -> None:
         p.add_argument("--layout", choices=LAYOUT_CHOICES, default="auto",
                        help="the file's layout (default: recognise it by its signature)")
-        p.add_argument("--type", metavar="DATA_TYPE",
-                       help="column type of an index blob, e.g. INT or VARCHAR(10)")
+        _type_options(p)
 
     dump = sub.add_parser("dump", help="show what a file holds")
     dump.add_argument("file", metavar="FILE")
@@ -303,6 +1311,25 @@ def parser() -> argparse.ArgumentParser:
     verify.add_argument("files", metavar="FILE", nargs="+")
     verify.set_defaults(run=cmd_verify)
 
+    query = sub.add_parser("query", help="which rows of a data file can match, from its "
+                                         "file-index container")
+    query.add_argument("file", metavar="FILE", help="a file-index container")
+    _type_options(query)
+    query.add_argument("--where", metavar="CONDITION",
+                       help="e.g. \"a = 5 AND b IN ('x', 'y') AND NOT c IS NULL\"")
+    query.add_argument("--top-n", metavar="K", type=int,
+                       help="ORDER BY --order-by LIMIT K (range-bitmap indexes only)")
+    query.add_argument("--order-by", metavar="COLUMN")
+    query.add_argument("--desc", action="store_true", help="descending order")
+    query.add_argument("--nulls-first", action="store_true", help="nulls before values")
+    query.add_argument("--dv", metavar="FILE", help="a deletion-vector file to apply")
+    query.add_argument("--dv-range", metavar="OFFSET:LENGTH",
+                       help="the data file's bin in --dv (needed when it holds several)")
+    query.add_argument("--row-count", metavar="N", type=int,
+                       help="the data file's row count (needed with --dv)")
+    query.add_argument("--json", action="store_true", help="print one JSON document")
+    query.set_defaults(run=cmd_query)
+
     demo = sub.add_parser("demo", help="have Paimon's Java write samples and read them back")
     demo.add_argument("--keep", metavar="DIR", type=Path,
                       help="write the samples to DIR (kept) instead of a temporary directory")
@@ -313,7 +1340,11 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `paimon-schema` script."""
     args = parser().parse_args(argv)
-    return args.run(args, sys.stdout, sys.stderr)
+    try:
+        return args.run(args, sys.stdout, sys.stderr)
+    except BrokenPipeError:             # `... | head`: the reader left; no traceback
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BAD_FILE
 
 
 if __name__ == "__main__":
