@@ -8,12 +8,12 @@ silently without the oracles.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import NoReturn, TypeVar
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from oracles import oracle_unavailable, require_oracle
 
 settings.register_profile("ci", max_examples=100, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
@@ -23,33 +23,6 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 #: Java-written files from Paimon's, paimon-rust's and paimon-cpp's test data (never copied here).
 SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
-
-T = TypeVar("T")
-
-REQUIRE_ORACLES_ENV = "PAIMON_SCHEMA_REQUIRE_ORACLES"
-
-
-def oracles_required() -> bool:
-    """True when ``PAIMON_SCHEMA_REQUIRE_ORACLES=1``."""
-    return os.environ.get(REQUIRE_ORACLES_ENV, "").strip() == "1"
-
-
-def oracle_unavailable(reason: str) -> NoReturn:
-    """Skip the test with ``reason``, or fail it when oracles are required."""
-    if oracles_required():
-        pytest.fail(f"oracle required ({REQUIRE_ORACLES_ENV}=1) but unavailable: {reason}",
-                    pytrace=False)
-    pytest.skip(f"oracle unavailable: {reason}")
-
-
-def require_oracle(factory: Callable[[], T]) -> T:
-    """Build an oracle; turn its unavailability into a skip (or a failure, see above)."""
-    from paimon_schema.reference import ReferenceUnavailable
-
-    try:
-        return factory()
-    except ReferenceUnavailable as exc:
-        oracle_unavailable(str(exc))
 
 
 @pytest.fixture(scope="session")

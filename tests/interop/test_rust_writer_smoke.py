@@ -15,7 +15,7 @@ import pyarrow as pa
 import pytest
 
 import paimon_schema as ps
-from conftest import oracle_unavailable
+from oracles import oracle_unavailable
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap

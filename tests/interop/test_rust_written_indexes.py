@@ -12,7 +12,7 @@ from pyroaring import BitMap
 
 import paimon_schema as ps
 import rust_writer
-from conftest import oracle_unavailable
+from oracles import oracle_unavailable
 from paimon_schema.query import Leaf
 from truth import holds
 
