@@ -18,6 +18,7 @@ from paimon_schema.layouts.hash_index import read_hash_index, write_hash_index
 from paimon_schema.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
 from paimon_schema.query import col, evaluate, top_n
 from paimon_schema.results import IndexResult
+from paimon_schema.where import parse_where
 
 __all__ = [
     "IndexResult",
@@ -29,6 +30,7 @@ __all__ = [
     "col",
     "evaluate",
     "open_index",
+    "parse_where",
     "top_n",
     "types",
     "DeletionVectorBin",

@@ -20,7 +20,8 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from fixture_catalog import CONTAINERS, DELETION_VECTORS, TABLES
-from paimon_schema.cli import Types, UsageError, bitmap_ranges, main, parse_where, sql_text
+from paimon_schema.cli import Types, UsageError, bitmap_ranges, main
+from paimon_schema.where import WhereError, parse_where, sql_text
 
 DV_32 = "paimon/dv/dvindex-32"                        # bins {2,3} at (1, 24) and {1} at (33, 22)
 CONTAINER_3COL = "paimon-cpp/file-index/bitmap_3col_container.bin"
@@ -437,7 +438,7 @@ def test_where_reads_nan_and_keeps_names_case_sensitive() -> None:
     nan = parse_where("c = 'NaN'", TYPES)
     assert nan.function == "equal" and nan.literals[0] != nan.literals[0]
     assert sql_text(nan) == "c = 'NaN'"
-    with pytest.raises(UsageError, match="no type for column 'A'"):
+    with pytest.raises(WhereError, match="no type for column 'A'"):
         parse_where("A = 1", TYPES)
 
 
@@ -474,7 +475,7 @@ def test_where_reads_nan_and_keeps_names_case_sensitive() -> None:
 ])
 def test_a_malformed_where_is_a_usage_error(capsys, shared_fixtures: Path, where: str,
                                             message: str) -> None:
-    with pytest.raises(UsageError) as caught:
+    with pytest.raises(WhereError) as caught:
         parse_where(where, TYPES)
     assert message in str(caught.value)
     code, out, err = run(capsys, "query", str(shared_fixtures / CONTAINER_3COL),
@@ -495,10 +496,10 @@ WHERE_WORDS = ["a", "b", "`m[k]`", "d", "=", "<>", "<", ">=", "(", ")", ",", "AN
 
 
 @given(st.lists(st.sampled_from(WHERE_WORDS), max_size=14).map(" ".join) | st.text(max_size=30))
-def test_where_never_raises_anything_but_a_usage_error(where: str) -> None:
+def test_where_never_raises_anything_but_a_where_error(where: str) -> None:
     try:
         predicate = parse_where(where, TYPES)
-    except UsageError:
+    except WhereError:
         return
     if "NaN" not in where:
         assert parse_where(sql_text(predicate), TYPES) == predicate
