@@ -24,6 +24,7 @@ import re
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from importlib import resources
 from dataclasses import dataclass, field
 from itertools import groupby, islice
 from pathlib import Path
@@ -33,6 +34,7 @@ import numpy as np
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
+from paimon_schema import hexdump
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.indexes import READERS
 from paimon_schema.layouts import file_index
@@ -872,18 +874,62 @@ def query_json(path: str, request: QueryRequest, result: ps.IndexResult) -> dict
 
 def cmd_dump(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
+        if args.hex:
+            return _hex_dump(args, out)
         layout, data, model = load(args.file, args.layout, types_of(args))
         if args.json:
             json.dump(dump_json(args.file, layout, data, model), out, ensure_ascii=False)
             out.write("\n")
         else:
             print("\n".join(dump_lines(args.file, layout, data, model)), file=out)
-    except UsageError as exc:
+    except (UsageError, ps.SchemaError) as exc:
         print(f"{args.file}: {exc}", file=err)
         return EXIT_USAGE
     except ps.FormatError as exc:       # also a part read only when shown (a V2 block, a bitmap)
         print("\n".join(format_error_lines(args.file, exc)), file=err)
         return EXIT_BAD_FILE
+    return EXIT_OK
+
+
+def _hex_dump(args: argparse.Namespace, out: TextIO) -> int:
+    """Every field with its offset, raw bytes and value, as the generated parser reads it."""
+    data = read_bytes(args.file)
+    name = detect(data) if args.layout == "auto" else args.layout
+    if name is None:
+        raise UsageError("cannot tell the layout: pass --layout")
+    types = types_of(args)
+    if name in INDEX_TYPES and types.data_type is None:
+        raise UsageError(f"a {name} blob needs --type (its column's data type)")
+    for line in hexdump.render(hexdump.parse_layout(name, data, types.data_type), data):
+        print(line, file=out)
+    return EXIT_OK
+
+
+def cmd_layouts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """The specs, one line each, from the checked-in docs."""
+    for name, summary in _layout_summaries():
+        print(f"{name:18}  {summary}", file=out)
+    return EXIT_OK
+
+
+def _layout_summaries() -> list[tuple[str, str]]:
+    index = resources.files("paimon_schema.docs").joinpath("README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(.+?)\]\((\w+)\.md\) \| .+? \| (.+) \|$", index, re.M)
+    return [(spec, summary.replace("\\|", "|")) for _title, spec, summary in rows]
+
+
+def cmd_diagram(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    """Write a layout's diagram (SVG, rendered from its spec when the docs were generated)."""
+    names = [name for name, _ in _layout_summaries()]
+    if args.layout not in names:
+        print(f"diagram: unknown layout {args.layout!r} (one of: {', '.join(names)})", file=err)
+        return EXIT_USAGE
+    svg = resources.files("paimon_schema.docs").joinpath(f"{args.layout}.svg").read_text(encoding="utf-8")
+    if args.output is None:
+        out.write(svg)
+    else:
+        Path(args.output).write_text(svg, encoding="utf-8")
+        print(f"wrote {args.output}", file=out)
     return EXIT_OK
 
 
@@ -966,7 +1012,10 @@ def parser() -> argparse.ArgumentParser:
     dump = sub.add_parser("dump", help="show what a file holds")
     dump.add_argument("file", metavar="FILE")
     layout_options(dump)
-    dump.add_argument("--json", action="store_true", help="print one JSON document")
+    output = dump.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print one JSON document")
+    output.add_argument("--hex", action="store_true",
+                        help="every field with its offset, raw bytes and value")
     dump.set_defaults(run=cmd_dump)
 
     verify = sub.add_parser("verify", help="check that files parse (exit 1 if one does not)")
@@ -992,6 +1041,14 @@ def parser() -> argparse.ArgumentParser:
                        help="the data file's row count (needed with --dv)")
     query.add_argument("--json", action="store_true", help="print one JSON document")
     query.set_defaults(run=cmd_query)
+
+    layouts = sub.add_parser("layouts", help="list the layout specs")
+    layouts.set_defaults(run=cmd_layouts)
+
+    diagram = sub.add_parser("diagram", help="write a layout's diagram as SVG")
+    diagram.add_argument("layout", metavar="LAYOUT", help="a spec name, see `layouts`")
+    diagram.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    diagram.set_defaults(run=cmd_diagram)
 
     demo = sub.add_parser("demo", help="have Paimon's Java write samples and read them back")
     demo.add_argument("--keep", metavar="DIR", type=Path,

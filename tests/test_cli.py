@@ -630,3 +630,46 @@ def test_demo_without_java_says_why(capsys, monkeypatch) -> None:
     monkeypatch.setattr(JavaReference, "get", unavailable)
     code, out, _ = run(capsys, "demo")
     assert code == 1 and "'java' not found on PATH" in out
+
+
+# -- specs as documentation ---------------------------------------------------------------------
+
+
+def test_layouts_lists_every_spec(capsys) -> None:
+    code, out, _ = run(capsys, "layouts")
+    assert code == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    specs = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "formats").glob("*.ksy"))
+    assert sorted(names) == specs
+
+
+def test_diagram_writes_the_checked_in_svg(capsys, tmp_path: Path) -> None:
+    target = tmp_path / "dv.svg"
+    code, out, _ = run(capsys, "diagram", "deletion_vectors", "-o", str(target))
+    assert code == 0 and target.read_text().lstrip().startswith("<?xml")
+    assert "DeletionVectors" in target.read_text()
+    code, _, err = run(capsys, "diagram", "nope")
+    assert code == 2 and "unknown layout" in err
+
+
+def test_hex_dump_shows_offsets_bytes_and_values(capsys, shared_fixtures: Path) -> None:
+    code, out, _ = run(capsys, "dump", "--hex", str(shared_fixtures / "paimon/dv/dvindex-32"))
+    assert code == 0
+    assert "00000001  00 00 00 18" in out and "bins[0].len_payload = 24" in out
+    assert "bins[1].checksum" in out
+    blob = str(shared_fixtures / "paimon-rust/bitmap/java_int_v2.bin")
+    code, out, _ = run(capsys, "dump", "--hex", "--layout", "bitmap", "--type", "INT", blob)
+    assert code == 0 and "index.blocks[0].block.entries[1].key.value = 42" in out
+    code, _, err = run(capsys, "dump", "--hex", "--layout", "bitmap", blob)
+    assert code == 2 and "--type" in err
+    code, _, err = run(capsys, "dump", "--hex", "--layout", "bitmap", "--type", "BYTES", blob)
+    assert code == 2
+
+
+def test_hex_dump_of_a_corrupt_file_is_located(capsys, tmp_path: Path, shared_fixtures: Path) -> None:
+    bad = tmp_path / "bad"
+    data = bytearray((shared_fixtures / "paimon/dv/dvindex-32").read_bytes())
+    data[5] ^= 0xFF
+    bad.write_bytes(bytes(data))
+    code, _, err = run(capsys, "dump", "--hex", "--layout", "dv", str(bad))
+    assert code == 1 and "bins[0].magic" in err
