@@ -1,0 +1,91 @@
+"""Do lookups stay cheap as an index grows, and how do range-bitmap and BSI compare?
+
+Targets (issue #5):
+- a point lookup (`open_index` + `equal`, a cold reader each time) in bitmap V2 and in
+  range-bitmap costs at most 3x more at 1M distinct values than at 10k (indexes built with our
+  writers): V2 reads one index block and one bitmap, range-bitmap one chunk and the slices;
+- a range predicate over range-bitmap vs BSI at 1M rows, reported side by side (no target).
+
+    python benchmarks/index_lookup.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+import paimon_schema as ps
+
+
+def column(rows: int, distinct: int, seed: int = 11) -> np.ndarray:
+    """`rows` INT values taking exactly `distinct` values spread over the int range."""
+    rng = np.random.default_rng(seed)
+    domain = np.linspace(-2**30, 2**30, distinct, dtype=np.int64)
+    values = np.concatenate([domain, domain[rng.integers(0, distinct, rows - distinct)]])
+    rng.shuffle(values)
+    return values
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def lookup_cost(index_type: str, blob: bytes, probes: np.ndarray, repeat: int) -> float:
+    """Mean cost of one cold point lookup (a fresh reader per probe)."""
+    def run() -> None:
+        for probe in probes:
+            ps.open_index(index_type, blob, "INT").equal(int(probe))
+    return best(run, repeat) / len(probes)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="100k instead of 1M distinct values")
+    args = parser.parse_args()
+    large = 100_000 if args.quick else 1_000_000
+    small = 10_000
+    probes_per_run, repeat = 50, 5
+    rng = np.random.default_rng(3)
+
+    results: dict[str, dict[int, float]] = {"bitmap": {}, "range-bitmap": {}}
+    blobs: dict[tuple[str, int], bytes] = {}
+    for distinct in (small, large):
+        values = column(2 * distinct, distinct)
+        for index_type in results:
+            start = time.perf_counter()
+            options = {"version": 2} if index_type == "bitmap" else {}
+            blob = ps.build_index(index_type, "INT", values, **options)
+            built = time.perf_counter() - start
+            blobs[(index_type, distinct)] = blob
+            probes = rng.choice(values, probes_per_run)
+            results[index_type][distinct] = lookup_cost(index_type, blob, probes, repeat)
+            print(f"{index_type:13} {distinct:>9,} distinct  {len(blob) / 1e6:7.2f} MB  "
+                  f"built in {built:6.2f} s  point lookup {results[index_type][distinct] * 1e3:7.3f} ms")
+    verdicts = []
+    for index_type, costs in results.items():
+        ratio = costs[large] / costs[small]
+        ok = ratio <= 3.0
+        verdicts.append(ok)
+        print(f"{index_type:13} lookup at {large:,} / at {small:,} distinct: {ratio:5.2f}x  "
+              f"(target <= 3x) {'PASS' if ok else 'FAIL'}")
+
+    values = column(large, large // 10)
+    range_blob = ps.build_index("range-bitmap", "INT", values)
+    bsi_blob = ps.build_index("bsi", "INT", values)
+    pivot = int(np.median(values))
+    range_s = best(lambda: ps.open_index("range-bitmap", range_blob, "INT").less_than(pivot), repeat)
+    bsi_s = best(lambda: ps.open_index("bsi", bsi_blob, "INT").less_than(pivot), repeat)
+    print(f"range predicate (< median) over {large:,} rows: range-bitmap {range_s * 1e3:.1f} ms, "
+          f"bsi {bsi_s * 1e3:.1f} ms (bsi/range-bitmap {bsi_s / range_s:.2f}x)")
+    print("targets:", "PASS" if all(verdicts) else "FAIL")
+
+
+if __name__ == "__main__":
+    main()
