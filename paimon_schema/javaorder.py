@@ -33,7 +33,7 @@ import gc
 import math
 import struct
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -41,6 +41,7 @@ import numpy as np
 __all__ = [
     "KINDS",
     "JavaHashMap",
+    "bitmap_distinct_order",
     "bitmap_key_order",
     "double_key",
     "float_key",
@@ -809,6 +810,26 @@ def bitmap_key_order(keys: Iterable[K], kind: str) -> list[K]:
     ``kind="binary_string"``.
     """
     return java_map_order(keys, kind, "compute_if_absent")
+
+
+def bitmap_distinct_order(distinct: Sequence[Any] | np.ndarray, kind: str, trailing: bool) -> np.ndarray:
+    """:func:`bitmap_key_order` from the distinct keys alone, as indices into ``distinct``.
+
+    ``distinct`` holds the non-null keys in order of first occurrence (this module's
+    representation: a list, or a numpy integer array for the integer, float and double kinds,
+    floats as their bits); ``trailing`` says whether a repeated key came after the last new
+    one, i.e. whether the last non-null row's key had occurred before. That is all that
+    ``computeIfAbsent``'s lazy resize depends on (see :func:`java_map_order`), so this equals
+    ``bitmap_key_order(rows)`` without the list of every row.
+    """
+    if not len(distinct):
+        return np.zeros(0, np.int64)
+    if kind not in _HASHES:
+        raise ValueError(f"unknown key kind {kind!r}; expected one of {KINDS}")
+    hashes = java_hash_codes(distinct, kind)
+    keys = distinct.tolist() if isinstance(distinct, np.ndarray) else list(distinct)
+    return _bulk_order(keys, hashes, hash_function(kind), key_compare(kind), append=False,
+                       trailing=bool(trailing))
 
 
 def string_key_order(strings: Iterable[str], method: str = "put") -> list[str]:

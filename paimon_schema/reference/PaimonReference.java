@@ -141,6 +141,14 @@ public final class PaimonReference {
                     return hashMapOrder(request);
                 case "int_open_hash_set_order":
                     return intOpenHashSetOrder(request);
+                case "bench_index": // benchmark ops (issue 4), see the section at the end
+                    return benchIndex(request);
+                case "write_table": // table ops (issue 6), see the section at the end
+                    return writeTable(request);
+                case "delete_positions":
+                    return deletePositions(request);
+                case "read_table":
+                    return readTable(request);
                 default:
                     throw new IllegalArgumentException("unknown op: " + op);
             }
@@ -870,4 +878,307 @@ public final class PaimonReference {
             // best effort: it is a temp dir
         }
     }
+
+    // ==========================================================================================
+    // BEGIN benchmark ops (issue 4: writers' speed; benchmarks/build_indexes.py)
+    // ==========================================================================================
+
+    /**
+     * bench_index: {"index_type", "data_type", "options"?, "column": {"kind", "rows",
+     * "distinct"?, "prefix"?}, "iterations", "best_of"?} -> {"times_ns": [...], "best_ns",
+     * "length", "sha256"}. The column is generated here from a formula (the same one
+     * benchmarks/build_indexes.py uses in Python), boxed once, then the index is built
+     * "iterations" times in this JVM: FileIndexer.create(...).createWriter(), writeRecord per
+     * row, serializedBytes(). "best_ns" is the best of the last "best_of" (default 5) times,
+     * i.e. after JIT warm-up. Column kinds (row i = 0..rows-1, k = (i * 2654435761) mod distinct):
+     * int_mod: (int) (k * s - distinct * s / 2) with s = Integer.MAX_VALUE / distinct;
+     * string_mod: BinaryString.fromString(prefix + k); long_mul: i * 0x9E3779B97F4A7C15L (wraps).
+     */
+    private ObjectNode benchIndex(JsonNode request) throws Exception {
+        String indexType = text(request, "index_type");
+        DataType dataType = parseType(text(request, "data_type"));
+        Options options = options(indexType, request.get("options"));
+        Object[] values = benchColumn(request.get("column"));
+        int iterations = request.get("iterations").intValue();
+        int bestOf = request.has("best_of") ? request.get("best_of").intValue() : 5;
+        ObjectNode out = NODES.objectNode();
+        ArrayNode times = out.putArray("times_ns");
+        long[] measured = new long[iterations];
+        byte[] blob = null;
+        for (int it = 0; it < iterations; it++) {
+            long start = System.nanoTime();
+            FileIndexWriter writer = FileIndexer.create(indexType, dataType, options).createWriter();
+            for (Object value : values) {
+                writer.writeRecord(value);
+            }
+            blob = writer.serializedBytes();
+            measured[it] = System.nanoTime() - start;
+            times.add(measured[it]);
+        }
+        long best = Long.MAX_VALUE;
+        for (int it = Math.max(0, iterations - bestOf); it < iterations; it++) {
+            best = Math.min(best, measured[it]);
+        }
+        out.put("best_ns", best);
+        out.put("length", blob == null ? -1 : blob.length);
+        StringBuilder hex = new StringBuilder();
+        if (blob != null) {
+            for (byte b : java.security.MessageDigest.getInstance("SHA-256").digest(blob)) {
+                hex.append(String.format("%02x", b & 0xff));
+            }
+        }
+        out.put("sha256", hex.toString());
+        return out;
+    }
+
+    private static Object[] benchColumn(JsonNode spec) {
+        String kind = text(spec, "kind");
+        int rows = spec.get("rows").intValue();
+        long distinct = spec.has("distinct") ? spec.get("distinct").longValue() : 1;
+        Object[] values = new Object[rows];
+        for (int i = 0; i < rows; i++) {
+            long k = (i * 2654435761L) % distinct;
+            switch (kind) {
+                case "int_mod":
+                    long scale = Integer.MAX_VALUE / distinct;
+                    values[i] = (int) (k * scale - distinct * scale / 2);
+                    break;
+                case "string_mod":
+                    values[i] = BinaryString.fromString(text(spec, "prefix") + k);
+                    break;
+                case "long_mul":
+                    values[i] = i * 0x9E3779B97F4A7C15L;
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown bench column kind: " + kind);
+            }
+        }
+        return values;
+    }
+
+    // ==========================================================================================
+    // END benchmark ops
+    // ==========================================================================================
+
+    // ==========================================================================================
+    // BEGIN table ops (issue 6: whole tables for the Spark glue; tests/spark/test_java_tables.py)
+    // ==========================================================================================
+
+    /**
+     * write_table: {"warehouse", "database", "table", "fields": [{"name", "type"}],
+     * "primary_keys"?, "partition_keys"?, "options"?, "commits": [[[kind, v...], ...], ...]}
+     * -> {"path", "snapshot"}. Creates the table unless it exists (filesystem catalog on the
+     * local warehouse), then one BatchWriteBuilder commit per entry of "commits" (with an
+     * IOManager, as writes need one). kind is a RowKind short string ("+I", "-U", "+U", "-D");
+     * values are encoded as for write_index, in the table's field order.
+     */
+    private ObjectNode writeTable(JsonNode request) throws Exception {
+        org.apache.paimon.table.FileStoreTable table = openTable(request, true);
+        List<DataType> types = table.rowType().getFieldTypes();
+        for (JsonNode commitRows : array(request, "commits")) {
+            org.apache.paimon.table.sink.BatchWriteBuilder builder = table.newBatchWriteBuilder();
+            try (org.apache.paimon.disk.IOManager io =
+                            org.apache.paimon.disk.IOManager.create(newScratchDir().toString());
+                    org.apache.paimon.table.sink.BatchTableWrite write = builder.newWrite();
+                    org.apache.paimon.table.sink.BatchTableCommit commit = builder.newCommit()) {
+                write.withIOManager(io);
+                for (JsonNode row : commitRows) {
+                    Object[] values = new Object[types.size()];
+                    for (int i = 0; i < values.length; i++) {
+                        values[i] = toInternal(row.get(i + 1), types.get(i));
+                    }
+                    write.write(org.apache.paimon.data.GenericRow.ofKind(
+                            org.apache.paimon.types.RowKind.fromShortString(row.get(0).textValue()),
+                            values));
+                }
+                commit.commit(write.prepareCommit());
+            }
+        }
+        return tableResponse(table);
+    }
+
+    /**
+     * delete_positions: {"warehouse", "database", "table", "files": {data file name:
+     * [position...]}} -> {"path", "snapshot"}. Deletion vectors for an append table, the way
+     * Paimon's DELETE on a deletion-vector append table makes them: per partition and bucket an
+     * AppendDeletionFileMaintainer (bucketed, or unaware for bucket -1) over the latest snapshot
+     * takes each file's complete vector (BitmapDeletionVector with the given positions), persists
+     * new index files, and one commit publishes them with the superseded ones removed.
+     */
+    private ObjectNode deletePositions(JsonNode request) throws Exception {
+        org.apache.paimon.table.FileStoreTable table = openTable(request, false);
+        JsonNode files = request.get("files");
+        Long snapshot = table.snapshotManager().latestSnapshotId();
+        org.apache.paimon.index.IndexFileHandler handler = table.store().newIndexFileHandler();
+        boolean unaware = table.coreOptions().bucket() == -1;
+        Map<String, org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer> maintainers =
+                new LinkedHashMap<>();
+        for (org.apache.paimon.manifest.ManifestEntry entry :
+                table.store().newScan().plan().files()) {
+            JsonNode positions = files.get(entry.file().fileName());
+            if (positions == null) {
+                continue;
+            }
+            String key = entry.partition().toString() + "/" + entry.bucket();
+            org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer maintainer =
+                    maintainers.get(key);
+            if (maintainer == null) {
+                maintainer = unaware
+                        ? org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer
+                                .forUnawareAppend(handler, snapshot, entry.partition())
+                        : org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer
+                                .forBucketedAppend(handler, snapshot, entry.partition(), entry.bucket());
+                maintainers.put(key, maintainer);
+            }
+            BitmapDeletionVector dv = new BitmapDeletionVector();
+            for (JsonNode position : positions) {
+                dv.delete(longValue(position));
+            }
+            maintainer.notifyNewDeletionVector(entry.file().fileName(), dv);
+        }
+        List<org.apache.paimon.table.sink.CommitMessage> messages = new ArrayList<>();
+        for (org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer maintainer :
+                maintainers.values()) {
+            List<IndexFileMeta> added = new ArrayList<>();
+            List<IndexFileMeta> deleted = new ArrayList<>();
+            for (org.apache.paimon.manifest.IndexManifestEntry e : maintainer.persist()) {
+                (e.kind() == org.apache.paimon.manifest.FileKind.ADD ? added : deleted).add(e.indexFile());
+            }
+            messages.add(new org.apache.paimon.table.sink.CommitMessageImpl(
+                    maintainer.getPartition(), maintainer.getBucket(),
+                    org.apache.paimon.io.DataIncrement.emptyIncrement(),
+                    org.apache.paimon.io.CompactIncrement.emptyIncrement(),
+                    new org.apache.paimon.io.IndexIncrement(added, deleted)));
+        }
+        try (org.apache.paimon.table.sink.BatchTableCommit commit =
+                table.newBatchWriteBuilder().newCommit()) {
+            commit.commit(messages);
+        }
+        return tableResponse(table);
+    }
+
+    /**
+     * read_table: {"warehouse", "database", "table", "snapshot"?} -> {"fields": [name...],
+     * "rows": [[kind, v...]...]}: Paimon's own batch read (ReadBuilder, every split), values
+     * encoded as write_index takes them (FLOAT/DOUBLE as {"bits"} so NaN and -0.0 survive).
+     */
+    private ObjectNode readTable(JsonNode request) throws Exception {
+        org.apache.paimon.table.FileStoreTable table = openTable(request, false);
+        if (request.has("snapshot")) {
+            table = table.copy(java.util.Collections.singletonMap(
+                    "scan.snapshot-id", request.get("snapshot").asText()));
+        }
+        RowType rowType = table.rowType();
+        ObjectNode out = NODES.objectNode();
+        ArrayNode names = out.putArray("fields");
+        rowType.getFieldNames().forEach(names::add);
+        List<org.apache.paimon.data.InternalRow.FieldGetter> getters = new ArrayList<>();
+        for (int i = 0; i < rowType.getFieldCount(); i++) {
+            getters.add(org.apache.paimon.data.InternalRow.createFieldGetter(rowType.getTypeAt(i), i));
+        }
+        ArrayNode rows = out.putArray("rows");
+        org.apache.paimon.table.source.ReadBuilder builder = table.newReadBuilder();
+        try (org.apache.paimon.reader.RecordReader<org.apache.paimon.data.InternalRow> reader =
+                builder.newRead().createReader(builder.newScan().plan().splits())) {
+            reader.forEachRemaining(row -> {
+                ArrayNode r = rows.addArray();
+                r.add(row.getRowKind().shortString());
+                for (int i = 0; i < getters.size(); i++) {
+                    r.add(valueToJson(getters.get(i).getFieldOrNull(row)));
+                }
+            });
+        }
+        return out;
+    }
+
+    private org.apache.paimon.table.FileStoreTable openTable(JsonNode request, boolean create)
+            throws Exception {
+        org.apache.paimon.catalog.Catalog catalog =
+                org.apache.paimon.catalog.CatalogFactory.createCatalog(
+                        org.apache.paimon.catalog.CatalogContext.create(
+                                new Path(text(request, "warehouse"))));
+        String database = text(request, "database");
+        org.apache.paimon.catalog.Identifier id =
+                org.apache.paimon.catalog.Identifier.create(database, text(request, "table"));
+        if (create) {
+            catalog.createDatabase(database, true);
+            org.apache.paimon.schema.Schema.Builder schema = org.apache.paimon.schema.Schema.newBuilder();
+            for (JsonNode field : array(request, "fields")) {
+                schema.column(text(field, "name"), parseType(text(field, "type")));
+            }
+            schema.primaryKey(stringList(request.get("primary_keys")));
+            schema.partitionKeys(stringList(request.get("partition_keys")));
+            JsonNode options = request.get("options");
+            if (options != null) {
+                options.fields().forEachRemaining(e -> schema.option(e.getKey(), e.getValue().asText()));
+            }
+            catalog.createTable(id, schema.build(), true);
+        }
+        return (org.apache.paimon.table.FileStoreTable) catalog.getTable(id);
+    }
+
+    private static List<String> stringList(JsonNode node) {
+        List<String> out = new ArrayList<>();
+        if (node != null) {
+            node.forEach(v -> out.add(v.textValue()));
+        }
+        return out;
+    }
+
+    private static ObjectNode tableResponse(org.apache.paimon.table.FileStoreTable table) {
+        ObjectNode out = NODES.objectNode();
+        out.put("path", table.location().toString());
+        Long snapshot = table.snapshotManager().latestSnapshotId();
+        if (snapshot == null) {
+            out.putNull("snapshot");
+        } else {
+            out.put("snapshot", snapshot);
+        }
+        return out;
+    }
+
+    /** An internal value as JSON, the inverse of toInternal. */
+    private static JsonNode valueToJson(Object v) {
+        if (v == null) {
+            return NODES.nullNode();
+        }
+        if (v instanceof BinaryString) {
+            return NODES.textNode(v.toString());
+        }
+        if (v instanceof Boolean) {
+            return NODES.booleanNode((Boolean) v);
+        }
+        if (v instanceof Float) {
+            ObjectNode bits = NODES.objectNode();
+            bits.put("bits", Integer.toHexString(Float.floatToRawIntBits((Float) v)));
+            return bits;
+        }
+        if (v instanceof Double) {
+            ObjectNode bits = NODES.objectNode();
+            bits.put("bits", Long.toHexString(Double.doubleToRawLongBits((Double) v)));
+            return bits;
+        }
+        if (v instanceof Number) {
+            return NODES.numberNode(((Number) v).longValue());
+        }
+        if (v instanceof Decimal) {
+            return NODES.textNode(((Decimal) v).toBigDecimal().toPlainString());
+        }
+        if (v instanceof Timestamp) {
+            ObjectNode ts = NODES.objectNode();
+            ts.put("millis", ((Timestamp) v).getMillisecond());
+            ts.put("nanos", ((Timestamp) v).getNanoOfMillisecond());
+            return ts;
+        }
+        if (v instanceof byte[]) {
+            ObjectNode b = NODES.objectNode();
+            b.put("b64", b64((byte[]) v));
+            return b;
+        }
+        throw new UnsupportedOperationException("no JSON form for " + v.getClass());
+    }
+
+    // ==========================================================================================
+    // END table ops
+    // ==========================================================================================
 }

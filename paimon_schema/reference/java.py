@@ -889,3 +889,152 @@ class JavaReference:
     def int_open_hash_set_order(self, values: Iterable[int], expected: int = 16) -> list[int]:
         """fastutil ``IntOpenHashSet(expected)`` iteration order after adding ``values``."""
         return self._one(lambda b: b.int_open_hash_set_order(values, expected))
+
+
+# ==============================================================================================
+# BEGIN benchmark ops (issue 4: writers' speed; used by benchmarks/build_indexes.py)
+# ==============================================================================================
+
+#: The test batches run C1 only (fast start-up); a benchmark wants the full tiered JIT (C2).
+BENCH_JVM_FLAGS = ("-Xss4m", "-Xms2g", "-Xmx4g")
+
+
+def bench_index_request(
+    index_type: str,
+    data_type: str,
+    column: Mapping[str, Any],
+    iterations: int,
+    best_of: int = 5,
+    **options: Any,
+) -> dict[str, Any]:
+    """A ``bench_index`` request: Java generates ``column`` (``{"kind": "int_mod" | "string_mod"
+    | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex),
+    then builds the index ``iterations`` times in one JVM. The answer: ``times_ns`` per
+    iteration, ``best_ns`` (best of the last ``best_of``), the blob's ``length`` and ``sha256``."""
+    return {
+        "op": "bench_index",
+        "index_type": index_type,
+        "data_type": data_type,
+        "options": _options(options),
+        "column": dict(column),
+        "iterations": int(iterations),
+        "best_of": int(best_of),
+    }
+
+
+class _BenchReference(JavaReference):
+    def __init__(self, base: JavaReference, flags: Sequence[str]) -> None:
+        super().__init__(base.java, base.jar, base.classes, base.version)
+        self._flags = tuple(flags)
+
+    def command(self) -> list[str]:
+        classpath = os.pathsep.join([str(self.classes), str(self.jar)])
+        return [self.java, *self._flags, "-cp", classpath, _MAIN_CLASS]
+
+
+def run_benchmark(
+    reference: JavaReference,
+    requests: list[dict[str, Any]],
+    jvm_flags: Sequence[str] = BENCH_JVM_FLAGS,
+    timeout: float = 1800.0,
+) -> list[dict[str, Any]]:
+    """Run requests (e.g. :func:`bench_index_request`) in one JVM started with ``jvm_flags``;
+    raises :class:`JavaError` for the first request that failed."""
+    responses = _BenchReference(reference, jvm_flags).run(requests, timeout=timeout)
+    return [dict(_check(r)) for r in responses]
+
+
+# ==============================================================================================
+# END benchmark ops
+# ==============================================================================================
+
+
+# ==============================================================================================
+# BEGIN table ops (issue 6: whole tables written and read by Java; tests/spark/test_java_tables.py)
+# ==============================================================================================
+
+def write_table_request(
+    warehouse: str | os.PathLike[str],
+    database: str,
+    table: str,
+    fields: Sequence[tuple[str, str]],
+    commits: Sequence[Sequence[Sequence[Any]]],
+    primary_keys: Sequence[str] = (),
+    partition_keys: Sequence[str] = (),
+    options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``write_table`` request: create ``database.table`` in the local ``warehouse`` unless it
+    exists (``fields`` = (name, Paimon type) pairs), then one ``BatchWriteBuilder`` commit per
+    entry of ``commits``; a row is ``(kind, value, ...)`` with kind ``"+I"``, ``"-U"``,
+    ``"+U"`` or ``"-D"`` and plain Python values. Answers ``{"path", "snapshot"}``."""
+    types = [t for _, t in fields]
+    return {
+        "op": "write_table", "warehouse": str(warehouse), "database": database, "table": table,
+        "fields": [{"name": n, "type": t} for n, t in fields],
+        "primary_keys": list(primary_keys), "partition_keys": list(partition_keys),
+        "options": {k: str(v) for k, v in (options or {}).items()},
+        "commits": [[[row[0], *(encode_value(v, t) for v, t in zip(row[1:], types, strict=True))]
+                     for row in commit] for commit in commits],
+    }
+
+
+def delete_positions_request(
+    warehouse: str | os.PathLike[str], database: str, table: str,
+    files: Mapping[str, Iterable[int]],
+) -> dict[str, Any]:
+    """A ``delete_positions`` request: give data files of an append table with deletion vectors
+    their complete deleted positions (``AppendDeletionFileMaintainer``, one commit)."""
+    return {"op": "delete_positions", "warehouse": str(warehouse), "database": database,
+            "table": table, "files": {name: sorted(int(p) for p in positions)
+                                      for name, positions in files.items()}}
+
+
+def read_table_request(
+    warehouse: str | os.PathLike[str], database: str, table: str, snapshot: int | None = None,
+) -> dict[str, Any]:
+    """A ``read_table`` request: Paimon's own batch read (answers ``{"fields", "rows"}``; decode
+    the rows with :func:`decode_rows`)."""
+    request: dict[str, Any] = {"op": "read_table", "warehouse": str(warehouse),
+                               "database": database, "table": table}
+    if snapshot is not None:
+        request["snapshot"] = int(snapshot)
+    return request
+
+
+def decode_rows(response: Mapping[str, Any], types: Sequence[str]) -> list[tuple[Any, ...]]:
+    """``read_table`` rows as ``(kind, value, ...)`` tuples of plain Python values: floats from
+    their bits, DECIMAL as ``Decimal``, DATE as ``date``, TIMESTAMP as a naive UTC
+    ``datetime`` (microseconds, floored), bytes as ``bytes``."""
+    return [(row[0], *(_decode_value(v, t) for v, t in zip(row[1:], types, strict=True)))
+            for row in response["rows"]]
+
+
+def _decode_value(value: Any, data_type: str) -> Any:
+    if value is None:
+        return None
+    root, _ = _parse_type(data_type)
+    if root == "FLOAT":
+        return struct.unpack(">f", struct.pack(">I", int(value["bits"], 16)))[0]
+    if root == "DOUBLE":
+        return struct.unpack(">d", struct.pack(">Q", int(value["bits"], 16)))[0]
+    if root == "DECIMAL":
+        return decimal.Decimal(value)
+    if root == "DATE":
+        return _EPOCH_DATE + _dt.timedelta(days=int(value))
+    if root == "TIMESTAMP":
+        return _EPOCH + _dt.timedelta(milliseconds=int(value["millis"]),
+                                      microseconds=int(value["nanos"]) // 1000)
+    if root in ("BYTES", "BINARY", "VARBINARY"):
+        return _unb64(value["b64"])
+    return value
+
+
+def run_table_ops(reference: JavaReference, requests: list[dict[str, Any]],
+                  timeout: float = 1800.0) -> list[dict[str, Any]]:
+    """Run table requests in one JVM; raises :class:`JavaError` for the first that failed."""
+    return [dict(_check(r)) for r in reference.run(requests, timeout=timeout)]
+
+
+# ==============================================================================================
+# END table ops
+# ==============================================================================================
