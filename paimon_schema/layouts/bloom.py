@@ -192,7 +192,7 @@ def _positions(hashes: np.ndarray, k: int, num_bits: int) -> Iterable[np.ndarray
         for i in range(1, k + 1):
             combined = h1 + np.int32(i) * h2
             combined = np.where(combined < 0, ~combined, combined)
-            yield combined.astype(np.int64) % num_bits
+            yield combined % np.int32(num_bits)           # both non-negative int32, as in Java
 
 
 def _java_int(value: float) -> int:
