@@ -11,14 +11,15 @@ a wrong skip.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import reduce
 from typing import Any
 
 from pyroaring import BitMap, BitMap64
 
-from paimon_schema.errors import SchemaError
+from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.indexes import READERS, open_index
 from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.positions import as_array, fresh_bitmap
@@ -176,11 +177,13 @@ def top_n(file_index: FileIndexFile | bytes, column: str, k: int,
     blob = container.columns.get(column, {}).get("range-bitmap")
     if blob is None:
         return REMAIN
-    reader = open_index("range-bitmap", blob, _data_type(row_type, column))
+    path, offset = _blob_location(container, column, "range-bitmap")
     selection = _selection(row_count, deletion_vector)
     if selection is _BYPASS:
         return REMAIN
-    return reader.top_n(k, ascending=ascending, nulls_first=nulls_first, within=selection)
+    with _located_in(path, offset):
+        reader = open_index("range-bitmap", blob, _data_type(row_type, column))
+        return reader.top_n(k, ascending=ascending, nulls_first=nulls_first, within=selection)
 
 
 # ------------------------------------------------------------------------------- internals
@@ -193,14 +196,40 @@ class _Readers:
         self.row_type = row_type
         self._open: dict[str, list[FileIndexReader | None]] = {}
 
-    def of(self, column: str) -> list[FileIndexReader | None]:
-        """The column's readers in container order; None stands for an empty entry."""
+    def of(self, column: str) -> list[tuple[FileIndexReader | None, str, int]]:
+        """The column's readers in container order (None stands for an empty entry), each
+        with where its blob lies, so that a blob's FormatError is located in the container."""
         if column not in self._open:
             indexes = self.container.columns.get(column, {})
             data_type = _data_type(self.row_type, column) if indexes else None
-            self._open[column] = [None if blob is None else open_index(t, blob, data_type)
-                                  for t, blob in indexes.items() if t in READERS]
+            opened = []
+            for index_type, blob in indexes.items():
+                if index_type not in READERS:
+                    continue
+                path, offset = _blob_location(self.container, column, index_type)
+                with _located_in(path, offset):
+                    reader = None if blob is None else open_index(index_type, blob, data_type)
+                opened.append((reader, path, offset))
+            self._open[column] = opened
         return self._open[column]
+
+
+def _blob_location(container: FileIndexFile, column: str, index_type: str) -> tuple[str, int]:
+    """Path and offset of the entry Java reads for (column, index type): the last one."""
+    for k in reversed(range(len(container.entries))):
+        entry = container.entries[k]
+        if entry.column == column and entry.index_type == index_type:
+            j = sum(1 for e in container.entries[:k] if e.column_index == entry.column_index)
+            return f"columns[{entry.column_index}].indexes[{j}].blob", max(entry.offset, 0)
+    return "", 0
+
+
+@contextmanager
+def _located_in(path: str, offset: int) -> Iterator[None]:
+    try:
+        yield
+    except FormatError as exc:
+        raise exc.within(path, offset) from exc
 
 
 def _data_type(row_type: Mapping[str, str | DataType], column: str) -> DataType:
@@ -218,9 +247,12 @@ def _combine(predicate: Predicate, readers: _Readers) -> IndexResult:
     if not isinstance(predicate, Leaf):
         raise TypeError(f"not a predicate: {predicate!r}")
     result = REMAIN
-    for reader in readers.of(predicate.column):
-        answer = (SKIP if predicate.function in EMPTY_ENTRY_SKIPS else REMAIN) if reader is None \
-            else predicate.ask(reader)
+    for reader, path, offset in readers.of(predicate.column):
+        if reader is None:
+            answer = SKIP if predicate.function in EMPTY_ENTRY_SKIPS else REMAIN
+        else:
+            with _located_in(path, offset):          # lazy reads fail while answering
+                answer = predicate.ask(reader)
         result = result & answer
         if not result.remain:
             break

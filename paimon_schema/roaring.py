@@ -32,7 +32,7 @@ def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
     def need(n: int, at: int, field: str) -> None:
         if at + n > end:
             raise FormatError(f"roaring bitmap truncated: {field} needs {n} bytes, "
-                              f"{max(end - at, 0)} left", offset=at, path=field)
+                              f"{max(end - at, 0)} left", offset=min(at, end), path=field)
 
     need(4, pos, "cookie")
     (cookie,) = struct.unpack_from("<I", buf, pos)
@@ -93,11 +93,11 @@ def deserialize(buf: bytes | memoryview, pos: int = 0, *, exact: bool = False) -
     size = serialized_size(buf, pos)
     if exact and pos + size != len(buf):
         raise FormatError(f"{len(buf) - pos - size} bytes follow the roaring bitmap",
-                          offset=pos + size, path="")
+                          offset=pos + size, path="trailing")
     try:
         bitmap = BitMap.deserialize(memoryview(buf)[pos:pos + size])
     except ValueError as exc:
-        raise FormatError(f"invalid roaring bitmap: {exc}", offset=pos, path="") from exc
+        raise FormatError(f"invalid roaring bitmap: {exc}", offset=pos, path="containers") from exc
     return bitmap, size
 
 
@@ -106,5 +106,5 @@ def deserialize64(buf: bytes | memoryview) -> BitMap64:
     try:
         return BitMap64.deserialize(buf)
     except ValueError as exc:
-        raise FormatError(f"invalid 64-bit roaring bitmap: {exc}", offset=0, path="") from exc
+        raise FormatError(f"invalid 64-bit roaring bitmap: {exc}", offset=0, path="buckets") from exc
 

@@ -89,6 +89,8 @@ def located(root: Any, exc: BaseException, prefix: str = "") -> FormatError:
     """A FormatError for `exc`, raised somewhere while `root` was being read."""
     parts, offset = _failing_field(root)
     path = ".".join(p for p in [prefix, *parts] if p)
+    if offset is not None:      # a positioned field pointing past the end fails at the end
+        offset = min(offset, root._io.size())
     return FormatError(_describe(exc), offset=offset, path=path)
 
 
