@@ -134,7 +134,10 @@ def internal(data_type: DataType, value: object) -> object:
     if root in ("FLOAT", "DOUBLE"):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
             raise SchemaError(f"not a number: {where}")
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError as exc:
+            raise SchemaError(f"too large for {data_type}: {where}") from exc
         return float32(number) if root == "FLOAT" else number
     if root == "DECIMAL":
         return _unscaled(value, data_type, where)

@@ -811,7 +811,10 @@ def _string_column(codec: KeyCodec, values: list) -> _Column | None:
     each distinct one checked and encoded once. Python's `==` on `str` is Java's on the
     UTF-8 bytes, so the dict's keys are the index's."""
     code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    try:        # unhashable values: the checked per-row pass refuses them
+        codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    except TypeError:
+        return None
     distinct = list(code_of)
     if not set(map(type, distinct)) <= {str, type(None)}:
         return None

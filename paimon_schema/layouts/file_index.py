@@ -84,8 +84,9 @@ class FileIndexFile:
 
     def to_bytes(self) -> bytes:
         """The container again: its entries in order, at their recorded offsets."""
-        columns = [(name, [e for e in self.entries if e.column_index == i])
-                   for i, name in enumerate(self.column_names)]
+        columns: list[tuple[str, list[IndexEntry]]] = [(name, []) for name in self.column_names]
+        for entry in self.entries:
+            columns[entry.column_index][1].append(entry)
         return _build(columns, self.head_length, self.redundant)
 
 
@@ -95,12 +96,24 @@ def write_file_index(columns: Mapping[str, Mapping[str, bytes | None]]) -> bytes
     None writes an empty index entry (EMPTY_INDEX_FLAG), as Java's map-key writer does for a
     key that never received a row.
     """
+    if not isinstance(columns, Mapping):
+        raise SchemaError(f"columns must map column names to {{index type: blob}}, "
+                          f"not {type(columns).__name__}")
     layout: list[tuple[str, list[IndexEntry]]] = []
     head = FIXED_HEAD
+    names: set[bytes] = set()
     for name, indexes in columns.items():
-        head += 2 + len(_encoded(name, "column name")) + 4
+        if not isinstance(indexes, Mapping):
+            raise SchemaError(f"column {name!r} must map index types to blobs, "
+                              f"not {type(indexes).__name__}")
+        encoded = _encoded(name, "column name")
+        _unique(encoded, names, f"column name {name!r}")
+        head += 2 + len(encoded) + 4
+        types: set[bytes] = set()
         for index_type in indexes:
-            head += 2 + len(_encoded(index_type, "index type")) + 8
+            encoded_type = _encoded(index_type, "index type")
+            _unique(encoded_type, types, f"index type {index_type!r} of column {name!r}")
+            head += 2 + len(encoded_type) + 8
     offset = head
     for column_index, (name, indexes) in enumerate(columns.items()):
         entries = []
@@ -139,9 +152,22 @@ def _build(columns: list[tuple[str, list[IndexEntry]]], head_length: int, redund
     return _codec().build(model)
 
 
+def _unique(encoded: bytes, seen: set[bytes], what: str) -> None:
+    """Refuse two names Java reads as one (e.g. a supplementary character and its surrogate
+    pair encode alike): its reader would merge them and lose a blob."""
+    if encoded in seen:
+        raise SchemaError(f"{what} repeats an earlier one once encoded as modified UTF-8")
+    seen.add(encoded)
+
+
 def _encoded(text: object, what: str) -> bytes:
     if not isinstance(text, str):
         raise SchemaError(f"a {what} must be a string, not {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:   # surrogates: Java would read back another string
+        raise SchemaError(f"{what} {text[:40]!r} holds surrogate code points; "
+                          f"pass the characters themselves") from exc
     try:
         return javautf.encode(text)
     except ValueError as exc:

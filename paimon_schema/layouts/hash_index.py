@@ -36,8 +36,8 @@ def write_hash_index(hashes: Iterable[int] | np.ndarray) -> bytes:
     """The file for `hashes`, in the order given, duplicates kept; SchemaError past int32."""
     try:
         values = np.asarray(hashes if isinstance(hashes, np.ndarray) else list(hashes))
-    except TypeError as exc:
-        raise SchemaError("hashes must be integers") from exc
+    except (TypeError, ValueError) as exc:
+        raise SchemaError("hashes must be a flat sequence of integers") from exc
     if values.size == 0:
         return b""
     if values.dtype.kind not in "iu" or values.dtype == np.bool_:

@@ -1,0 +1,30 @@
+"""Spark glue: Paimon tables and their index files as Spark DataFrames, merge-on-read included.
+
+`register(spark)` adds the Python data sources `paimon`, `paimon-deletion-vectors` and
+`paimon-file-index`; `read_table(spark, table_dir, where)` reads a table's live Parquet files
+with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow` is
+the same merge-on-read in pyarrow alone (no Spark needed; pyspark is imported only by the
+Spark functions).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from paimon_schema.spark.merge import ReadStats, read_arrow
+
+__all__ = ["ReadStats", "read_arrow", "read_table", "register"]
+
+
+def register(spark: Any) -> None:
+    """Register the data sources `paimon`, `paimon-deletion-vectors`, `paimon-file-index`."""
+    from paimon_schema.spark.sources import register as _register
+
+    _register(spark)
+
+
+def read_table(spark: Any, table_dir: Any, where: Any = None, **kwargs: Any) -> Any:
+    """The table's rows through Spark's native Parquet scan; see `native.read_table`."""
+    from paimon_schema.spark.native import read_table as _read_table
+
+    return _read_table(spark, table_dir, where, **kwargs)

@@ -1,0 +1,322 @@
+"""The Python data sources (Spark 4 Data Source API): `paimon`, `paimon-deletion-vectors`,
+`paimon-file-index`.
+
+Planning (`partitions()`) reads the manifests in Spark's planner worker; each partition is one
+data file (`paimon`, `paimon-file-index`) or one deletion-vector index file, so the work spreads
+over executors. Readers yield Arrow record batches, never rows. Every source takes the option
+`snapshot` (an id) for time travel; `paimon` also takes `mode` (`FAILFAST` / `PERMISSIVE`, for
+corrupt file indexes).
+
+Filter pushdown (`spark.sql.python.filterPushdown.enabled`, Spark 4.1+): `paimon` uses the
+pushed filters to prune files and rows with the file indexes, and hands every filter back, so
+Spark still evaluates them exactly.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from paimon_schema.errors import FormatError
+from paimon_schema.indexes import READERS, open_index
+from paimon_schema.spark import predicates as preds
+from paimon_schema.spark.merge import plan_read, read_task
+from paimon_schema.spark.schema import spark_arrow_schema, spark_schema_ddl
+from paimon_schema.table import DeletionFile, Table, TableError, TableSchema, filesystem_for, type_root
+
+__all__ = ["DeletionVectorsSource", "FileIndexSource", "PaimonSource", "register"]
+
+log = logging.getLogger("paimon_schema.spark")
+
+
+def register(spark: Any) -> None:
+    """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
+    off by default): sources that do not push filters hand them all back, as before."""
+    for source in (PaimonSource, DeletionVectorsSource, FileIndexSource):
+        spark.dataSource.register(source)
+    try:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    except Exception:  # noqa: BLE001 - Spark 4.0 has no such setting: nothing is pushed there
+        log.info("this Spark has no Python data source filter pushdown")
+
+
+def _path(options: Any) -> str:
+    path = options.get("path")
+    if not path:
+        raise TableError("load(path) needs the table directory")
+    return path
+
+
+def _snapshot(options: Any) -> int | None:
+    value = options.get("snapshot")
+    return None if value in (None, "") else int(value)
+
+
+def _flag(options: Any, key: str) -> bool:
+    return str(options.get(key, "false")).strip().lower() == "true"
+
+
+def _schema_of(table: Table, snapshot: int | None) -> TableSchema:
+    """The schema a read of `snapshot` returns (the latest schema without a snapshot)."""
+    return table.schema(None if snapshot is None else table.snapshot(snapshot).schema_id)
+
+
+@dataclass
+class _Partition(InputPartition):
+    """One unit of work: a file task, or a list of items of the metadata sources."""
+
+    value: Any
+
+
+# ------------------------------------------------------------------------------ paimon
+
+class PaimonSource(DataSource):
+    """`spark.read.format("paimon").load(table_dir)`: the table's rows, deletion vectors applied."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon"
+
+    def schema(self) -> str:
+        table = Table.open(_path(self.options))
+        return spark_schema_ddl(_schema_of(table, _snapshot(self.options)))
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _PaimonReader(_path(self.options), _snapshot(self.options),
+                             str(self.options.get("mode", "FAILFAST")))
+
+
+class _PaimonReader(DataSourceReader):
+    def __init__(self, path: str, snapshot: int | None, mode: str) -> None:
+        self.path = path
+        self.snapshot = snapshot
+        self.mode = mode
+        self.where: preds.Predicate | None = None
+
+    def pushFilters(self, filters: list[Any]) -> list[Any]:
+        """Prune with what maps to predicates; hand every filter back to Spark."""
+        self.where = preds.from_spark_filters(filters)
+        return list(filters)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        plan = plan_read(self.path, self.where, self.snapshot, mode=self.mode)
+        schema = spark_arrow_schema(plan.table_schema)
+        return [_Partition((task, schema)) for task in plan.tasks] or [_Partition(None)]
+
+    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:
+            return
+        task, schema = partition.value
+        yield from read_task(task, spark_types=schema)
+
+
+# ------------------------------------------------------------------------------ deletion vectors
+
+_DV_SCHEMA = pa.schema([("partition", pa.string()), ("bucket", pa.int32()),
+                        ("data_file", pa.string()), ("index_file", pa.string()),
+                        ("offset", pa.int64()), ("length", pa.int64()),
+                        ("cardinality", pa.int64()), ("bitmap64", pa.bool_())])
+_DV_DDL = ("`partition` STRING, bucket INT, data_file STRING, index_file STRING, `offset` BIGINT, "
+           "length BIGINT, cardinality BIGINT, bitmap64 BOOLEAN")
+
+
+class DeletionVectorsSource(DataSource):
+    """`spark.read.format("paimon-deletion-vectors").load(table_dir or dv_file)`: one row per
+    data file with a deletion vector (for a bare index file: per bin); `explode=true` adds
+    `position`, one row per deleted row."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon-deletion-vectors"
+
+    def schema(self) -> str:
+        return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _DeletionVectorsReader(_path(self.options), _snapshot(self.options),
+                                      _flag(self.options, "explode"))
+
+
+class _DeletionVectorsReader(DataSourceReader):
+    def __init__(self, path: str, snapshot: int | None, explode: bool) -> None:
+        self.path, self.snapshot, self.explode = path, snapshot, explode
+
+    def partitions(self) -> Sequence[InputPartition]:
+        try:
+            table = Table.open(self.path)
+        except TableError:
+            return [_Partition(("file", self.path))]          # a bare deletion-vector file
+        by_index: dict[str, list[tuple[str, int, str, DeletionFile]]] = {}
+        for f in table.data_files(self.snapshot):
+            if f.deletion_file is not None:
+                by_index.setdefault(f.deletion_file.path, []).append(
+                    (f.partition_path, f.bucket, f.file_name, f.deletion_file))
+        return [_Partition(("table", table, items)) for items in by_index.values()] or [_Partition(None)]
+
+    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:
+            return
+        import paimon_schema as ps
+
+        if partition.value[0] == "file":
+            data = _read_any(partition.value[1])
+            parsed = ps.DeletionVectorFile.parse(data)
+            name = partition.value[1].rstrip("/").rsplit("/", 1)[-1]
+            items = [(None, None, None, name, b.offset, b.length, b.bitmap64, b.bitmap) for b in parsed.bins]
+        else:
+            _, table, entries = partition.value
+            data = table.read_bytes(entries[0][3].path)
+            items = []
+            for partition_path, bucket, file_name, dv in entries:
+                try:
+                    bitmap = ps.read_deletion_vector(data, dv.offset, dv.length)
+                except FormatError as exc:
+                    raise FormatError(f"{dv.path}: deletion vector of {file_name}: {exc.reason}",
+                                      offset=exc.offset, path=exc.path) from exc
+                items.append((partition_path, bucket, file_name, dv.index_file, dv.offset,
+                              dv.length, _is_64(bitmap), bitmap))
+        yield self._batch(items)
+
+    def _batch(self, items: list[tuple]) -> pa.RecordBatch:
+        columns: dict[str, list] = {name: [] for name in _DV_SCHEMA.names}
+        positions = []
+        for partition_path, bucket, file_name, index_file, offset, length, is64, bitmap in items:
+            values = np.asarray(bitmap.to_array(), dtype=np.int64) if self.explode else None
+            repeat = len(values) if self.explode else 1
+            for name, value in zip(_DV_SCHEMA.names, (partition_path, bucket, file_name, index_file,
+                                                       offset, length, len(bitmap), is64)):
+                columns[name].extend([value] * repeat)
+            if self.explode:
+                positions.append(values)
+        arrays = [pa.array(columns[f.name], f.type) for f in _DV_SCHEMA]
+        schema = _DV_SCHEMA
+        if self.explode:
+            arrays.append(pa.array(np.concatenate(positions) if positions else [], pa.int64()))
+            schema = schema.append(pa.field("position", pa.int64()))
+        return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _is_64(bitmap: Any) -> bool:
+    from pyroaring import BitMap64
+
+    return isinstance(bitmap, BitMap64)
+
+
+def _read_any(path: str) -> bytes:
+    """A file by local path or URI."""
+    import os
+
+    import pyarrow.fs as pafs
+
+    fs, inner = filesystem_for(pafs.LocalFileSystem(), path if "://" in path or path.startswith("file:")
+                               else os.path.abspath(path))
+    with fs.open_input_file(inner) as f:
+        return f.read()
+
+
+# ------------------------------------------------------------------------------ file index
+
+_FI_SCHEMA = pa.schema([("partition", pa.string()), ("bucket", pa.int32()),
+                        ("data_file", pa.string()), ("column", pa.string()),
+                        ("index_type", pa.string()), ("stored", pa.string()),
+                        ("size", pa.int64()), ("row_count", pa.int32()),
+                        ("distinct_values", pa.int32()), ("null_count", pa.int32())])
+_FI_DDL = ("`partition` STRING, bucket INT, data_file STRING, `column` STRING, index_type STRING, "
+           "stored STRING, size BIGINT, row_count INT, distinct_values INT, null_count INT")
+_VALUES_TYPE = pa.list_(pa.struct([("value", pa.string()), ("rows", pa.list_(pa.int32()))]))
+
+
+class FileIndexSource(DataSource):
+    """`spark.read.format("paimon-file-index").load(table_dir)`: one row per data file x column
+    x index type with the decoded summary; `values=true` adds `values`, each value's rows
+    (bitmap, range-bitmap and BSI indexes)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon-file-index"
+
+    def schema(self) -> str:
+        extra = ", `values` ARRAY<STRUCT<value: STRING, rows: ARRAY<INT>>>" if _flag(self.options, "values") else ""
+        return _FI_DDL + extra
+
+    def reader(self, schema: Any) -> DataSourceReader:
+        return _FileIndexReader(_path(self.options), _snapshot(self.options),
+                                _flag(self.options, "values"))
+
+
+class _FileIndexReader(DataSourceReader):
+    def __init__(self, path: str, snapshot: int | None, values: bool) -> None:
+        self.path, self.snapshot, self.values = path, snapshot, values
+
+    def partitions(self) -> Sequence[InputPartition]:
+        table = Table.open(self.path)
+        files = [f for f in table.data_files(self.snapshot)
+                 if f.embedded_index is not None or f.index_sidecar is not None]
+        return [_Partition((table, f)) for f in files] or [_Partition(None)]
+
+    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:
+            return
+        table, data_file = partition.value
+        container = table.file_index(data_file)
+        file_schema = table.schema(data_file.schema_id)
+        records = []
+        for column, indexes in container.columns.items():
+            for index_type, blob in indexes.items():
+                summary = _summary(index_type, blob, _column_type(file_schema, column), self.values)
+                records.append((data_file.partition_path, data_file.bucket, data_file.file_name,
+                                column, index_type, data_file.index_stored,
+                                0 if blob is None else len(blob), *summary))
+        schema = _FI_SCHEMA.append(pa.field("values", _VALUES_TYPE)) if self.values else _FI_SCHEMA
+        columns = list(zip(*records)) if records else [() for _ in schema]
+        yield pa.RecordBatch.from_arrays([pa.array(list(values), field.type)
+                                          for values, field in zip(columns, schema)], schema=schema)
+
+
+def _column_type(schema: TableSchema, column: str) -> Any:
+    """The data type of a container column (`m[k]` is the value type of map `m`)."""
+    name, _, key = column.partition("[")
+    field = schema.by_name.get(name)
+    if field is None:
+        return None
+    if key:
+        return field.type.get("value") if isinstance(field.type, dict) and type_root(field.type) == "MAP" else None
+    return field.type
+
+
+def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple:
+    """(row_count, distinct_values, null_count[, values]) of one index; None where the index
+    does not record it (a bloom filter records none of them)."""
+    empty = (None, None, None) + ((None,) if values else ())
+    if blob is None or data_type is None or index_type not in READERS:
+        return empty
+    reader = open_index(index_type, blob, data_type)
+    if index_type == "bloom-filter":
+        return empty
+    nulls = len(reader.null_rows)
+    if index_type == "bsi":
+        summary = (reader.num_rows, None, nulls)
+        pairs = _group(reader.values()) if values else None
+    else:
+        distinct = len(reader) if index_type == "bitmap" else reader.num_keys
+        summary = (reader.num_rows, distinct, nulls)
+        pairs = [(v, list(rows)) for v, rows in reader.items()] if values else None
+    if not values:
+        return summary
+    rows = [{"value": None if v is None else str(v), "rows": r} for v, r in pairs]
+    if nulls:
+        rows.append({"value": None, "rows": list(reader.null_rows)})
+    return summary + (rows,)
+
+
+def _group(stored: dict[int, int]) -> list[tuple[int, list[int]]]:
+    out: dict[int, list[int]] = {}
+    for row, value in stored.items():
+        out.setdefault(value, []).append(row)
+    return sorted(out.items())

@@ -1,0 +1,64 @@
+"""Run entry points on given bytes in THIS process and report time and peak memory as JSON.
+
+Started as a subprocess by test_resources.py (and test_roaring_hostile.py): `tracemalloc`
+does not see what C extensions (pyroaring, numpy) allocate, so memory is the process's peak
+resident set (`ru_maxrss`) over a baseline taken after a warm-up on the valid seed, and an
+address-space limit (`RLIMIT_AS`, the baseline's virtual size plus `limit_mb`) turns a
+runaway allocation into a MemoryError instead of a swamped machine.
+
+stdin: one JSON job {"layout", "data_type", "row_type", "ranges", "warmup_hex", "inputs":
+[{"name", "hex"}], "limit_mb", "repeat"}; stdout: one JSON line per input {"name", "size",
+"seconds" (best of `repeat`), "rss_mb" (peak growth over the baseline), "failures"}.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE), str(HERE.parent)]
+
+import fuzzlib  # noqa: E402
+
+
+def vm_size() -> int:
+    """The process's current virtual size in bytes (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmSize:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def main() -> None:
+    job = json.load(sys.stdin)
+    seed = fuzzlib.Seed("probe", job["layout"], bytes.fromhex(job.get("warmup_hex", "")),
+                        data_type=job.get("data_type"),
+                        row_type=tuple(tuple(p) for p in job.get("row_type", [])),
+                        ranges=tuple(tuple(r) for r in job.get("ranges", [])))
+    # Warm up: imports, compiled codecs and caches are not the input's cost.
+    fuzzlib.run_target(seed, seed.data)
+    inputs = [(i["name"], bytes.fromhex(i["hex"])) for i in job["inputs"]]
+    limit = job.get("limit_mb", 256) * 2**20
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + limit + sum(len(d) for _, d in inputs) * 3, hard))
+    baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux
+    for name, data in inputs:
+        best = float("inf")
+        failures: list[str] = []
+        for _ in range(job.get("repeat", 1)):
+            start = time.perf_counter()
+            found = fuzzlib.run_target(seed, data, name, exercise=job.get("exercise", True))
+            best = min(best, time.perf_counter() - start)
+            failures = [f.describe(hex_limit=256) for f in found]
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print(json.dumps({"name": name, "size": len(data), "seconds": best,
+                          "rss_mb": max(0, peak - baseline) / 1024, "failures": failures}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

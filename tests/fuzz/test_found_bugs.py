@@ -1,0 +1,83 @@
+"""Minimal inputs for the parse-side bugs the fuzz suite found, one test each: regression tests
+since commit bb3b908 fixed them (the writer-side ones are in test_writers_adversarial.py, the
+quadratic container round trip in test_resources.py). Each names the contract it checks:
+`ps.FormatError.offset` is an int inside the bytes handed to the function (never past their
+end), `path` names the field, and both are relative to the bytes the caller passed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import paimon_schema as ps
+from paimon_schema import roaring
+
+#: Container with one bitmap entry whose ofs_blob (at byte 41) says 256; the file has 90 bytes.
+CONTAINER_BLOB_PAST_END = bytes.fromhex(
+    "00054e4ed01a35ae000000010000003000000001000263300000000100066269746d6170000001000000002a"
+    "0000000002000000010000000100000000010000000700000000000000100000000100000007ffffffffffffffff")
+#: paimon-cpp/bitmap/tinyint_v2.bin cut to 44 bytes: its only block's first entry bitmap
+#: starts at 66.
+BITMAP_V2_CUT = bytes.fromhex(
+    "0200000005000000010100000000000000160000000101000000000000000d00000001010000001600000014")
+#: paimon-cpp/bitmap/tinyint_v1.bin cut to 19 bytes: the entry's bitmap would start at 41.
+BITMAP_V1_CUT = bytes.fromhex("01000000050000000101000000000100000016")
+#: Run cookie, 2 containers: an array container whose cardinality field says 100 (200 bytes)
+#: but holds 2 bytes, then a run container: its run count "starts" at byte 213 of 21.
+ROARING_RUN_AFTER_OVERSIZED = bytes.fromhex("3b3001000200006300010001000100010000000100")
+#: An array container {3, 2, 4}: unsorted; pyroaring's validation rejects it.
+ROARING_UNSORTED_ARRAY = bytes.fromhex("3a300000010000000000020010000000030002000400")
+#: A container whose c0 bitmap blob (at byte 48) has version byte 7.
+CONTAINER_BAD_BLOB_VERSION = bytes.fromhex(
+    "00054e4ed01a35ae000000010000003000000001000263300000000100066269746d6170000000300000002a"
+    "0000000007000000010000000100000000010000000700000000000000100000000100000007ffffffffffffffff")
+
+
+def raised(call) -> ps.FormatError:
+    with pytest.raises(ps.FormatError) as info:
+        call()
+    return info.value
+
+
+@pytest.mark.parametrize("call, data", [
+    (ps.FileIndexFile.parse, CONTAINER_BLOB_PAST_END),
+    (lambda d: ps.evaluate(d, ps.col("c0") == 7, {"c0": "INT"}), CONTAINER_BLOB_PAST_END),
+    (lambda d: list(ps.open_index("bitmap", d, "TINYINT").items()), BITMAP_V2_CUT),
+], ids=["container blob", "evaluate container blob", "bitmap V2 entry bitmap"])
+def test_positioned_read_past_the_end_is_located_inside_the_data(call, data: bytes) -> None:
+    """Was: `parsing.located` reported where a positioned instance (`pos:`) would have started,
+    e.g. offset 256 in a 90-byte file (a V2 bitmap reads its entries lazily: `items()`)."""
+    exc = raised(lambda: call(data))
+    assert exc.offset is not None and 0 <= exc.offset <= len(data), (exc.offset, len(data), str(exc))
+
+
+@pytest.mark.parametrize("call, data", [
+    (lambda d: roaring.deserialize(d), ROARING_RUN_AFTER_OVERSIZED),
+    (lambda d: ps.open_index("bitmap", d, "TINYINT").equal(1), BITMAP_V1_CUT),
+], ids=["run container after an oversized one", "bitmap V1 entry bitmap"])
+def test_roaring_header_check_locates_inside_the_data(call, data: bytes) -> None:
+    """Was: `roaring.serialized_size`'s `need(n, at, field)` reported `at` even when `at` was
+    already past the end (a run container behind containers that claim more bytes than there
+    are; a V1 entry whose bitmap offset lies past the end, via `_V1Reader._streamed`)."""
+    exc = raised(lambda: call(data))
+    assert exc.offset is not None and 0 <= exc.offset <= len(data), (exc.offset, len(data), str(exc))
+
+
+def test_roaring_validation_error_has_a_path() -> None:
+    """Was: when pyroaring's validation rejected the containers, `roaring.deserialize` raised a
+    FormatError with `path=""` (so did the "bytes follow the roaring bitmap" error and
+    `deserialize64`'s)."""
+    exc = raised(lambda: roaring.deserialize(ROARING_UNSORTED_ARRAY))
+    assert exc.path, str(exc)
+
+
+@pytest.mark.parametrize("call", [
+    lambda d: ps.evaluate(d, ps.col("c0") == 7, {"c0": "INT"}),
+    lambda d: ps.evaluate(ps.FileIndexFile.parse(d), ps.col("c0") == 7, {"c0": "INT"}),
+], ids=["bytes", "parsed container"])
+def test_evaluate_locates_blob_errors_in_the_container(call) -> None:
+    """Was: `evaluate` (and `top_n`) let a blob's FormatError through as `open_index` raised it:
+    offset 0, path "version", i.e. the container's magic. The contract: offsets are relative
+    to the bytes handed in."""
+    exc = raised(lambda: call(CONTAINER_BAD_BLOB_VERSION))
+    assert exc.offset == 48 and exc.path.startswith("columns[0].indexes[0].blob"), (exc.offset, exc.path)
