@@ -295,8 +295,8 @@ class BitmapIndexReader(FileIndexReader):
         """A bitmap of a stored length, which must be exactly its serialized size."""
         try:
             bitmap, size = roaring.deserialize(raw, exact=True)
-        except FormatError as exc:
-            raise exc.within(path, pos) from exc
+        except FormatError as exc:      # a bitmap placed past the end fails at the end
+            raise exc.within(path, min(pos, len(self._data))) from exc
         return self._counted(bitmap, size, pos, path)
 
     def _counted(self, bitmap: BitMap, size: int, pos: int, path: str) -> BitMap:

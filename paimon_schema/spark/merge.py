@@ -50,7 +50,8 @@ READABLE_FORMATS = ("parquet", "orc")
 class ReadStats:
     """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
     included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
-    out inside read files; `rows_deleted` the rows deletion vectors removed from read files."""
+    out inside read files; `rows_deleted` the rows deletion vectors remove from read files, as
+    the manifests record them (Paimon before 1.0 records no cardinality: not counted)."""
 
     files: int = 0
     files_read: int = 0
@@ -84,7 +85,6 @@ class Column:
     arrow_type: pa.DataType
     file_column: str | None            # None: not in the file (added later, or partition)
     constant: Any = None               # the partition value, for files that do not store it
-    file_type: pa.DataType | None = None   # the type the file's schema gives the column
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,6 @@ class TaskPlan:
     schema: pa.Schema
     table_schema: TableSchema
     stats: ReadStats
-    predicate: Predicate | None
 
 
 def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None = None,
@@ -160,7 +159,7 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
-    return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats, where)
+    return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats)
 
 
 def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate, mode: str,
@@ -204,9 +203,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
         old = file_schema.by_id.get(current.id)
         if old is not None and written is not None and old.name not in written:
             old = None                  # a data-evolution file holds only its write columns
-        constant = data_file.partition.get(name) if name in data_file.partition else None
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
-                              constant, None if old is None else arrow_type(old.type)))
+                              data_file.partition.get(name)))
     if candidate is not None:
         dv_card = data_file.deletion_file.cardinality if data_file.deletion_file else 0
         stats.rows_skipped += max(0, data_file.row_count - (dv_card or 0) - len(candidate))

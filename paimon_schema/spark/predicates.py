@@ -10,8 +10,10 @@ filters (`from_spark_filters`). Two things are made of it:
   other than integer widening; a literal that does not convert to the file's type exactly; NaN;
   `=` on floats also asks for the other zero (SQL `f = 0.0` matches -0.0, the indexes keep
   the zeros apart); `<=`/`>=` bounds at a zero are moved to the outer zero; a FLOAT literal
-  that float32 cannot hold exactly (except for `=`/`IN`, where rounding only adds rows); `>` and `!=` on nanosecond timestamps (the indexes store
-  microseconds). What remains can only keep more rows than the filter, never fewer.
+  that float32 cannot hold exactly (except for `=`/`IN`, where rounding only adds rows); `>`
+  and `!=` on nanosecond timestamps (the indexes store microseconds). What remains can only
+  keep more rows than the filter, never fewer.
+- `partition_verdict`: the filter over a file's partition values (True / False / unknown).
 - `to_arrow`: the exact filter as an Arrow expression with Spark's semantics (NULL is not
   true; NaN equals NaN and is above every number; 0.0 = -0.0).
 """
@@ -32,8 +34,9 @@ from paimon_schema.query import And, Leaf, Or, Predicate
 from paimon_schema.table import TableSchema
 from paimon_schema.types import INTEGER_RANGES, DataType, float32, internal
 
-__all__ = ["REMAIN", "conjunction", "for_file", "from_spark_filters", "leaves", "parse_sql",
-           "partition_verdict", "to_arrow", "to_spark_column"]
+__all__ = ["REMAIN", "SqlNotUnderstood", "check_columns", "conjunction", "for_file",
+           "from_spark_filters", "leaves", "parse_sql", "partition_verdict", "to_arrow",
+           "to_spark_column"]
 
 #: A column no container holds: a leaf on it answers REMAIN (the file is kept).
 REMAIN_COLUMN = "\x00remain"

@@ -1,6 +1,8 @@
-"""Minimal inputs for the parse-side bugs the fuzz suite found, one test each: regression tests
-since commit bb3b908 fixed them (the writer-side ones are in test_writers_adversarial.py, the
-quadratic container round trip in test_resources.py). Each names the contract it checks:
+"""Minimal inputs for the parse-side bugs the fuzz suite found, one test each. The first four
+are regression tests since commit bb3b908 fixed them; the ones under "Open" were found by the
+soak after that fix and fail until the library is fixed (nothing is skipped or xfailed). The
+writer-side bugs are in test_writers_adversarial.py, the container round trip in
+test_resources.py. Each names the contract it checks:
 `ps.FormatError.offset` is an int inside the bytes handed to the function (never past their
 end), `path` names the field, and both are relative to the bytes the caller passed.
 """
@@ -81,3 +83,66 @@ def test_evaluate_locates_blob_errors_in_the_container(call) -> None:
     to the bytes handed in."""
     exc = raised(lambda: call(CONTAINER_BAD_BLOB_VERSION))
     assert exc.offset == 48 and exc.path.startswith("columns[0].indexes[0].blob"), (exc.offset, exc.path)
+
+
+# -- Open (found by the 100k-per-layout soak after bb3b908) -------------------------------------
+
+#: Bitmap V2 (INT, 72 bytes) whose block entry's bitmap is at body offset 1081314 with
+#: len_bitmap 0: the zero-length positioned read past the end succeeds (Kaitai seeks anywhere),
+#: then the empty bitmap fails at its offset 0, re-based to 1081386.
+BITMAP_V2_EMPTY_BITMAP_PAST_END = bytes.fromhex(
+    "020000000200000001000000000100000001000000000010801000000001000000010000000000000000000101"
+    "001000000000143a30000001000000000101001000000000000100")
+#: Bitmap V2 (INT, 27 bytes): has_null, null bitmap of length 0 at 65599.
+BITMAP_V2_EMPTY_NULL_BITMAP_PAST_END = bytes.fromhex("020000000000000000010000000000000000000000000001002500")
+#: Container: column c0's bitmap blob has length 0 and ofs_blob 0x01000000 (byte 36); the
+#: container parses (an empty blob needs no bytes), evaluate then locates the blob's error at
+#: 16777216 + 0.
+CONTAINER_EMPTY_BLOB_PAST_END = bytes.fromhex(
+    "00054e4ed01a35ae000000010000003000000001000263300000000100066269746d6170010000000000000000000000")
+#: Container: column s holds a (valid INT) bsi blob; the table says s is STRING.
+CONTAINER_BSI_ON_STRING = bytes.fromhex(
+    "00054e4ed01a35ae000000010000002c000000010001730000000100036273690000002c00000040000000000100"
+    "0000020101000000000000000000000000000000013a3000000100000000000000100000000000000000013a3000"
+    "00010000000000000010000000000000")
+
+
+@pytest.mark.parametrize("call, data", [
+    (lambda d: list(ps.open_index("bitmap", d, "INT").items()), BITMAP_V2_EMPTY_BITMAP_PAST_END),
+    (lambda d: ps.open_index("bitmap", d, "INT").null_rows, BITMAP_V2_EMPTY_NULL_BITMAP_PAST_END),
+    (lambda d: ps.evaluate(d, ps.col("c0") == 1, {"c0": "INT"}), CONTAINER_EMPTY_BLOB_PAST_END),
+], ids=["bitmap V2 entry bitmap", "bitmap V2 null bitmap", "evaluate empty blob"])
+def test_zero_length_read_past_the_end_is_located_inside_the_data(call, data: bytes) -> None:
+    """Bug: a positioned read of 0 bytes past the end succeeds (ViewReader.seek goes anywhere
+    and Kaitai's read_bytes(0) needs nothing), so the empty bitmap/blob fails later and its
+    error is re-based to the claimed position: `bitmap._V2Reader._sized` (`within(path, pos)`)
+    and `query`'s blob re-basing. Fix: make `parsing.ViewReader.seek` raise EOFError past
+    `len(view)` (a positioned instance past the end then fails where bb3b908's clamp locates
+    it), or refuse `ofs > len(data)` for zero lengths in `_sized`/`FileIndexFile.parse`."""
+    exc = raised(lambda: call(data))
+    assert exc.offset is not None and 0 <= exc.offset <= len(data), (exc.offset, len(data), str(exc))
+
+
+def test_evaluate_reports_an_index_the_column_type_cannot_have_as_format_error() -> None:
+    """Bug (or a decision to make): the container (untrusted bytes) claims a `bsi` index on a
+    column the table types STRING; `evaluate` lets `open_index`'s SchemaError("the bsi index
+    does not support STRING") escape, so a corrupt or hostile container raises something other
+    than FormatError. Java's evaluator fails too. Suggested: `query._Readers.of` turns it into
+    FormatError at `columns[0].indexes[0].index_type` ("bsi index on a STRING column")."""
+    exc = raised(lambda: ps.evaluate(CONTAINER_BSI_ON_STRING, ps.col("s") == "a", {"s": "STRING"}))
+    assert exc.path.startswith("columns[0].indexes[0]"), (exc.offset, exc.path)
+
+
+@pytest.mark.parametrize("data, data_type", [
+    (bytes.fromhex("02000000050000000101ffffffff00000012000000010001000000000001000e00000001000100"
+                   "0001000000000000000f3b3000000100000300010001000300"), "SMALLINT"),
+    (bytes.fromhex("020000000400000000010000000000000000000000003b3000000100000300000000000300"), "INT"),
+], ids=["entry bitmap of length 0 past the end", "null bitmap past the end"])
+def test_sized_bitmap_past_the_end_is_located_inside_the_data(data: bytes, data_type: str) -> None:
+    """Found by the soak: a zero-length V2 bitmap read "succeeds" past the end, and its roaring
+    error was placed at the bitmap's position (65838 in a 64-byte blob)."""
+    def touch() -> None:
+        reader = ps.open_index("bitmap", data, data_type)
+        reader.equal(1), reader.is_null(), list(reader.items())
+    exc = raised(touch)
+    assert exc.offset is not None and 0 <= exc.offset <= len(data), (exc.offset, len(data))

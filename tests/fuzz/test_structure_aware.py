@@ -100,6 +100,14 @@ ROARING_UNSORTED = _example("roaring", test_found_bugs.ROARING_UNSORTED_ARRAY.he
 # Bug 4: evaluate reports a blob's error in the blob's coordinates.
 CONTAINER_BAD_BLOB = _example("container", test_found_bugs.CONTAINER_BAD_BLOB_VERSION.hex(),
                               row_type=(("c0", "INT"),))
+# Open (found by the soak after bb3b908): zero-length reads past the end; a bsi on STRING.
+V2_EMPTY_BITMAP = _example("bitmap", test_found_bugs.BITMAP_V2_EMPTY_BITMAP_PAST_END.hex(), "INT")
+V2_EMPTY_NULL_BITMAP = _example("bitmap", test_found_bugs.BITMAP_V2_EMPTY_NULL_BITMAP_PAST_END.hex(),
+                                "INT")
+CONTAINER_EMPTY_BLOB = _example("container", test_found_bugs.CONTAINER_EMPTY_BLOB_PAST_END.hex(),
+                                row_type=(("c0", "INT"),))
+CONTAINER_BSI_ON_STRING = _example("container", test_found_bugs.CONTAINER_BSI_ON_STRING.hex(),
+                                   row_type=(("s", "STRING"),))
 
 
 @given(cases("dv") | dv_payload_damage())
@@ -110,6 +118,8 @@ def test_dv(case) -> None:
 @given(cases("container"))
 @example(CONTAINER_BLOB_PAST_END)
 @example(CONTAINER_BAD_BLOB)
+@example(CONTAINER_EMPTY_BLOB)
+@example(CONTAINER_BSI_ON_STRING)
 def test_container(case) -> None:
     check(case)
 
@@ -117,6 +127,8 @@ def test_container(case) -> None:
 @given(cases("bitmap"))
 @example(V1_ENTRY_PAST_END)
 @example(V2_ENTRY_PAST_END)
+@example(V2_EMPTY_BITMAP)
+@example(V2_EMPTY_NULL_BITMAP)
 def test_bitmap(case) -> None:
     check(case)
 

@@ -31,7 +31,7 @@ from functools import cache
 import pytest
 
 import paimon_schema as ps
-from conftest import oracle_unavailable
+from oracles import oracle_unavailable
 
 try:
     from pyiceberg.table.deletion_vector import deletion_vectors_from_puffin_file

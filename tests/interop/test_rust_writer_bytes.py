@@ -47,7 +47,7 @@ from pyroaring import BitMap
 
 import paimon_schema as ps
 import rust_writer
-from conftest import oracle_unavailable
+from oracles import oracle_unavailable
 from paimon_schema import options, roaring
 from paimon_schema.layouts.bitmap import BitmapIndexReader, BitmapLayout, bitmap_layout, write_layout
 
