@@ -207,8 +207,12 @@ class _Readers:
                 if index_type not in READERS:
                     continue
                 path, offset = _blob_location(self.container, column, index_type)
-                with _located_in(path, offset):
-                    reader = None if blob is None else open_index(index_type, blob, data_type)
+                try:
+                    with _located_in(path, offset):
+                        reader = None if blob is None else open_index(index_type, blob, data_type)
+                except SchemaError as exc:   # the container claims an index the type cannot have
+                    raise FormatError(f"a {index_type} index on a {data_type} column: {exc}",
+                                      offset=offset, path=path.removesuffix(".blob")) from exc
                 opened.append((reader, path, offset))
             self._open[column] = opened
         return self._open[column]

@@ -104,7 +104,7 @@ def _error(data: bytes) -> ps.FormatError:
     (lambda d: d[:12] + b"\x00\x00\x00\x05" + d[16:], "len_head", 12),
     (lambda d: d[:16] + b"\x7f\xff\xff\xff" + d[20:], "columns[2].indexes[0].index_type.value", 96),
     (lambda d: d[:30], "columns[0].indexes[0].index_type.value", 29),
-    (lambda d: d[:94], "columns[0].indexes[0].blob", 92),
+    (lambda d: d[:94], "columns[0].indexes[0].ofs_blob", 41),
     (lambda d: d[:41] + b"\xff\xff\xff\xfe" + d[45:], "columns[0].indexes[0].ofs_blob", 41),
     (lambda d: d[:22] + b"\xff" + d[23:], "columns[0].name.value", 22),
 ])

@@ -12,6 +12,7 @@ Shared by tests/fuzz/test_*.py and benchmarks/fuzz_soak.py; nothing here depends
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import decimal
 import io
@@ -19,6 +20,7 @@ import math
 import os
 import random
 import re
+import shutil
 import tempfile
 import traceback
 import zlib
@@ -633,7 +635,9 @@ def _exercise_evaluate(data: bytes, row_type: dict[str, str],
 
 @cache
 def _cli_dir() -> Path:
-    return Path(tempfile.mkdtemp(prefix="paimon-fuzz-cli-"))
+    path = Path(tempfile.mkdtemp(prefix="paimon-fuzz-cli-"))
+    atexit.register(shutil.rmtree, path, ignore_errors=True)
+    return path
 
 
 def run_cli(data: bytes, layout: str) -> None:
