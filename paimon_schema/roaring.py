@@ -69,9 +69,12 @@ def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
         need(4 * count, at, "ofs_containers")
         at += 4 * count
     sizes = np.where(cardinalities > ARRAY_MAX, BITMAP_BYTES, 2 * cardinalities)
+    start, counted = at, 0
     for i in np.flatnonzero(run_flags):
-        # Run containers carry their size; the ones before them are already known.
-        start = at + int(sizes[:i].sum())
+        # Run containers carry their size; the ones before them are already known (summed
+        # incrementally: a bitmap may have 65536 run containers).
+        start += int(sizes[counted:i].sum())
+        counted = i
         need(2, start, f"containers[{i}].num_runs")
         (num_runs,) = struct.unpack_from("<H", buf, start)
         sizes[i] = 2 + 4 * num_runs
