@@ -716,7 +716,10 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
 
 def _string_codes(codec: KeyCodec, values: list) -> tuple[list[Key], np.ndarray] | None:
     code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    first = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    try:        # unhashable values: the checked per-row pass refuses them
+        first = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    except TypeError:
+        return None
     distinct = list(code_of)
     null = code_of.get(None, -1)
     if null >= 0:

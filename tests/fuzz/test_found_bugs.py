@@ -9,6 +9,8 @@ end), `path` names the field, and both are relative to the bytes the caller pass
 
 from __future__ import annotations
 
+import decimal
+
 import pytest
 
 import paimon_schema as ps
@@ -146,3 +148,11 @@ def test_sized_bitmap_past_the_end_is_located_inside_the_data(data: bytes, data_
         reader.equal(1), reader.is_null(), list(reader.items())
     exc = raised(touch)
     assert exc.offset is not None and 0 <= exc.offset <= len(data), (exc.offset, len(data))
+
+
+@pytest.mark.parametrize("bad", [decimal.Decimal("sNaN"), [1], {1: 2}])
+def test_range_bitmap_string_columns_refuse_unhashable_values(bad) -> None:
+    """Found by CI's Hypothesis run: the range-bitmap STRING fast path numbered values with a
+    dict before checking their type, so an unhashable value raised TypeError."""
+    with pytest.raises(ps.SchemaError):
+        ps.build_index("range-bitmap", "STRING", [bad])
