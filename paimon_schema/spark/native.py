@@ -103,20 +103,20 @@ def file_id(file_name: str) -> int:
 
 
 def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema) -> list[Any]:
-    """Scans of files that share a schema: one, or one per partition when the files do not
-    store a partition column (its value then becomes a literal)."""
+    """Scans of files that share a schema: the files that lose rows (deletion vectors, index
+    candidates) apart from the others, which need no Python at all; and one scan per partition
+    when the files do not store a partition column (its value then becomes a literal)."""
     reader = (spark.read.option("int96RebaseMode", "CORRECTED")
               .option("datetimeRebaseMode", "CORRECTED"))
     raw = reader.parquet(*[_uri(t) for t in tasks])
     stored = {f.name: f.dataType.typeName() for f in raw.schema.fields}
-    by_constants: dict[tuple, list[FileTask]] = {}
+    parts: dict[tuple, list[FileTask]] = {}
     for task in tasks:
-        key = tuple(c.constant for c in task.columns if c.file_column not in stored)
-        by_constants.setdefault(key, []).append(task)
-    if len(by_constants) == 1:
-        return [_parquet_frame(raw, stored, tasks, table_schema)]
-    return [_parquet_frame(reader.parquet(*[_uri(t) for t in part]), stored, part, table_schema)
-            for part in by_constants.values()]
+        constants = tuple(c.constant for c in task.columns if c.file_column not in stored)
+        masked = task.deletion_file is not None or task.candidate_rows is not None
+        parts.setdefault((constants, masked), []).append(task)
+    return [_parquet_frame(raw if len(part) == len(tasks) else reader.parquet(*[_uri(t) for t in part]),
+                           stored, part, table_schema) for part in parts.values()]
 
 
 def _parquet_frame(raw: Any, stored: dict[str, str], tasks: list[FileTask],
