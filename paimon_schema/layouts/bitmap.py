@@ -641,8 +641,6 @@ _INT_BOUNDS = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
                "BIGINT": (-2**63, 2**63 - 1), "TIMESTAMP": (-2**63, 2**63 - 1),
                "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
 _CANONICAL_NAN = {KeyKind.float32: 0x7FC00000, KeyKind.float64: 0x7FF8_0000_0000_0000}
-_LIST_TYPES = {KeyKind.boolean: bool, KeyKind.float32: float, KeyKind.float64: float,
-               KeyKind.string: str}
 
 
 class _Column(NamedTuple):
@@ -758,20 +756,10 @@ def _column(codec: KeyCodec, values: Any) -> _Column | None:
         values = values.tolist()
     if codec.kind == KeyKind.string:
         return _string_column(codec, values)
-    seen = set(map(type, values))
-    has_null = type(None) in seen
-    seen.discard(type(None))
-    expected = _LIST_TYPES.get(codec.kind, int)
-    if not seen <= {expected}:
+    typed = keys.plain_array(codec, values)
+    if typed is None:
         return None
-    valid = None
-    if has_null:
-        valid = np.fromiter((v is not None for v in values), bool, len(values))
-        values = [v for v in values if v is not None]
-    try:
-        array = np.array(values, dtype={bool: np.bool_, float: np.float64, int: np.int64}[expected])
-    except OverflowError:
-        return None
+    array, valid = typed
     return _array_column(codec, array, len(valid) if valid is not None else len(array), valid)
 
 

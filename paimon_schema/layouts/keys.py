@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from paimon_schema import types
 from paimon_schema.errors import SchemaError
 from paimon_schema.generated.paimon_common import PaimonCommon
@@ -86,3 +88,27 @@ def range_bitmap_keys(data_type: str | DataType) -> KeyCodec:
     if kind is None:
         raise SchemaError(f"the range-bitmap index does not support {dtype}")
     return KeyCodec(dtype, kind, canonical_nan=False)
+
+
+_PLAIN_TYPES = {KeyKind.boolean: bool, KeyKind.float32: float, KeyKind.float64: float}
+_PLAIN_DTYPES = {bool: np.bool_, float: np.float64, int: np.int64}
+
+
+def plain_array(codec: KeyCodec, values: list) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """A list of plain Python values (ints, floats or bools as the kind wants; None for NULL)
+    as a numpy array of the non-null ones and a validity mask (None without nulls); None to
+    decline, leaving the caller's checked per-row pass to refuse what does not fit."""
+    seen = set(map(type, values))
+    has_null = type(None) in seen
+    seen.discard(type(None))
+    expected = _PLAIN_TYPES.get(codec.kind, int)
+    if not seen <= {expected}:
+        return None
+    valid = None
+    if has_null:
+        valid = np.fromiter((v is not None for v in values), bool, len(values))
+        values = [v for v in values if v is not None]
+    try:
+        return np.array(values, dtype=_PLAIN_DTYPES[expected]), valid
+    except OverflowError:
+        return None

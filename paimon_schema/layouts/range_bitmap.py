@@ -35,7 +35,7 @@ from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts import parsing
-from paimon_schema.layouts.keys import KeyCodec, KeyKind, range_bitmap_keys
+from paimon_schema.layouts.keys import KeyCodec, KeyKind, plain_array, range_bitmap_keys
 from paimon_schema.positions import fresh_bitmap
 from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
 from paimon_schema.types import DataType
@@ -628,7 +628,6 @@ _INT_BOUNDS = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
                "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
 _DTYPES = {KeyKind.boolean: ">u1", KeyKind.int8: ">i1", KeyKind.int16: ">i2", KeyKind.int32: ">i4",
            KeyKind.int64: ">i8", KeyKind.float32: ">u4", KeyKind.float64: ">u8"}
-_LIST_TYPES = {KeyKind.boolean: bool, KeyKind.float32: float, KeyKind.float64: float}
 
 
 def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] | None:
@@ -646,21 +645,10 @@ def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] 
             return _array_codes(codec, values, None)
     if codec.kind == KeyKind.string:
         return _string_codes(codec, values)
-    seen = set(map(type, values))
-    has_null = type(None) in seen
-    seen.discard(type(None))
-    expected = _LIST_TYPES.get(codec.kind, int)
-    if not seen <= {expected}:
+    typed = plain_array(codec, values)
+    if typed is None:
         return None
-    valid = None
-    if has_null:
-        valid = np.fromiter((v is not None for v in values), bool, len(values))
-        values = [v for v in values if v is not None]
-    try:
-        array = np.array(values, dtype={bool: np.bool_, float: np.float64, int: np.int64}[expected])
-    except OverflowError:
-        return None
-    return _array_codes(codec, array, valid)
+    return _array_codes(codec, *typed)
 
 
 def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
