@@ -991,6 +991,12 @@ def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return demo.run(keep=args.keep, out=out)
 
 
+def cmd_pipeline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from paimon_schema.spark import pipeline  # imports pyspark only when asked
+
+    return pipeline.main(["--rows", str(args.rows)])
+
+
 def _type_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--type", metavar="DATA_TYPE",
                    help="column type of an index blob, e.g. INT or VARCHAR(10); for a "
@@ -1054,6 +1060,12 @@ def parser() -> argparse.ArgumentParser:
     demo.add_argument("--keep", metavar="DIR", type=Path,
                       help="write the samples to DIR (kept) instead of a temporary directory")
     demo.set_defaults(run=cmd_demo)
+
+    spark = sub.add_parser("pipeline", help="the Spark pipeline: Java writes a table with deletion "
+                                            "vectors and file indexes, Spark reads it filtered "
+                                            "through our data sources (needs the spark extra)")
+    spark.add_argument("--rows", type=int, default=200_000, help="rows Java writes (default 200,000)")
+    spark.set_defaults(run=cmd_pipeline)
     return top
 
 

@@ -8,6 +8,7 @@ import struct
 from collections.abc import Iterable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -190,6 +191,34 @@ def test_no_false_negatives(case: tuple[str, list, int, float], data: st.DataObj
     expected = all(blob[4 + (p >> 3)] >> (p & 7) & 1
                    for p in bloom_positions(java_hash(data_type, probe), k, num_bits))
     assert reader.equal(probe) == (REMAIN if expected else SKIP)
+
+
+INTEGER_DTYPES = {"TINYINT": ["int8", "int16", "int64", "uint8"], "INT": ["int32", "int64", "uint16"],
+                  "BIGINT": ["int64", "int32", "uint32", "uint64"]}
+
+
+@given(filters(), st.data())
+def test_writer_equals_the_spec_writer(case: tuple[str, list, int, float], data: st.DataObject) -> None:
+    """The library's writer (compiled loop over integer arrays, hashes of other values) sets
+    exactly the bits of the test-side writer, whatever container the column comes in."""
+    data_type, values, items, fpp = case
+    expected = build(data_type, values, items, fpp)
+    assert ps.build_index("bloom-filter", data_type, values, items=items, fpp=fpp) == expected
+    if data_type in INTEGER_DTYPES:
+        dtype = np.dtype(data.draw(st.sampled_from(INTEGER_DTYPES[data_type])))
+        present = [v for v in values if v is not None]
+        info = np.iinfo(dtype)
+        if all(info.min <= v <= info.max for v in present):
+            array = np.array(present, dtype=dtype)
+            assert ps.build_index("bloom-filter", data_type, array, items=items, fpp=fpp) == expected
+
+
+@pytest.mark.parametrize("data_type, array", [
+    ("BIGINT", np.array([2**63], dtype=np.uint64)), ("INT", np.array([2**31], dtype=np.int64)),
+    ("TINYINT", np.array([-129], dtype=np.int16))])
+def test_integer_arrays_out_of_range(data_type: str, array: np.ndarray) -> None:
+    with pytest.raises(ps.SchemaError, match="out of range"):
+        ps.build_index("bloom-filter", data_type, array, items=10)
 
 
 def test_float_hashes_java_bits() -> None:

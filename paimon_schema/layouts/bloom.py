@@ -140,12 +140,9 @@ def build_bloom_filter(data_type: str | DataType, values: Iterable[Any], *,
     if k > MAX_HASH_FUNCTIONS:
         raise SchemaError(f"items={items}, fpp={fpp} needs {k} hash functions; Java's reader "
                           f"misreads more than {MAX_HASH_FUNCTIONS}")
-    hashes = _hashes(dtype, values)
-    bits = np.zeros(num_bits, dtype=bool)
-    for position in _positions(hashes, k, num_bits):
-        bits[position] = True
-    return _codec().build({"num_hash_functions": k,
-                           "bitset": np.packbits(bits, bitorder="little").tobytes()})
+    bitset = np.zeros(num_bits // 8, dtype=np.uint8)
+    _add(bitset, dtype, values, k, num_bits)
+    return _codec().build({"num_hash_functions": k, "bitset": bitset.tobytes()})
 
 
 @cache
@@ -153,46 +150,21 @@ def _codec() -> Any:
     return bloom_filter_codec.bloom_filter.compile()
 
 
-def _hashes(dtype: DataType, values: Iterable[Any]) -> np.ndarray:
-    """The signed 64-bit `FastHash` of every non-null value, vectorized for integer arrays."""
+def _add(bitset: np.ndarray, dtype: DataType, values: Iterable[Any], k: int, num_bits: int) -> None:
+    """Set the bits of every non-null value; integer arrays are hashed in the compiled loop."""
+    from paimon_schema import bloom_bits
+
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and dtype.root in _LONG_HASHED \
             and dtype.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        keys = values.astype(np.int64)
         bits = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32, "TIME": 32}.get(dtype.root, 64)
-        if keys.size and (keys.min() < -(1 << (bits - 1)) or keys.max() >= 1 << (bits - 1)):
+        if values.size and (int(values.min()) < -(1 << (bits - 1))
+                            or int(values.max()) >= 1 << (bits - 1)):
             raise SchemaError(f"a value is out of range for {dtype}")
-        return _wang64(keys)
+        bloom_bits.add_longs(bitset, values.astype(np.int64, copy=False), k, num_bits)
+        return
     hash_of = hash_function(dtype)
-    return np.array([hash_of(v) for v in values if v is not None], dtype=np.int64)
-
-
-def _wang64(keys: np.ndarray) -> np.ndarray:
-    """`hashing.wang64` over an int64 array (wrapping uint64 arithmetic, arithmetic shifts)."""
-    k = keys.astype(np.int64).view(np.uint64)
-
-    def sar(x: np.ndarray, n: int) -> np.ndarray:
-        return (x.view(np.int64) >> n).view(np.uint64)
-
-    with np.errstate(over="ignore"):
-        k = ~k + (k << np.uint64(21))
-        k = k ^ sar(k, 24)
-        k = k + (k << np.uint64(3)) + (k << np.uint64(8))
-        k = k ^ sar(k, 14)
-        k = k + (k << np.uint64(2)) + (k << np.uint64(4))
-        k = k ^ sar(k, 28)
-        k = k + (k << np.uint64(31))
-    return k.view(np.int64)
-
-
-def _positions(hashes: np.ndarray, k: int, num_bits: int) -> Iterable[np.ndarray]:
-    """`hashing.bloom_positions` for every hash at once, one array per hash function."""
-    h1 = hashes.astype(np.int32)                      # low 32 bits, wrapped
-    h2 = (hashes >> 32).astype(np.int32)
-    with np.errstate(over="ignore"):
-        for i in range(1, k + 1):
-            combined = h1 + np.int32(i) * h2
-            combined = np.where(combined < 0, ~combined, combined)
-            yield combined % np.int32(num_bits)           # both non-negative int32, as in Java
+    hashes = np.array([hash_of(v) for v in values if v is not None], dtype=np.int64)
+    bloom_bits.add_hashes(bitset, hashes, k, num_bits)
 
 
 def _java_int(value: float) -> int:
