@@ -58,14 +58,20 @@ def spark_session() -> Any:
 
     spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
              .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 
 def _source_read(spark: Any, table: str) -> tuple[list, Any]:
-    return spark.read.format("paimon").load(table).where(WHERE).collect(), None
+    """The rows, and the statistics of the plan the source's planner makes for the filter
+    Spark pushes down (the same `plan_read`, run here again to show them)."""
+    from paimon_schema.spark import predicates
+    from paimon_schema.spark.merge import plan_read
+
+    rows = spark.read.format("paimon").load(table).where(WHERE).collect()
+    return rows, plan_read(table, predicates.parse_sql(WHERE)).stats
 
 
 def _native_read(spark: Any, table: str) -> tuple[list, Any]:
