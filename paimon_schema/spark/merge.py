@@ -21,6 +21,7 @@ named in `ReadStats.corrupt_index_files`.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -329,10 +330,27 @@ def read_arrow(table: Any, where: Predicate | str | None = None, snapshot: int |
     if isinstance(where, str):
         where = preds.parse_sql(where)
     plan = plan_read(table, where, snapshot, columns, mode, filesystem, with_filter_columns=True)
-    batches = [b for task in plan.tasks for b in read_task(task)]
+    batches = [b for part in _read_tasks(plan.tasks) for b in part]
     result = pa.Table.from_batches(batches, schema=plan.schema)
     if where is not None:
         result = result.filter(preds.to_arrow(where, plan.schema))
     out_columns = list(columns) if columns is not None else [f.name for f in plan.table_schema.fields]
     result = result.select(out_columns)
     return (result, plan.stats) if with_stats else result
+
+
+def _read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
+    """Each task's batches (`read_task`), in task order. Files are read on a thread pool (one
+    worker per CPU, at most one per file): Parquet/ORC decode and the deletion-vector masks run
+    in Arrow and numpy, which release the GIL, so files decode side by side. A failing task
+    raises its error as a serial read would (the first failing task in order)."""
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers <= 1:
+        return [list(read_task(task)) for task in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="paimon-read")
+    try:
+        return list(pool.map(lambda task: list(read_task(task)), tasks))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)     # after a failure: no further files
