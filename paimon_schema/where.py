@@ -5,40 +5,37 @@ NOT, parentheses; integers, decimals, 'strings', X'hex', NULL, TRUE/FALSE, DATE/
 'iso text'; `quoted` column names such as `m[k]`), typed by the columns' data types so that a
 literal that cannot be a value of its column is refused where it stands. NOT is pushed down to
 the leaves; `sql_text` prints a predicate back as WHERE text that parses to the same predicate.
+
+The tokenizer and grammar are shared with `spark.predicates.parse_sql` through a `Dialect`:
+what differs between the two texts (operators, string escapes, number suffixes, reserved words,
+`5 < a`, how a literal becomes a value) is said there, so the two cannot drift apart.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 from paimon_schema import types
 from paimon_schema.errors import SchemaError
-from paimon_schema.query import And, Leaf, Or, Predicate, col
+from paimon_schema.query import And, Leaf, Or, Predicate
 from paimon_schema.types import INTEGER_RANGES, DataType
 
 MAX_NESTING = 64                # parentheses and NOTs: keeps recursion far from Python's limit
 KEYWORDS = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "TRUE", "FALSE"})
-TYPED_LITERALS = frozenset({"DATE", "TIME", "TIMESTAMP"})
-COMPARISONS: dict[str, Callable[[col, object], Predicate]] = {
-    "=": lambda c, v: c == v, "!=": lambda c, v: c != v, "<>": lambda c, v: c != v,
-    "<": lambda c, v: c < v, "<=": lambda c, v: c <= v,
-    ">": lambda c, v: c > v, ">=": lambda c, v: c >= v,
-}
-_TOKEN = re.compile(r"""
-      (?P<space>\s+)
-    | (?P<hex>[xX]'[0-9A-Fa-f]*')
-    | (?P<string>'(?:[^']|'')*')
-    | (?P<quoted>`(?:[^`]|``)*`)
-    | (?P<number>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)
-    | (?P<op><=|>=|<>|!=|[=<>(),])
-    | (?P<word>[^\W\d]\w*)
-""", re.VERBOSE)
+#: Comparison operator -> Leaf function.
+OPERATORS = {"=": "equal", "!=": "not_equal", "<>": "not_equal", "<": "less_than",
+             "<=": "less_or_equal", ">": "greater_than", ">=": "greater_or_equal"}
+#: The function of `literal op column` read as `column op' literal`.
+FLIPPED = {"equal": "equal", "not_equal": "not_equal", "null_safe_equal": "null_safe_equal",
+           "less_than": "greater_than", "greater_than": "less_than",
+           "less_or_equal": "greater_or_equal", "greater_or_equal": "less_or_equal"}
 
 
 class Token(NamedTuple):
@@ -49,26 +46,107 @@ class Token(NamedTuple):
     def is_word(self, *words: str) -> bool:
         return self.kind == "word" and self.text.upper() in words
 
+    def is_op(self, *ops: str) -> bool:
+        return self.kind == "op" and self.text in ops
+
+
+class Literal(NamedTuple):
+    """A literal as written, for the dialect to turn into a value of its column."""
+
+    token: Token        # string, hex, number or word (NULL, TRUE, FALSE)
+    sign: str = ""      # "+" or "-" before a number
+    prefix: str = ""    # the word before a 'text' literal (DATE, TIMESTAMP ...), upper case
+
 
 class WhereError(SchemaError):
     """A malformed WHERE clause, pointing at the place."""
 
     def __init__(self, message: str, text: str, pos: int) -> None:
         super().__init__(f"{message}\n    {text}\n    {' ' * pos}^")
+        self.reason = message
         self.pos = pos
 
 
-def tokenize(text: str) -> list[Token]:
-    tokens, pos = [], 0
-    while pos < len(text):
-        match = _TOKEN.match(text, pos)
-        if match is None:
-            what = {"'": "unterminated string", "`": "unterminated quoted name"}.get(text[pos])
-            raise WhereError(what or f"unexpected character {text[pos]!r}", text, pos)
-        if match.lastgroup != "space":
-            tokens.append(Token(match.lastgroup, match.group(), pos))
-        pos = match.end()
-    return [*tokens, Token("end", "", len(text))]
+class Dialect:
+    """What differs between the WHERE texts the one grammar reads. This base class is the typed
+    WHERE syntax; a subclass says how a literal becomes a value (`column`, `value`)."""
+
+    operators: ClassVar[Mapping[str, str]] = OPERATORS   # comparison text -> Leaf function
+    reserved: ClassVar[frozenset[str]] = KEYWORDS        # words that are never column names
+    prefixes: ClassVar[frozenset[str]] = frozenset({"DATE", "TIME", "TIMESTAMP"})  # DATE 'text'
+    flip: ClassVar[bool] = False                         # read `5 < a` as `a > 5`
+    string: ClassVar[str] = r"'(?:[^']|'')*'"             # regexes of a string literal, a plain
+    word: ClassVar[str] = r"[^\W\d]\w*"                  # word (name or keyword) and what may
+    suffix: ClassVar[str] = ""                           # follow a number (Spark's 5L)
+
+    def column(self, name: str) -> Any:
+        """What `value` needs to know of the column; ValueError refuses the name."""
+        return None
+
+    def value(self, literal: Literal, column: Any) -> object:
+        """The literal's value for the column; ValueError refuses it. This one: None (NULL), bool,
+        int, Decimal, str or bytes (X'..') as written."""
+        token = literal.token
+        if token.kind == "string":
+            return self.unquote(token.text)
+        if token.kind == "hex":
+            digits = token.text[2:-1]
+            if len(digits) % 2:
+                raise ValueError(f"X'{digits}' needs pairs of hex digits")
+            return bytes.fromhex(digits)
+        if token.kind == "number":
+            text = literal.sign + token.text
+            return int(text) if token.text.isdigit() else decimal.Decimal(text)
+        return None if token.is_word("NULL") else token.is_word("TRUE")
+
+    def unquote(self, text: str) -> str:
+        return text[1:-1].replace("''", "'")
+
+    def tokenize(self, text: str) -> list[Token]:
+        pattern = _token_pattern(frozenset(self.operators), self.string, self.word, self.suffix)
+        tokens, pos = [], 0
+        while pos < len(text):
+            match = pattern.match(text, pos)
+            if match is None:
+                what = {"'": "unterminated string", "`": "unterminated quoted name"}.get(text[pos])
+                raise WhereError(what or f"unexpected character {text[pos]!r}", text, pos)
+            if match.lastgroup != "space":
+                tokens.append(Token(match.lastgroup, match.group(), pos))
+            pos = match.end()
+        return [*tokens, Token("end", "", len(text))]
+
+
+@functools.cache
+def _token_pattern(operators: frozenset[str], string: str, word: str, suffix: str
+                   ) -> re.Pattern[str]:
+    ops = "|".join(re.escape(op) for op in sorted(operators, key=len, reverse=True))
+    return re.compile(rf"""
+          (?P<space>\s+)
+        | (?P<hex>[xX]'[0-9A-Fa-f]*')
+        | (?P<string>{string})
+        | (?P<quoted>`(?:[^`]|``)*`)
+        | (?P<number>(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?{suffix})
+        | (?P<op>{ops}|[-+(),])
+        | (?P<word>{word})
+    """, re.VERBOSE)
+
+
+class Typed(Dialect):
+    """The typed WHERE of `parse_where`: literals become values of the column's data type."""
+
+    def __init__(self, row_type: Mapping[str, str | DataType]) -> None:
+        self.row_type = row_type
+
+    def column(self, name: str) -> DataType:
+        data_type = self.row_type.get(name)
+        if data_type is None:
+            raise ValueError(f"no type for column {name!r} in the row type")
+        return DataType.parse(data_type)
+
+    def value(self, literal: Literal, column: DataType) -> object:
+        value = coerce_literal(super().value(literal, column), column)
+        types.internal(column, value)           # range and precision checks
+        return value
 
 
 def coerce_literal(raw: object, data_type: DataType) -> object:
@@ -129,7 +207,7 @@ def _temporal_literal(raw: object, data_type: DataType) -> object:
 
 
 class WhereParser:
-    """Recursive descent over the WHERE grammar, building `col` predicates.
+    """Recursive descent over the WHERE grammar of a dialect, building `Leaf` predicates.
 
     where   := or
     or      := and (OR and)*
@@ -137,12 +215,14 @@ class WhereParser:
     unary   := NOT unary | '(' or ')' | leaf
     leaf    := column ( op literal | [NOT] IN '(' literal, ... ')' | IS [NOT] NULL
                       | [NOT] BETWEEN literal AND literal )
+             | literal op column                    (dialects that flip)
+    literal := [+|-] number | 'text' | X'hex' | NULL | TRUE | FALSE | prefix 'text'
     """
 
-    def __init__(self, text: str, row_type: Mapping[str, str | DataType]) -> None:
+    def __init__(self, text: str, dialect: Dialect) -> None:
         self.text = text
-        self.row_type = row_type
-        self.tokens = tokenize(text)
+        self.dialect = dialect
+        self.tokens = dialect.tokenize(text)
         self.i = 0
         self.depth = 0
 
@@ -172,7 +252,7 @@ class WhereParser:
 
     def expect_op(self, op: str, what: str) -> None:
         token = self.take()
-        if token.kind != "op" or token.text != op:
+        if not token.is_op(op):
             raise self.error(f"expected {what}, found {self.describe(token)}", token)
 
     def error(self, message: str, token: Token | None = None) -> WhereError:
@@ -209,9 +289,8 @@ class WhereParser:
     def unary(self) -> Predicate:
         if self.accept("NOT"):
             with self.nested():
-                return ~self.unary()
-        token = self.peek()
-        if token.kind == "op" and token.text == "(":
+                return _flat(~self.unary())
+        if self.peek().is_op("("):
             self.take()
             with self.nested():
                 inner = self.disjunction()
@@ -220,86 +299,95 @@ class WhereParser:
         return self.leaf()
 
     def leaf(self) -> Predicate:
-        typed = self.column()
-        column = col(typed[0])
+        if self.dialect.flip and not self.is_column(self.peek()):
+            return self.flipped()
+        name, column = self.column()
         token = self.take()
-        if token.kind == "op" and token.text in COMPARISONS:
-            return COMPARISONS[token.text](column, self.literal(typed))
+        if token.kind == "op" and token.text in self.dialect.operators:
+            return _comparison(self.dialect.operators[token.text], name, self.operand(name, column))
         if token.is_word("IS"):
             negated = self.accept("NOT")
             if not self.accept("NULL"):
                 raise self.error("expected NULL after IS" + (" NOT" if negated else ""))
-            return column.is_not_null() if negated else column.is_null()
+            return Leaf("is_not_null" if negated else "is_null", name)
         negated = token.is_word("NOT")
         if negated:
             token = self.take()
         if token.is_word("IN"):
-            values = self.literal_list(typed)
-            return column.not_in(values) if negated else column.isin(values)
+            self.expect_op("(", "'(' after IN")
+            values = [self.operand(name, column)]
+            while self.peek().is_op(","):
+                self.take()
+                values.append(self.operand(name, column))
+            self.expect_op(")", "',' or ')' in the IN list")
+            return Leaf("not_in" if negated else "in_", name, tuple(values))
         if token.is_word("BETWEEN"):
-            low = self.literal(typed)
+            low = self.operand(name, column)
             if not self.accept("AND"):
                 raise self.error("expected AND in BETWEEN ... AND ...")
-            between = column.between(low, self.literal(typed))
-            return ~between if negated else between
+            between = Leaf("between", name, (low, self.operand(name, column)))
+            return _flat(~between) if negated else between
         expected = "IN or BETWEEN after NOT" if negated else \
             "an operator (=, <>, <, <=, >, >=, IN, IS NULL, BETWEEN)"
         raise self.error(f"expected {expected}, found {self.describe(token)}", token)
 
-    def column(self) -> tuple[str, DataType]:
+    def flipped(self) -> Predicate:
+        """`literal op column`, which a dialect with `flip` reads as `column op' literal`."""
+        literal = self.literal()
         token = self.take()
-        if token.kind == "quoted":
-            name = token.text[1:-1].replace("``", "`")
-        elif token.kind == "word" and token.text.upper() not in KEYWORDS:
-            name = token.text
-        else:
+        if token.kind != "op" or token.text not in self.dialect.operators:
+            raise self.error(f"expected a comparison operator, found {self.describe(token)}",
+                             token)
+        name, column = self.column()
+        function = FLIPPED[self.dialect.operators[token.text]]
+        return _comparison(function, name, self.value(name, column, literal))
+
+    def is_column(self, token: Token) -> bool:
+        return token.kind == "quoted" or \
+            token.kind == "word" and token.text.upper() not in self.dialect.reserved
+
+    def column(self) -> tuple[str, Any]:
+        token = self.take()
+        if not self.is_column(token):
             raise self.error(f"expected a column name, found {self.describe(token)} "
                              f"(quote unusual names with backticks: `m[k]`)", token)
-        data_type = self.row_type.get(name)
-        if data_type is None:
-            raise self.error(f"no type for column {name!r} in the row type", token)
-        return name, DataType.parse(data_type)
-
-    def literal_list(self, column: tuple[str, DataType]) -> list[object]:
-        self.expect_op("(", "'(' after IN")
-        values = [self.literal(column)]
-        while self.peek().kind == "op" and self.peek().text == ",":
-            self.take()
-            values.append(self.literal(column))
-        self.expect_op(")", "',' or ')' in the IN list")
-        return values
-
-    def literal(self, column: tuple[str, DataType]) -> object:
-        """The next literal as a value of the column's type."""
-        name, data_type = column
-        token = self.take()
-        if token.is_word(*TYPED_LITERALS) and self.peek().kind == "string":
-            token = self.take()               # DATE '2024-01-31': the text decides
+        name = token.text[1:-1].replace("``", "`") if token.kind == "quoted" else token.text
         try:
-            raw = self.raw_literal(token)
-            value = coerce_literal(raw, data_type)
-            types.internal(data_type, value)          # range and precision checks
-        except (ValueError, SchemaError) as exc:
-            raise self.error(f"column {name!r}: {exc}", token) from exc
-        return value
+            return name, self.dialect.column(name)
+        except ValueError as exc:
+            raise self.error(str(exc), token) from exc
 
-    def raw_literal(self, token: Token) -> object:
-        if token.kind == "string":
-            return token.text[1:-1].replace("''", "'")
-        if token.kind == "hex":
-            digits = token.text[2:-1]
-            if len(digits) % 2:
-                raise ValueError(f"X'{digits}' needs pairs of hex digits")
-            return bytes.fromhex(digits)
-        if token.kind == "number":
-            return int(token.text) if token.text.lstrip("+-").isdigit() \
-                else decimal.Decimal(token.text)
-        if token.is_word("NULL"):
-            return None
-        if token.is_word("TRUE", "FALSE"):
-            return token.text.upper() == "TRUE"
+    def literal(self) -> Literal:
+        """The next literal as written; the dialect's `value` gives its value once its column
+        is known (after the operator in `5 < a`)."""
+        token = self.take()
+        if token.is_op("+", "-"):
+            number = self.take()
+            if number.kind != "number":
+                raise self.error(f"expected a number after {token.text!r}, found "
+                                 f"{self.describe(number)}", number)
+            return Literal(number, token.text)
+        if token.is_word(*self.dialect.prefixes) and self.peek().kind == "string":
+            return Literal(self.take(), prefix=token.text.upper())
+        if token.kind in ("string", "hex", "number") or token.is_word("NULL", "TRUE", "FALSE"):
+            return Literal(token)
         raise self.error(f"expected a literal (a number, 'text', NULL, TRUE or FALSE), "
                          f"found {self.describe(token)}", token)
+
+    def operand(self, name: str, column: Any) -> object:
+        return self.value(name, column, self.literal())
+
+    def value(self, name: str, column: Any, literal: Literal) -> object:
+        try:
+            return self.dialect.value(literal, column)
+        except ValueError as exc:
+            raise self.error(f"column {name!r}: {exc}", literal.token) from exc
+
+
+def _comparison(function: str, name: str, value: object) -> Predicate:
+    if function == "null_safe_equal":               # Spark's <=>
+        return Leaf("is_null", name) if value is None else Leaf("equal", name, (value,))
+    return Leaf(function, name, (value,))
 
 
 def _joined(kind: type[And] | type[Or], children: list[Predicate]) -> Predicate:
@@ -311,9 +399,17 @@ def _joined(kind: type[And] | type[Or], children: list[Predicate]) -> Predicate:
     return flat[0] if len(flat) == 1 else kind(tuple(flat))
 
 
+def _flat(predicate: Predicate) -> Predicate:
+    """The predicate with every AND (OR) flat: NOT of a BETWEEN inside an AND gives an OR
+    inside the OR that NOT made of the AND."""
+    if isinstance(predicate, Leaf):
+        return predicate
+    return _joined(type(predicate), [_flat(c) for c in predicate.children])
+
+
 def parse_where(text: str, row_type: Mapping[str, str | DataType]) -> Predicate:
     """A WHERE clause as a `col` predicate, literals typed by `row_type`; WhereError if not."""
-    return WhereParser(text, row_type).parse()
+    return WhereParser(text, Typed(row_type)).parse()
 
 
 SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "less_than": "<", "less_or_equal": "<=",

@@ -21,6 +21,7 @@ from pyroaring import BitMap, BitMap64
 import paimon_schema as ps
 from fixture_catalog import CONTAINERS, DELETION_VECTORS, TABLES
 from paimon_schema.cli import Types, UsageError, bitmap_ranges, main
+from paimon_schema.query import Or
 from paimon_schema.where import WhereError, parse_where, sql_text
 
 DV_32 = "paimon/dv/dvindex-32"                        # bins {2,3} at (1, 24) and {1} at (33, 22)
@@ -399,6 +400,7 @@ a, b = ps.col("a"), ps.col("b")
     ("a = 5", a == 5),
     ("a <> 5", a != 5),
     ("a != -5", a != -5),
+    ("a = - 5", a == -5),
     ("a < 5 AND a >= 1", (a < 5) & (a >= 1)),
     ("a <= 5 OR a > 9", (a <= 5) | (a > 9)),
     ("a IN (1, 2, 3)", a.isin([1, 2, 3])),
@@ -409,6 +411,7 @@ a, b = ps.col("a"), ps.col("b")
     ("a NOT BETWEEN 1 AND 5", (a < 1) | (a > 5)),
     ("NOT a = 5", a != 5),
     ("NOT (a = 5 OR b = 'x')", (a != 5) & (b != "x")),
+    ("NOT (a BETWEEN 1 AND 5 AND b = 'x')", Or((a < 1, a > 5, b != "x"))),   # one flat OR
     ("not not a = 5", a == 5),
     ("a = 1 AND b = 'x' OR a = 2", ((a == 1) & (b == "x")) | (a == 2)),
     ("a = 1 AND (b = 'x' OR a = 2)", (a == 1) & ((b == "x") | (a == 2))),

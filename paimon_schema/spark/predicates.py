@@ -33,6 +33,7 @@ from paimon_schema.errors import SchemaError
 from paimon_schema.query import And, Leaf, Or, Predicate
 from paimon_schema.table import TableSchema
 from paimon_schema.types import INTEGER_RANGES, DataType, float32, internal
+from paimon_schema.where import KEYWORDS, OPERATORS, Dialect, Literal, WhereError, WhereParser
 
 __all__ = ["REMAIN", "SqlNotUnderstood", "check_columns", "conjunction", "for_file",
            "from_spark_filters", "leaves", "parse_sql", "partition_verdict", "to_arrow",
@@ -468,27 +469,50 @@ def _quote(name: str) -> str:
 
 # ------------------------------------------------------------------------------ SQL strings
 
-_TOKEN = re.compile(r"""
-    \s*(?:
-      (?P<number>\d+\.\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?|\d+[eE][+-]?\d+|\d+)(?P<suffix>[LlDdFfSsYy]|BD|bd)?
-    | (?P<string>'(?:[^'\\]|\\.|'')*')
-    | (?P<quoted>`(?:[^`]|``)+`)
-    | (?P<op><=>|<=|>=|<>|!=|==|=|<|>)
-    | (?P<punct>[(),-])
-    | (?P<word>[A-Za-z_][A-Za-z_0-9]*)
-    )""", re.VERBOSE)
-
-_KEYWORDS = {"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "TRUE", "FALSE", "DATE", "TIMESTAMP",
-             "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"}
-_FLIP = {"less_than": "greater_than", "greater_than": "less_than",
-         "less_or_equal": "greater_or_equal", "greater_or_equal": "less_or_equal",
-         "equal": "equal", "not_equal": "not_equal"}
-_OPS = {"=": "equal", "==": "equal", "<=>": "equal", "!=": "not_equal", "<>": "not_equal",
-        "<": "less_than", "<=": "less_or_equal", ">": "greater_than", ">=": "greater_or_equal"}
-
-
 class SqlNotUnderstood(ValueError):
     """The filter is not a simple comparison tree; Spark still applies it, without pruning."""
+
+
+class _Spark(Dialect):
+    """Spark SQL's spelling of the WHERE grammar. Literals stay untyped (`for_file` converts them
+    per data file): 5 int, 5L/5S/5Y int, 1.5 and 2BD Decimal, 1e3 and 1.5D float, 1.5F float32,
+    DATE 'text' date, TIMESTAMP / TIMESTAMP_NTZ 'text' datetime; `==`, `<=>` and `5 < a` read;
+    'text' takes backslash escapes. X'..', TIMESTAMP_LTZ and TIME literals are not read."""
+
+    operators = {**OPERATORS, "==": "equal", "<=>": "null_safe_equal"}
+    reserved = KEYWORDS | {"DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"}
+    prefixes = frozenset({"DATE", "TIMESTAMP", "TIMESTAMP_NTZ"})
+    flip = True
+    string = r"'(?:[^'\\]|\\.|'')*'"
+    word = r"[A-Za-z_][A-Za-z_0-9]*"
+    suffix = r"(?:[LlDdFfSsYy]|BD|bd)?"
+
+    def column(self, name: str) -> None:
+        if not name:
+            raise ValueError("an empty column name")
+
+    def value(self, literal: Literal, column: None) -> object:
+        token = literal.token
+        if token.kind == "hex":
+            raise ValueError("X'..' literals are not read")
+        if token.kind == "string" and literal.prefix:
+            text = self.unquote(token.text)
+            return dt.date.fromisoformat(text) if literal.prefix == "DATE" \
+                else dt.datetime.fromisoformat(text)
+        if token.kind != "number":
+            return super().value(literal, column)
+        text, suffix = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text).groups()
+        suffix, sign = (suffix or "").upper(), -1 if literal.sign == "-" else 1
+        if suffix == "F":
+            return float32(sign * float(text))
+        if suffix == "D" or "e" in text.lower():
+            return sign * float(text)
+        if "." in text or suffix == "BD":
+            return sign * decimal.Decimal(text)
+        return sign * int(text)
+
+    def unquote(self, text: str) -> str:
+        return re.sub(r"\\(.)", r"\1", super().unquote(text))
 
 
 def parse_sql(text: str) -> Predicate:
@@ -496,153 +520,7 @@ def parse_sql(text: str) -> Predicate:
     (`=`, `<>`, `<`, ..., `IN`, `IS [NOT] NULL`, `BETWEEN`) joined by AND / OR / NOT.
     Anything else raises SqlNotUnderstood. Only used to prune: Spark evaluates the text itself.
     """
-    return _Parser(text).parse()
-
-
-class _Parser:
-    def __init__(self, text: str) -> None:
-        self.tokens: list[tuple[str, Any]] = []
-        pos = 0
-        text = text.rstrip()
-        while pos < len(text):
-            m = _TOKEN.match(text, pos)
-            if m is None or m.end() == pos:
-                raise SqlNotUnderstood(f"cannot read {text[pos:pos + 20]!r}")
-            pos = m.end()
-            kind = m.lastgroup if m.lastgroup != "suffix" else "number"
-            if m.group("number") is not None:
-                self.tokens.append(("number", (m.group("number"), m.group("suffix"))))
-            elif kind == "word" and m.group("word").upper() in _KEYWORDS:
-                self.tokens.append(("kw", m.group("word").upper()))
-            else:
-                self.tokens.append((kind, m.group(kind)))
-        self.i = 0
-
-    def peek(self, kind: str | None = None, value: Any = None) -> bool:
-        if self.i >= len(self.tokens):
-            return False
-        k, v = self.tokens[self.i]
-        return (kind is None or k == kind) and (value is None or v == value)
-
-    def take(self, kind: str | None = None, value: Any = None) -> Any:
-        if not self.peek(kind, value):
-            raise SqlNotUnderstood(f"expected {value or kind} at token {self.i}")
-        self.i += 1
-        return self.tokens[self.i - 1][1]
-
-    def parse(self) -> Predicate:
-        out = self.or_()
-        if self.i != len(self.tokens):
-            raise SqlNotUnderstood(f"unexpected {self.tokens[self.i][1]!r}")
-        return out
-
-    def or_(self) -> Predicate:
-        parts = [self.and_()]
-        while self.peek("kw", "OR"):
-            self.take()
-            parts.append(self.and_())
-        return parts[0] if len(parts) == 1 else Or(tuple(parts))
-
-    def and_(self) -> Predicate:
-        parts = [self.not_()]
-        while self.peek("kw", "AND"):
-            self.take()
-            parts.append(self.not_())
-        return parts[0] if len(parts) == 1 else And(tuple(parts))
-
-    def not_(self) -> Predicate:
-        if self.peek("kw", "NOT"):
-            self.take()
-            return ~self.not_()
-        if self.peek("punct", "("):
-            self.take()
-            inner = self.or_()
-            self.take("punct", ")")
-            return inner
-        return self.comparison()
-
-    def column(self) -> str | None:
-        if self.peek("word"):
-            return self.take()
-        if self.peek("quoted"):
-            return self.take()[1:-1].replace("``", "`")
-        return None
-
-    def comparison(self) -> Predicate:
-        column = self.column()
-        if column is None:                     # literal op column
-            value = self.literal()
-            op = _OPS[self.take("op")]
-            column = self.column()
-            if column is None:
-                raise SqlNotUnderstood("a comparison needs a column")
-            return Leaf(_FLIP[op], column, (value,))
-        if self.peek("op"):
-            op_text = self.take()
-            value = self.literal()
-            if op_text == "<=>" and value is None:
-                return Leaf("is_null", column)
-            return Leaf(_OPS[op_text], column, (value,))
-        negate = False
-        if self.peek("kw", "IS"):
-            self.take()
-            negate = self.peek("kw", "NOT") and bool(self.take())
-            self.take("kw", "NULL")
-            return Leaf("is_not_null" if negate else "is_null", column)
-        if self.peek("kw", "NOT"):
-            self.take()
-            negate = True
-        if self.peek("kw", "IN"):
-            self.take()
-            self.take("punct", "(")
-            values = [self.literal()]
-            while self.peek("punct", ","):
-                self.take()
-                values.append(self.literal())
-            self.take("punct", ")")
-            return Leaf("not_in" if negate else "in_", column, tuple(values))
-        if self.peek("kw", "BETWEEN"):
-            self.take()
-            low = self.literal()
-            self.take("kw", "AND")
-            high = self.literal()
-            leaf = Leaf("between", column, (low, high))
-            return ~leaf if negate else leaf
-        raise SqlNotUnderstood(f"cannot read the comparison on {column!r}")
-
-    def literal(self) -> Any:
-        sign = 1
-        if self.peek("punct", "-"):
-            self.take()
-            sign = -1
-        if self.peek("number"):
-            text, suffix = self.take()
-            if suffix and suffix.upper() == "F":
-                return float32(sign * float(text))
-            if suffix and suffix.upper() == "D":
-                return sign * float(text)
-            if "e" in text.lower():
-                return sign * float(text)
-            if "." in text or (suffix and suffix.upper() == "BD"):
-                return sign * decimal.Decimal(text)
-            return sign * int(text)
-        if sign != 1:
-            raise SqlNotUnderstood("a minus sign needs a number")
-        if self.peek("string"):
-            return _unquote(self.take())
-        if self.peek("kw"):
-            word = self.take()
-            if word in ("TRUE", "FALSE"):
-                return word == "TRUE"
-            if word == "NULL":
-                return None
-            if word == "DATE":
-                return dt.date.fromisoformat(_unquote(self.take("string")))
-            if word in ("TIMESTAMP", "TIMESTAMP_NTZ"):
-                return dt.datetime.fromisoformat(_unquote(self.take("string")))
-        raise SqlNotUnderstood(f"expected a literal at token {self.i}")
-
-
-def _unquote(token: str) -> str:
-    body = token[1:-1].replace("''", "'")
-    return re.sub(r"\\(.)", r"\1", body)
+    try:
+        return WhereParser(text, _Spark()).parse()
+    except WhereError as exc:
+        raise SqlNotUnderstood(f"{exc.reason} at character {exc.pos}") from None
