@@ -385,9 +385,17 @@ class WhereParser:
 
 
 def _comparison(function: str, name: str, value: object) -> Predicate:
-    if function == "null_safe_equal":               # Spark's <=>
-        return Leaf("is_null", name) if value is None else Leaf("equal", name, (value,))
+    if function == "null_safe_equal":
+        return null_safe_equal(name, value)
     return Leaf(function, name, (value,))
+
+
+def null_safe_equal(name: str, value: object) -> Predicate:
+    """Spark's `a <=> v`. It is never NULL, so `a = v AND a IS NOT NULL` rather than `a = v`:
+    NOT of it must keep the NULL rows (`a <> v OR a IS NULL`)."""
+    if value is None:
+        return Leaf("is_null", name)
+    return And((Leaf("equal", name, (value,)), Leaf("is_not_null", name)))
 
 
 def _joined(kind: type[And] | type[Or], children: list[Predicate]) -> Predicate:

@@ -33,7 +33,8 @@ from paimon_schema.errors import SchemaError
 from paimon_schema.query import And, Leaf, Or, Predicate
 from paimon_schema.table import TableSchema
 from paimon_schema.types import INTEGER_RANGES, DataType, float32, internal
-from paimon_schema.where import KEYWORDS, OPERATORS, Dialect, Literal, WhereError, WhereParser
+from paimon_schema.where import (KEYWORDS, OPERATORS, Dialect, Literal, WhereError, WhereParser,
+                                 null_safe_equal)
 
 __all__ = ["REMAIN", "SqlNotUnderstood", "check_columns", "conjunction", "for_file",
            "from_spark_filters", "leaves", "parse_sql", "partition_verdict", "to_arrow",
@@ -418,7 +419,7 @@ def _spark_filter(f: Any) -> Predicate | None:
     if name == "EqualTo":
         return Leaf("equal", column, (value,))
     if name == "EqualNullSafe":
-        return Leaf("is_null", column) if value is None else Leaf("equal", column, (value,))
+        return null_safe_equal(column, value)
     if name in ("GreaterThan", "GreaterThanOrEqual", "LessThan", "LessThanOrEqual"):
         function = {"GreaterThan": "greater_than", "GreaterThanOrEqual": "greater_or_equal",
                     "LessThan": "less_than", "LessThanOrEqual": "less_or_equal"}[name]
@@ -474,10 +475,10 @@ class SqlNotUnderstood(ValueError):
 
 
 class _Spark(Dialect):
-    """Spark SQL's spelling of the WHERE grammar. Literals stay untyped (`for_file` converts them
+    r"""Spark SQL's spelling of the WHERE grammar. Literals stay untyped (`for_file` converts them
     per data file): 5 int, 5L/5S/5Y int, 1.5 and 2BD Decimal, 1e3 and 1.5D float, 1.5F float32,
     DATE 'text' date, TIMESTAMP / TIMESTAMP_NTZ 'text' datetime; `==`, `<=>` and `5 < a` read;
-    'text' takes backslash escapes. X'..', TIMESTAMP_LTZ and TIME literals are not read."""
+    in 'text', \' and \\ (and \q for q). X'..', TIMESTAMP_LTZ and TIME literals are not read."""
 
     operators = {**OPERATORS, "==": "equal", "<=>": "null_safe_equal"}
     reserved = KEYWORDS | {"DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"}
@@ -512,7 +513,15 @@ class _Spark(Dialect):
         return sign * int(text)
 
     def unquote(self, text: str) -> str:
-        return re.sub(r"\\(.)", r"\1", super().unquote(text))
+        return re.sub(r"\\(.)", _unescape, super().unquote(text))
+
+
+def _unescape(match: re.Match[str]) -> str:
+    r"""Spark reads `\x` as x, except the escapes that mean another character (\n, \t, \Z,
+    \u00e9, octal \101 ...) or keep the backslash (\%, \_): refused, so never misread."""
+    if match[1] in "0123456789bnrtuUZ%_":
+        raise ValueError(f"the escape \\{match[1]} is not read")
+    return match[1]
 
 
 def parse_sql(text: str) -> Predicate:

@@ -25,7 +25,10 @@ def leaf(function: str, column: str, *literals: object) -> Leaf:
     ("a == 5L", leaf("equal", "a", 5)),
     ("a != 5S OR a <> 5Y", Or((leaf("not_equal", "a", 5), leaf("not_equal", "a", 5)))),
     ("a <=> NULL", leaf("is_null", "a")),
-    ("a <=> 5", leaf("equal", "a", 5)),
+    ("a <=> 5", And((leaf("equal", "a", 5), leaf("is_not_null", "a")))),
+    ("NOT (a <=> 5)", Or((leaf("not_equal", "a", 5), leaf("is_null", "a")))),   # keeps NULLs
+    ("NULL <=> a", leaf("is_null", "a")),
+    ("NOT a <=> NULL", leaf("is_not_null", "a")),
     ("5 < a", leaf("greater_than", "a", 5)),
     ("'x' >= b", leaf("less_or_equal", "b", "x")),
     ("a = 1.5", leaf("equal", "a", decimal.Decimal("1.5"))),
@@ -44,6 +47,7 @@ def leaf(function: str, column: str, *literals: object) -> Leaf:
     ("b = 'it''s'", leaf("equal", "b", "it's")),
     ("b = 'it\\'s'", leaf("equal", "b", "it's")),
     ("b = 'a\\\\b'", leaf("equal", "b", "a\\b")),
+    ("b = 'a\\qb'", leaf("equal", "b", "aqb")),
     ("ok = TRUE OR ok IS NULL", Or((leaf("equal", "ok", True), leaf("is_null", "ok")))),
     ("`m[k]` IN (1, 2L) AND `a``b` NOT IN ('x')",
      And((leaf("in_", "m[k]", 1, 2), leaf("not_in", "a`b", "x")))),
@@ -69,6 +73,7 @@ def test_spark_sql_reads(where: str, expected) -> None:
     "a = " + "1" * 5000,                                     # past int()'s digit limit
     "(" * 200 + "a = 1" + ")" * 200, "NOT " * 200 + "a = 1", # deeper than MAX_NESTING
     "名前 = 'x'", "a = ٣",                                   # Spark's words and digits are ASCII
+    "b = 'a\\nb'", "b = 'a\\u0041'", "b = 'a\\101'", "b = 'x\\%'",  # Spark: newline, A, A, \\%
     "`` = 1", "b = 'open", "b = 'a\\'", "a = -'x'", "a = - - 5", "a IN ()", "a IS 5",
 ])
 def test_anything_else_is_not_understood(where: str) -> None:
@@ -88,3 +93,18 @@ def test_parse_sql_never_raises_anything_but_sql_not_understood(where: str) -> N
         parse_sql(where)
     except SqlNotUnderstood:
         pass
+
+
+def test_null_safe_equality_keeps_its_nulls_under_not() -> None:
+    """`NOT (a <=> 5)` holds for NULL (Spark's `<=>` is never NULL); read as `a <> 5` it would
+    drop those rows, from the Arrow filter and from pruning."""
+    import pyarrow as pa
+    from pyspark.sql.datasource import EqualNullSafe, Not
+
+    from paimon_schema.spark.predicates import from_spark_filters, to_arrow
+
+    table = pa.table({"a": pa.array([None, 5, 6], pa.int32())})
+    for predicate in (parse_sql("NOT (a <=> 5)"), parse_sql("NOT 5 <=> a"),
+                      from_spark_filters([Not(EqualNullSafe(("a",), 5))])):
+        assert table.filter(to_arrow(predicate, table.schema)).column("a").to_pylist() == [None, 6]
+    assert table.filter(to_arrow(parse_sql("a <=> 5"), table.schema)).num_rows == 1
