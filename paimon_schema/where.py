@@ -29,6 +29,8 @@ from paimon_schema.types import INTEGER_RANGES, DataType
 
 MAX_NESTING = 64                # parentheses and NOTs: keeps recursion far from Python's limit
 KEYWORDS = frozenset({"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "TRUE", "FALSE"})
+#: The words before a typed literal (DATE '2024-01-31') in either dialect.
+TYPE_WORDS = frozenset({"DATE", "TIME", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"})
 #: Comparison operator -> Leaf function.
 OPERATORS = {"=": "equal", "!=": "not_equal", "<>": "not_equal", "<": "less_than",
              "<=": "less_or_equal", ">": "greater_than", ">=": "greater_or_equal"}
@@ -425,13 +427,16 @@ SQL_OPERATORS = {"equal": "=", "not_equal": "<>", "less_than": "<", "less_or_equ
 
 
 def sql_column(name: str) -> str:
-    if re.fullmatch(r"[^\W\d]\w*", name) and name.upper() not in KEYWORDS:
+    """A column name as WHERE text: bare only if both dialects read it as a name (an ASCII word,
+    not a keyword nor a literal's type word), otherwise `quoted`."""
+    if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*", name) and name.upper() not in KEYWORDS | TYPE_WORDS:
         return name
     return "`" + name.replace("`", "``") + "`"
 
 
 def sql_literal(value: object) -> str:
-    """A value as a WHERE literal that parses back to it."""
+    """A value as a WHERE literal that parses back to it (and that Spark SQL reads alike, but
+    for 'NaN' / 'Infinity', TIME, X'..' and backslashes in strings)."""
     if value is None:
         return "NULL"
     if isinstance(value, bool):
@@ -440,6 +445,8 @@ def sql_literal(value: object) -> str:
         return "'" + value.replace("'", "''") + "'"
     if isinstance(value, bytes):
         return f"X'{value.hex()}'"
+    if isinstance(value, decimal.Decimal) and value.is_finite():
+        return format(value, "f")           # not 1E-7: Spark SQL reads that as a DOUBLE
     if isinstance(value, float) and not math.isfinite(value):
         return "'NaN'" if math.isnan(value) else ("'Infinity'" if value > 0 else "'-Infinity'")
     if isinstance(value, dt.datetime):

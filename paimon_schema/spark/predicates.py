@@ -33,8 +33,8 @@ from paimon_schema.errors import SchemaError
 from paimon_schema.query import And, Leaf, Or, Predicate
 from paimon_schema.table import TableSchema
 from paimon_schema.types import INTEGER_RANGES, DataType, float32, internal
-from paimon_schema.where import (KEYWORDS, OPERATORS, Dialect, Literal, WhereError, WhereParser,
-                                 null_safe_equal)
+from paimon_schema.where import (KEYWORDS, OPERATORS, TYPE_WORDS, Dialect, Literal, WhereError,
+                                 WhereParser, null_safe_equal)
 
 __all__ = ["REMAIN", "SqlNotUnderstood", "check_columns", "conjunction", "for_file",
            "from_spark_filters", "leaves", "parse_sql", "partition_verdict", "to_arrow",
@@ -481,7 +481,7 @@ class _Spark(Dialect):
     in 'text', \' and \\ (and \q for q). X'..', TIMESTAMP_LTZ and TIME literals are not read."""
 
     operators = {**OPERATORS, "==": "equal", "<=>": "null_safe_equal"}
-    reserved = KEYWORDS | {"DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "TIMESTAMP_LTZ"}
+    reserved = KEYWORDS | TYPE_WORDS - {"TIME"}
     prefixes = frozenset({"DATE", "TIMESTAMP", "TIMESTAMP_NTZ"})
     flip = True
     string = r"'(?:[^'\\]|\\.|'')*'"
@@ -502,15 +502,15 @@ class _Spark(Dialect):
                 else dt.datetime.fromisoformat(text)
         if token.kind != "number":
             return super().value(literal, column)
-        text, suffix = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text).groups()
-        suffix, sign = (suffix or "").upper(), -1 if literal.sign == "-" else 1
+        digits, suffix = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text).groups()
+        text, suffix = literal.sign + digits, (suffix or "").upper()
         if suffix == "F":
-            return float32(sign * float(text))
+            return float32(float(text))
         if suffix == "D" or "e" in text.lower():
-            return sign * float(text)
+            return float(text)
         if "." in text or suffix == "BD":
-            return sign * decimal.Decimal(text)
-        return sign * int(text)
+            return decimal.Decimal(text)      # exact: `-1 * Decimal` would round to 28 digits
+        return int(text)
 
     def unquote(self, text: str) -> str:
         return re.sub(r"\\(.)", _unescape, super().unquote(text))
