@@ -202,8 +202,8 @@ def _coerce(value: Any, dtype: DataType) -> Any:
             value = _parse_timestamp(value)
         if not isinstance(value, dt.datetime):
             raise _Unusable
-        if root == "TIMESTAMP_LTZ" and value.tzinfo is None:
-            raise _Unusable       # a naive literal for an instant column: which zone?
+        if (root == "TIMESTAMP_LTZ") == (value.tzinfo is None):
+            raise _Unusable       # an instant against wall-clock time: only the session zone knows
         if (dtype.precision or 0) <= 3 and value.microsecond % 1000:
             raise _Unusable
     elif root == "TIME":
@@ -498,8 +498,11 @@ class _Spark(Dialect):
             raise ValueError("X'..' literals are not read")
         if token.kind == "string" and literal.prefix:
             text = self.unquote(token.text)
-            return dt.date.fromisoformat(text) if literal.prefix == "DATE" \
-                else dt.datetime.fromisoformat(text)
+            if literal.prefix == "DATE":
+                return dt.date.fromisoformat(text)
+            stamp = dt.datetime.fromisoformat(text)
+            # Spark drops a zone offset from a TIMESTAMP_NTZ literal: wall-clock time stays.
+            return stamp.replace(tzinfo=None) if literal.prefix == "TIMESTAMP_NTZ" else stamp
         if token.kind != "number":
             return super().value(literal, column)
         digits, suffix = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text).groups()

@@ -200,3 +200,20 @@ def test_both_dialects_read_sql_text_alike(case: tuple[Predicate, dict[str, str]
     except SqlNotUnderstood:
         return
     assert same_predicate(spark, typed, row_type), text
+
+
+def test_timestamp_literals_keep_spark_zone_rules() -> None:
+    """Spark drops an offset from a TIMESTAMP_NTZ literal; an instant against wall-clock time
+    (or the reverse) depends on the session zone, so such a leaf never prunes."""
+    from paimon_schema.spark.predicates import _Unusable
+
+    ntz = parse_sql("t = TIMESTAMP_NTZ '2024-01-31 12:00:00+02:00'")
+    assert ntz == leaf("equal", "t", dt.datetime(2024, 1, 31, 12))
+    aware = parse_sql("t = TIMESTAMP '2024-01-31 12:00:00+02:00'").literals[0]
+    assert aware.utcoffset() == dt.timedelta(hours=2)
+    naive = dt.datetime(2024, 1, 31, 12)
+    assert _coerce(naive, DataType.parse("TIMESTAMP(6)")) == naive
+    assert _coerce(aware, DataType.parse("TIMESTAMP_LTZ(6)")) == aware
+    for value, data_type in ((aware, "TIMESTAMP(6)"), (naive, "TIMESTAMP_LTZ(6)")):
+        with pytest.raises(_Unusable):
+            _coerce(value, DataType.parse(data_type))
