@@ -7,9 +7,11 @@ newest Java `BitmapFileIndex.Reader` (spec §2.8, §2.9), and REMAIN for everyth
 A V2 blob is read as Java reads it: the head and the secondary index when opened, then only the
 one index block a lookup needs and the bitmaps it returns. A V1 blob lists every key, unsorted,
 so opening one reads the whole dictionary. The generated parser, one Python object per field, is
-its specification but takes seconds for 100k keys; `scan_v1_dictionary` reads the same bytes with
-`struct`/numpy and, wherever the generated parser would fail, declines and lets the generated
-parser report the located error. test_bitmap.py proves the two equal.
+their specification but takes seconds for 100k V1 keys and ~40 ms for one 16 KiB V2 block;
+`scan_v1_dictionary`, `scan_v2_head` and `scan_v2_block` read the same bytes with `struct`/numpy
+(`keys.scan_records`) and, wherever the generated parser would fail, decline and let the
+generated parser report the located error. test_bitmap.py and test_fast_lookups.py prove them
+equal.
 
 Every stored bitmap goes through `paimon_schema.roaring`, which checks the roaring header before
 pyroaring sees the bytes.
@@ -25,9 +27,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from itertools import count, repeat
-from operator import itemgetter
+from operator import itemgetter, lt
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -37,7 +39,6 @@ from paimon_schema import constructs, javaorder, roaring
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.generated.bitmap_index import BitmapIndex
-from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.layouts import keys, parsing
 from paimon_schema.layouts.keys import KeyCodec, KeyKind
 from paimon_schema.positions import fresh_bitmap
@@ -49,13 +50,10 @@ Key = int | bytes
 
 _HEAD = struct.Struct(">BiiB")      # version, num_rows, num_keys, has_null
 _S4 = struct.Struct(">i")
+_S4S4 = struct.Struct(">ii")
 _OFS_NULL_BITMAP = _HEAD.size       # where ofs_null_bitmap sits when has_null
 _OFS_NUM_KEYS = 5
 
-#: numpy dtypes of the fixed-size `paimon_common::key` kinds (floats as raw IEEE bits).
-_KEY_DTYPES = {KeyKind.boolean: "u1", KeyKind.int8: "i1", KeyKind.int16: ">i2",
-               KeyKind.int32: ">i4", KeyKind.int64: ">i8", KeyKind.float32: ">u4",
-               KeyKind.float64: ">u8"}
 #: (all bits but the sign, +infinity, Java's canonical NaN) per float kind.
 _FLOAT_BITS = {KeyKind.float32: (0x7FFFFFFF, 0x7F800000, 0x7FC00000),
                KeyKind.float64: (0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000, 0x7FF8_0000_0000_0000)}
@@ -92,7 +90,7 @@ def parse_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary:
     return V1Dictionary(
         num_rows=index.num_rows, has_null=bool(index.has_null),
         ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
-        keys=[_raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
+        keys=[keys.raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
         ofs_entries=index.index._debug["entries"]["start"], ofs_body=index.ofs_body)
 
 
@@ -111,48 +109,133 @@ def scan_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary | None:
         if ofs_null_bitmap > 0:
             return None
         pos += 4
-    scan = _scan_string_entries if kind == KeyKind.string else _scan_fixed_entries
-    entries = scan(data, kind, pos, num_keys)
+    entries = keys.scan_records(data, kind, pos, num_keys, (keys.NO_MIN,))
     if entries is None:
         return None
-    keys_, offsets, ofs_body = entries
+    keys_, (offsets,), ofs_body = entries
     return V1Dictionary(num_rows=num_rows, has_null=bool(has_null), ofs_null_bitmap=ofs_null_bitmap,
                         keys=keys_, offsets=offsets, ofs_entries=pos, ofs_body=ofs_body)
 
 
-def _scan_fixed_entries(data: bytes, kind: KeyKind, pos: int,
-                        count: int) -> tuple[list[Key], list[int], int] | None:
-    """Fixed-size keys: one structured big-endian `numpy.frombuffer`, sized before reading."""
-    dtype = np.dtype([("key", _KEY_DTYPES[kind]), ("ofs_bitmap", ">i4")])
-    if count > (len(data) - pos) // dtype.itemsize:
+# ---------------------------------------------------------------------------------------------
+# V2 head and index blocks: generated parser (the specification) and the fast path
+
+
+@dataclass(frozen=True)
+class V2Head:
+    """A V2 head and its secondary index, exactly as the generated parser reads them."""
+
+    num_rows: int
+    num_keys: int
+    has_null: bool
+    ofs_null_bitmap: int        # 0 without nulls, as Java's field defaults
+    len_null_bitmap: int        # 0 without nulls
+    first_keys: list[Key]       # `first_key` of each block
+    block_offsets: list[int]    # `ofs_block` of each block
+    ofs_num_blocks: int
+    ofs_index_blocks: int
+    len_index_blocks: int
+
+    @property
+    def ofs_body(self) -> int:
+        return self.ofs_index_blocks + self.len_index_blocks
+
+
+@dataclass(frozen=True)
+class V2Block:
+    """One V2 index block's entries, exactly as the generated parser reads them."""
+
+    keys: list[Key]
+    offsets: list[int]          # `ofs_bitmap` of each entry
+    lengths: list[int]          # `len_bitmap` of each entry
+    end: int                    # position right after the last entry
+
+
+def read_v2_head(data: bytes, kind: KeyKind) -> V2Head:
+    """The V2 head through the fast path; the generated parser locates any error."""
+    return scan_v2_head(data, kind) or parse_v2_head(data, kind)
+
+
+def parse_v2_head(data: bytes, kind: KeyKind) -> V2Head:
+    """The V2 head through the generated parser: slow, the reference for the fast path."""
+    index = parsing.parse(lambda io: BitmapIndex(kind, io), data)
+    if index.version != BitmapIndex.Version.v2:
+        raise FormatError("not a V2 bitmap index", offset=0, path="version")
+    v2 = index.index
+    return V2Head(
+        num_rows=index.num_rows, num_keys=index.num_keys, has_null=bool(index.has_null),
+        ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
+        len_null_bitmap=v2.len_null_bitmap if index.has_null else 0,
+        first_keys=[keys.raw_key(ref.first_key) for ref in v2.blocks],
+        block_offsets=[ref.ofs_block for ref in v2.blocks],
+        ofs_num_blocks=v2._debug["num_blocks"]["start"], ofs_index_blocks=v2.ofs_index_blocks,
+        len_index_blocks=v2.len_index_blocks)
+
+
+def scan_v2_head(data: bytes, kind: KeyKind) -> V2Head | None:
+    """The V2 head via `struct`/numpy, or None exactly where the generated parser fails."""
+    if len(data) < _HEAD.size:
         return None
-    entries = np.frombuffer(data, dtype, count, pos)
-    return entries["key"].tolist(), entries["ofs_bitmap"].tolist(), pos + count * dtype.itemsize
-
-
-def _scan_string_entries(data: bytes, kind: KeyKind, pos: int,
-                         count: int) -> tuple[list[Key], list[int], int] | None:
-    """String keys (`s4` length, UTF-8 bytes, then `s4` offset): a tight `unpack_from` loop."""
-    keys_: list[Key] = []
-    offsets: list[int] = []
-    unpack, add_key, add_offset = _S4.unpack_from, keys_.append, offsets.append
-    try:                    # unpack_from raises struct.error where the data ends too early
-        for _ in range(count):
-            (length,) = unpack(data, pos)
-            if length < 0:
-                return None
-            stop = pos + 4 + length
-            add_key(data[pos + 4:stop])
-            add_offset(unpack(data, stop)[0])
-            pos = stop + 4
-    except struct.error:
+    version, num_rows, num_keys, has_null = _HEAD.unpack_from(data)
+    if version != 2 or num_rows < 0 or num_keys < 0 or has_null > 1:
         return None
-    return keys_, offsets, pos
+    pos, ofs_null_bitmap, len_null_bitmap = _HEAD.size, 0, 0
+    if has_null:
+        if len(data) < pos + 8:
+            return None
+        ofs_null_bitmap, len_null_bitmap = _S4S4.unpack_from(data, pos)
+        if ofs_null_bitmap > 0 or len_null_bitmap < 0:
+            return None
+        pos += 8
+    if len(data) < pos + 4:
+        return None
+    (num_blocks,) = _S4.unpack_from(data, pos)
+    refs = keys.scan_records(data, kind, pos + 4, num_blocks, (0,)) if num_blocks >= 0 else None
+    if refs is None:
+        return None
+    first_keys, (block_offsets,), end = refs
+    if len(data) < end + 4:
+        return None
+    (len_index_blocks,) = _S4.unpack_from(data, end)
+    if len_index_blocks < 0:
+        return None
+    return V2Head(num_rows=num_rows, num_keys=num_keys, has_null=bool(has_null),
+                  ofs_null_bitmap=ofs_null_bitmap, len_null_bitmap=len_null_bitmap,
+                  first_keys=first_keys, block_offsets=block_offsets, ofs_num_blocks=pos,
+                  ofs_index_blocks=end + 4, len_index_blocks=len_index_blocks)
 
 
-def _raw_key(key: PaimonCommon.Key) -> Key:
-    value = key.value
-    return bytes(value.value) if isinstance(value, PaimonCommon.Utf8Key) else value
+def read_v2_block(data: bytes, kind: KeyKind, start: int, path: str = "") -> V2Block:
+    """The index block at `start` through the fast path; the generated parser locates any error
+    (under `path`)."""
+    return scan_v2_block(data, kind, start) or parse_v2_block(data, kind, start, path)
+
+
+def parse_v2_block(data: bytes, kind: KeyKind, start: int, path: str = "") -> V2Block:
+    """The index block at `start` through the generated parser: the reference for the fast path."""
+    block = _index_block(data, BitmapIndex(kind, parsing.stream(data)), start, path)
+    entries = block.entries
+    return V2Block(keys=[keys.raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
+                   lengths=[e.len_bitmap for e in entries], end=block._io.pos())
+
+
+def _index_block(data: bytes, root: BitmapIndex, start: int, path: str = "") -> BitmapIndex.IndexBlock:
+    """The generated index block at `start`. Its fields need only the root's key kind, so an
+    unread root will do, unless an entry's `bitmap` is read (that needs the root's `ofs_body`)."""
+    return parsing.parse(lambda io: BitmapIndex.IndexBlock(io, None, root), data, pos=start, path=path)
+
+
+def scan_v2_block(data: bytes, kind: KeyKind, start: int) -> V2Block | None:
+    """The index block at `start` via `struct`/numpy, or None exactly where the generated
+    parser fails (hostile counts are sized against the data before anything is allocated)."""
+    if len(data) < start + 4:
+        return None
+    (count,) = _S4.unpack_from(data, start)
+    entries = keys.scan_records(data, kind, start + 4, count, (keys.NO_MIN, -1)) if count >= 1 else None
+    if entries is None:
+        return None
+    keys_, (offsets, lengths), end = entries
+    return V2Block(keys=keys_, offsets=offsets, lengths=lengths, end=end)
 
 
 def _java_key(kind: KeyKind, raw: Key) -> Key:
@@ -211,7 +294,7 @@ class BitmapIndexReader(FileIndexReader):
         data = bytes(blob)
         if data[:1] == b"\x01":
             return _V1Reader(data, codec, read_v1_dictionary(data, codec.kind))
-        return _V2Reader(data, codec, parsing.parse(lambda io: BitmapIndex(codec.kind, io), data))
+        return _V2Reader(data, codec, read_v2_head(data, codec.kind))
 
     # -- predicates (Java's visitXxx) ----------------------------------------------------------
 
@@ -387,35 +470,36 @@ class _V1Reader(BitmapIndexReader):
 
 
 class _Block(NamedTuple):
-    entries: list[BitmapIndex.EntryV2]
-    orders: list[object]        # KeyCodec.order of each entry's key
+    start: int                  # position of the block
+    entries: V2Block
+    orders: list[object]        # Java's comparator order of each entry's key
 
 
 class _V2Reader(BitmapIndexReader):
     """V2: the head and secondary index on open; one block per lookup (Java's two binary
-    searches), checked to be in order since a misordered block would silently miss keys."""
+    searches), checked to be in order since a misordered block would silently miss keys.
 
-    def __init__(self, data: bytes, codec: KeyCodec, index: BitmapIndex) -> None:
-        v2 = index.index
-        super().__init__(data, codec, version=2, num_rows=index.num_rows, num_keys=index.num_keys,
-                         has_null=bool(index.has_null),
-                         ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
-                         ofs_body=v2.ofs_body)
-        self._index = index
-        self._refs = v2.blocks
-        self._first_orders = [codec.order(self._key(ref.first_key)) for ref in v2.blocks]
+    Head and blocks come from the fast path; the generated parser is only run to locate an
+    error the fast path declined or a bitmap that lies past the end."""
+
+    def __init__(self, data: bytes, codec: KeyCodec, head: V2Head) -> None:
+        super().__init__(data, codec, version=2, num_rows=head.num_rows, num_keys=head.num_keys,
+                         has_null=head.has_null, ofs_null_bitmap=head.ofs_null_bitmap,
+                         ofs_body=head.ofs_body)
+        self._head = head
+        self._first_orders = self._orders(head.first_keys)
         self._blocks: dict[int, _Block] = {}
         self._check_secondary_index()
 
     def items(self) -> Iterator[tuple[object, BitMap]]:
-        blocks = [self._block(i) for i in range(len(self._refs))]
-        count = sum(len(b.entries) for b in blocks)
+        blocks = [self._block(i) for i in range(len(self._first_orders))]
+        count = sum(len(b.orders) for b in blocks)
         if count != self._num_keys:
             raise FormatError(f"the index blocks hold {count} keys, the head says {self._num_keys}",
                               offset=_OFS_NUM_KEYS, path="num_keys")
         for i, block in enumerate(blocks):
-            for j, entry in enumerate(block.entries):
-                key = self._key(entry.key)
+            for j, raw in enumerate(block.entries.keys):
+                key = _java_key(self.codec.kind, raw)
                 if key not in self._bitmaps:
                     self._bitmaps[key] = self._entry_rows(i, j)
                 yield self.codec.decode(key), BitMap(self._bitmaps[key])
@@ -432,38 +516,57 @@ class _V2Reader(BitmapIndexReader):
         return self._entry_rows(i, j)
 
     def _entry_rows(self, i: int, j: int) -> BitMap:
-        entry = self._block(i).entries[j]
+        block = self._block(i)
+        ofs_bitmap, len_bitmap = block.entries.offsets[j], block.entries.lengths[j]
         path = f"index.blocks[{i}].block.entries[{j}]"
-        if entry.ofs_bitmap < 0:
-            return self._singleton(entry.ofs_bitmap, entry._debug["ofs_bitmap"]["start"],
+        if ofs_bitmap < 0:
+            key_start = self._entry_start(block, j)
+            return self._singleton(ofs_bitmap, key_start + self.codec.size(block.entries.keys[j]),
                                    f"{path}.ofs_bitmap")
-        pos = self._ofs_body + entry.ofs_bitmap
-        if entry.len_bitmap == -1:
+        pos = self._ofs_body + ofs_bitmap
+        if len_bitmap == -1:
             return self._streamed(pos, f"{path}.bitmap")
-        return self._sized(parsing.read_lazily(entry, "bitmap", path), pos, f"{path}.bitmap")
+        if pos + len_bitmap > len(self._data):      # the generated parser locates the error
+            entry = _index_block(self._data, self._generated, block.start).entries[j]
+            parsing.read_lazily(entry, "bitmap", path)
+        return self._sized(memoryview(self._data)[pos:pos + len_bitmap], pos, f"{path}.bitmap")
 
     def _stored_null_rows(self) -> BitMap:
-        raw = parsing.read_lazily(self._index.index, "null_bitmap", "index")
+        length = self._head.len_null_bitmap
+        if self._ofs_body + length > len(self._data):   # the generated parser locates the error
+            parsing.read_lazily(self._generated.index, "null_bitmap", "index")
+        raw = memoryview(self._data)[self._ofs_body:self._ofs_body + length]
         return self._sized(raw, self._ofs_body, "index.null_bitmap")
 
-    def _key(self, key: PaimonCommon.Key) -> Key:
-        return _java_key(self.codec.kind, _raw_key(key))
+    @cached_property
+    def _generated(self) -> BitmapIndex:
+        """The head through the generated parser, to locate errors in what it points at."""
+        return parsing.parse(lambda io: BitmapIndex(self.codec.kind, io), self._data)
+
+    def _orders(self, raw: list[Key]) -> list[object]:
+        """Java's comparator order of stored keys (`readBoolean` takes any non-zero byte as
+        true; every NaN is the one canonical NaN, which `order` already makes them)."""
+        if self.codec.kind == KeyKind.boolean:
+            return [int(k != 0) for k in raw]
+        return self.codec.orders(raw)
 
     def _check_secondary_index(self) -> None:
-        v2 = self._index.index
-        if (v2.num_blocks == 0) != (self._num_keys == 0) or v2.num_blocks > self._num_keys:
-            raise FormatError(f"{v2.num_blocks} index blocks cannot hold {self._num_keys} keys",
-                              offset=v2._debug["num_blocks"]["start"], path="index.num_blocks")
-        for i, ref in enumerate(self._refs):
-            if i and self._first_orders[i] <= self._first_orders[i - 1]:
+        head, orders = self._head, self._first_orders
+        num_blocks = len(orders)
+        if (num_blocks == 0) != (self._num_keys == 0) or num_blocks > self._num_keys:
+            raise FormatError(f"{num_blocks} index blocks cannot hold {self._num_keys} keys",
+                              offset=head.ofs_num_blocks, path="index.num_blocks")
+        if all(map(lt, orders, orders[1:])) and max(head.block_offsets, default=-1) < head.len_index_blocks:
+            return
+        for i, ofs_block in enumerate(head.block_offsets):       # the first failing block
+            if i and orders[i] <= orders[i - 1]:
                 raise FormatError("index blocks are not in ascending key order (Java's binary "
-                                  "search would miss keys)",
-                                  offset=ref._debug["first_key"]["start"],
+                                  "search would miss keys)", offset=self._ref_start(i),
                                   path=f"index.blocks[{i}].first_key")
-            if ref.ofs_block >= v2.len_index_blocks:
-                raise FormatError(f"block offset {ref.ofs_block} lies beyond the "
-                                  f"{v2.len_index_blocks} bytes of index blocks",
-                                  offset=ref._debug["ofs_block"]["start"],
+            if ofs_block >= head.len_index_blocks:
+                raise FormatError(f"block offset {ofs_block} lies beyond the "
+                                  f"{head.len_index_blocks} bytes of index blocks",
+                                  offset=self._ref_start(i) + self.codec.size(head.first_keys[i]),
                                   path=f"index.blocks[{i}].ofs_block")
 
     def _block(self, i: int) -> _Block:
@@ -472,34 +575,42 @@ class _V2Reader(BitmapIndexReader):
         return self._blocks[i]
 
     def _load_block(self, i: int) -> _Block:
-        """Parse index block `i` alone and check what Java's binary searches rely on."""
-        ref, v2 = self._refs[i], self._index.index
+        """Read index block `i` alone and check what Java's binary searches rely on."""
         path = f"index.blocks[{i}].block"
-        start = v2.ofs_index_blocks + ref.ofs_block
-        block = parsing.parse(lambda io: BitmapIndex.IndexBlock(io, ref, self._index),
-                              self._data, pos=start, path=path)
+        start = self._head.ofs_index_blocks + self._head.block_offsets[i]
+        entries = read_v2_block(self._data, self.codec.kind, start, path)
         self.stats.blocks_loaded += 1
-        if block._io.pos() > self._ofs_body:
+        if entries.end > self._ofs_body:
             raise FormatError("the index block runs into the bitmap body", offset=start, path=path)
-        orders = [self.codec.order(self._key(e.key)) for e in block.entries]
+        block = _Block(start, entries, self._orders(entries.keys))
+        orders = block.orders
         if orders[0] != self._first_orders[i]:
             raise FormatError("the secondary index's first key differs from the block's",
-                              offset=ref._debug["first_key"]["start"],
-                              path=f"index.blocks[{i}].first_key")
-        for j in range(1, len(orders)):
-            if orders[j] <= orders[j - 1]:
-                self._misordered(block, j, path, "entries are not in ascending key order")
-        if i + 1 < len(self._refs) and orders[-1] >= self._first_orders[i + 1]:
+                              offset=self._ref_start(i), path=f"index.blocks[{i}].first_key")
+        if not all(map(lt, orders, orders[1:])):
+            j = next(j for j in range(1, len(orders)) if orders[j] <= orders[j - 1])
+            self._misordered(block, j, path, "entries are not in ascending key order")
+        if i + 1 < len(self._first_orders) and orders[-1] >= self._first_orders[i + 1]:
             self._misordered(block, len(orders) - 1, path, "the block overlaps the next one")
-        return _Block(block.entries, orders)
+        return block
 
-    @staticmethod
-    def _misordered(block: BitmapIndex.IndexBlock, j: int, path: str, message: str) -> None:
+    def _misordered(self, block: _Block, j: int, path: str, message: str) -> None:
         raise FormatError(f"{message} (Java's binary search would miss keys)",
-                          offset=block.entries[j]._debug["key"]["start"],
-                          path=f"{path}.entries[{j}].key")
+                          offset=self._entry_start(block, j), path=f"{path}.entries[{j}].key")
 
+    def _ref_start(self, i: int) -> int:
+        """Where the secondary index's entry `i` starts (only for error reports)."""
+        return self._head.ofs_num_blocks + 4 + self._records_size(self._head.first_keys[:i], 4)
 
+    def _entry_start(self, block: _Block, j: int) -> int:
+        """Where entry `j` of a block starts (its key)."""
+        return block.start + 4 + self._records_size(block.entries.keys[:j], 8)
+
+    def _records_size(self, keys_: list[Key], tail: int) -> int:
+        """Bytes taken by records of `keys_`, each followed by `tail` bytes."""
+        if self.codec.kind == KeyKind.string:
+            return sum(map(len, keys_)) + (4 + tail) * len(keys_)
+        return (self.codec.size(0) + tail) * len(keys_)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -905,7 +1016,7 @@ def _records(codec: KeyCodec, keys_: list[Key], *columns: Iterable[int]) -> tupl
     uint8, size of each record)."""
     count = len(keys_)
     if codec.kind != KeyKind.string:
-        dtype = np.dtype([("key", _KEY_DTYPES[codec.kind])]
+        dtype = np.dtype([("key", keys.KEY_DTYPES[codec.kind])]
                          + [(f"c{i}", ">i4") for i in range(len(columns))])
         table = np.empty(count, dtype)
         table["key"] = np.array(keys_, dtype=np.uint64 if codec.kind == KeyKind.float64

@@ -9,7 +9,9 @@ the bit-sliced index (paimon_schema.bitslice). Nulls never match; `!=` and NOT I
 Everything is read lazily, as Java reads it: opening parses only the header; a lookup parses
 the dictionary header, the chunk headers its binary search visits and one chunk's keys, and
 deserializes only the bitmaps the comparison needs. Parsed chunks and bitmaps are cached;
-`stats` counts what was loaded.
+`stats` counts what was loaded. The dictionary parts are read with struct/numpy (`scan_*`,
+proven equal to the generated parser in test_fast_lookups.py), which decline wherever the
+generated parser would fail so that it reports the located error.
 
 Writing follows `RangeBitmapFileIndex.Writer`: distinct keys get codes in key order, the
 dictionary packs them into chunks of at most `chunk-size` key bytes (the first key of a chunk
@@ -24,7 +26,8 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from itertools import count
+from itertools import accumulate, count
+from operator import lt
 from typing import Any
 
 import numpy as np
@@ -35,7 +38,16 @@ from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts import parsing
-from paimon_schema.layouts.keys import KeyCodec, KeyKind, plain_array, range_bitmap_keys
+from paimon_schema.layouts.keys import (
+    FIXED_SIZES,
+    NO_MIN,
+    KeyCodec,
+    KeyKind,
+    plain_array,
+    range_bitmap_keys,
+    raw_key,
+    scan_records,
+)
 from paimon_schema.positions import fresh_bitmap
 from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
 from paimon_schema.types import DataType
@@ -54,10 +66,13 @@ class ReaderStats:
 
 @dataclass(frozen=True)
 class _ChunkHeader:
+    start: int              # position of the header
     first: Key              # first key, normalized (see `_stored`)
     order: Any              # its position in Java's comparator order
     code: int
     num_keys: int
+    ofs_keys: int
+    len_key_blob: int
 
 
 class RangeBitmapIndexReader(FileIndexReader):
@@ -70,8 +85,8 @@ class RangeBitmapIndexReader(FileIndexReader):
         header = parsed.header
         self.num_rows: int = header.num_rows
         self.num_keys: int = header.num_keys
-        self._min = self._stored(header.min_key) if self.num_keys > 0 else None
-        self._max = self._stored(header.max_key) if self.num_keys > 0 else None
+        self._min = self._stored(raw_key(header.min_key)) if self.num_keys > 0 else None
+        self._max = self._stored(raw_key(header.max_key)) if self.num_keys > 0 else None
         self.stats = ReaderStats()
         self._headers: dict[int, _ChunkHeader] = {}
         self._header_indexes: list[int] = []            # sorted keys of _headers
@@ -290,8 +305,8 @@ class RangeBitmapIndexReader(FileIndexReader):
             else:
                 return header.code
         if low == 0:
-            raise self._chunk_error(0, "first_key", "the first chunk's key is above a probe "
-                                    "that is above the header's min key")
+            raise self._chunk_error(0, self._header(0), "first_key", "the first chunk's key is "
+                                    "above a probe that is above the header's min key")
         return self._find_in_chunk(low - 1, probe)
 
     def _find_in_chunk(self, index: int, probe: Any) -> int:
@@ -306,38 +321,47 @@ class RangeBitmapIndexReader(FileIndexReader):
         return -(header.code + 1 + at) - 1
 
     @cached_property
-    def _dictionary(self) -> Any:
+    def _dictionary(self) -> DictionaryHead:
         """The dictionary header and chunk offsets."""
-        dictionary = _instance(self._parsed, "dictionary")
+        start = self._parsed.ofs_dictionary
+        dictionary = scan_dictionary_head(self._blob, start) \
+            or parse_dictionary_head(self._generated_dictionary)
         if self.num_keys > 0 and not 1 <= dictionary.num_chunks <= self.num_keys:
             raise FormatError(f"{dictionary.num_chunks} chunks for {self.num_keys} keys",
-                              offset=dictionary._debug["num_chunks"]["start"],
-                              path="dictionary.num_chunks")
+                              offset=start + _OFS_NUM_CHUNKS, path="dictionary.num_chunks")
         return dictionary
+
+    @cached_property
+    def _generated_dictionary(self) -> RangeBitmap.ChunkedDictionary:
+        """The dictionary through the generated parser, to locate what the fast path declines."""
+        return _instance(self._parsed, "dictionary")
 
     def _header(self, index: int) -> _ChunkHeader:
         """Chunk `index`'s header, checked against the nearest headers already read: Java's
         binary search silently misses in a dictionary that is out of order."""
         if index in self._headers:
             return self._headers[index]
-        chunk = self._dictionary.chunks[index]
-        self._check_inside(self._dictionary.ofs_chunk_headers + chunk.ofs_chunk, chunk,
-                           "ofs_chunk", f"dictionary.chunks[{index}].ofs_chunk")
-        raw = _instance(chunk, "header", f"dictionary.chunks[{index}]")
+        dictionary = self._dictionary
+        start = dictionary.ofs_chunk_headers + dictionary.chunk_offsets[index]
+        self._check_inside(start, f"dictionary.chunks[{index}].ofs_chunk",
+                           dictionary.ofs_chunk_headers - 4 * (dictionary.num_chunks - index))
+        raw = scan_chunk_header(self._blob, self._codec.kind, start, dictionary.len_chunk_header(index)) \
+            or parse_chunk_header(self._generated_dictionary.chunks[index], f"dictionary.chunks[{index}]")
         self.stats.chunk_headers += 1
         first = self._stored(raw.first_key)
-        header = _ChunkHeader(first, self._codec.order(first), raw.code, raw.num_keys)
+        header = _ChunkHeader(start, first, self._codec.order(first), raw.code, raw.num_keys,
+                              raw.ofs_keys, raw.len_key_blob)
         if raw.code + raw.num_keys >= self.num_keys:
             last = raw.code + raw.num_keys
-            raise self._chunk_error(index, "num_keys", f"codes {raw.code}..{last} exceed "
+            raise self._chunk_error(index, header, "num_keys", f"codes {raw.code}..{last} exceed "
                                     f"the {self.num_keys} keys of the header")
         at = bisect.bisect_left(self._header_indexes, index)
         for neighbour in self._header_indexes[max(at - 1, 0):at + 1]:
             other = self._headers[neighbour]
             before = neighbour < index
             if (other.order < header.order) != before or (other.code < header.code) != before:
-                raise self._chunk_error(index, "first_key", f"chunk {index} is out of order "
-                                        f"with chunk {neighbour}")
+                raise self._chunk_error(index, header, "first_key", f"chunk {index} is out of "
+                                        f"order with chunk {neighbour}")
         self._header_indexes.insert(at, index)
         self._headers[index] = header
         return header
@@ -347,60 +371,64 @@ class RangeBitmapIndexReader(FileIndexReader):
         if index in self._chunk_keys:
             return self._chunk_keys[index]
         header = self._header(index)
-        chunk = self._dictionary.chunks[index]
-        self._check_inside(self._dictionary.ofs_key_region + chunk.header.ofs_keys, chunk.header,
-                           "ofs_keys", f"dictionary.chunks[{index}].header.ofs_keys",
-                           base=chunk._debug["_m_header"]["start"])
-        blob = _instance(chunk, "keys", f"dictionary.chunks[{index}]")
+        base = self._dictionary.ofs_key_region + header.ofs_keys
+        self._check_inside(base, f"dictionary.chunks[{index}].header.ofs_keys",
+                           header.start + self._field_offset(header, "ofs_keys"))
+        blob = scan_chunk_keys(self._blob, self._codec.kind, base, header.len_key_blob, header.num_keys) \
+            or parse_chunk_keys(self._generated_dictionary.chunks[index], f"dictionary.chunks[{index}]")
         self.stats.chunks += 1
-        keys = [self._stored(k) for k in blob.keys]
-        orders = [self._codec.order(k) for k in keys]
-        base = chunk._debug["_m_keys"]["start"]
+        keys = list(map(self._stored, blob.keys)) if self._codec.kind == KeyKind.boolean else blob.keys
+        orders = self._codec.orders(keys)
         if self._codec.kind == KeyKind.string:
             self._check_key_offsets(blob, index, base)
-        previous = header.order
-        for j, order in enumerate(orders):
-            if not previous < order:
-                raise FormatError("dictionary keys are not in ascending order",
-                                  offset=base + blob._debug["keys"]["arr"][j]["start"],
-                                  path=f"dictionary.chunks[{index}].keys.keys[{j}]")
-            previous = order
+        ascending = [header.order, *orders]
+        if not all(map(lt, ascending, ascending[1:])):
+            j = next(j for j in range(len(orders)) if not ascending[j] < ascending[j + 1])
+            raise FormatError("dictionary keys are not in ascending order",
+                              offset=base + 4 * len(blob.ofs_keys) + self._key_starts(blob)[j],
+                              path=f"dictionary.chunks[{index}].keys.keys[{j}]")
         self._chunk_keys[index] = keys, orders
         return keys, orders
 
-    @staticmethod
-    def _check_key_offsets(blob: Any, index: int, base: int) -> None:
+    def _check_key_offsets(self, blob: ChunkKeys, index: int, base: int) -> None:
         """Java reads each string key at its stored offset; the spec reads them in sequence."""
-        start = blob._debug["keys"]["start"]
-        for j, ofs in enumerate(blob.ofs_keys):
-            actual = blob._debug["keys"]["arr"][j]["start"] - start
-            if ofs != actual:
-                raise FormatError(f"key offset {ofs} does not point at key {j} (at {actual})",
-                                  offset=base + blob._debug["ofs_keys"]["arr"][j]["start"],
-                                  path=f"dictionary.chunks[{index}].keys.ofs_keys[{j}]")
+        starts = self._key_starts(blob)
+        if blob.ofs_keys != starts:
+            j = next(j for j, (ofs, start) in enumerate(zip(blob.ofs_keys, starts)) if ofs != start)
+            raise FormatError(f"key offset {blob.ofs_keys[j]} does not point at key {j} "
+                              f"(at {starts[j]})", offset=base + 4 * j,
+                              path=f"dictionary.chunks[{index}].keys.ofs_keys[{j}]")
 
-    def _chunk_error(self, index: int, field: str, message: str) -> FormatError:
-        chunk = self._dictionary.chunks[index]
-        start = chunk._debug["_m_header"]["start"] + chunk.header._debug[field]["start"]
-        return FormatError(message, offset=start, path=f"dictionary.chunks[{index}].header.{field}")
-
-    def _stored(self, key: Any) -> Key:
-        """A parsed key as the comparator sees it: bytes for strings, booleans as Java reads
-        them (only 1 is true), else the int the parser gives (floats as raw bits)."""
-        value = key.value
+    def _key_starts(self, blob: ChunkKeys) -> list[int]:
+        """Where each key starts, from the first key."""
         if self._codec.kind == KeyKind.string:
-            return bytes(value.value)
-        if self._codec.kind == KeyKind.boolean:
-            return int(value == 1)
-        return value
+            return list(accumulate((4 + len(k) for k in blob.keys), initial=0))[:-1]
+        size = self._codec.size(0)
+        return list(range(0, size * len(blob.keys), size))
+
+    def _chunk_error(self, index: int, header: _ChunkHeader, field: str, message: str) -> FormatError:
+        return FormatError(message, offset=header.start + self._field_offset(header, field),
+                           path=f"dictionary.chunks[{index}].header.{field}")
+
+    def _field_offset(self, header: _ChunkHeader, field: str) -> int:
+        """Where a field of a chunk header starts in it (version u1, first_key, then s4s)."""
+        if field == "first_key":
+            return 1
+        return self._codec.size(header.first) + _AFTER_FIRST_KEY[field]
+
+    def _stored(self, key: Key) -> Key:
+        """A key as the comparator sees it: booleans as Java reads them (only 1 is true), else
+        what the parser gives (floats as raw bits, strings as bytes)."""
+        return int(key == 1) if self._codec.kind == KeyKind.boolean else key
 
     # -- BitSliceIndexBitmap -------------------------------------------------------------------
 
     @cached_property
     def _bsi(self) -> Any:
         """The BSI header and slice index."""
-        self._check_inside(self._parsed.ofs_bsi, self._parsed.header, "len_dictionary",
-                           "header.len_dictionary", base=self._parsed._debug["header"]["start"])
+        self._check_inside(self._parsed.ofs_bsi, "header.len_dictionary",
+                           self._parsed._debug["header"]["start"]
+                           + self._parsed.header._debug["len_dictionary"]["start"])
         bsi = _instance(self._parsed, "bsi")
         expected = max((self.num_keys - 1).bit_length(), 1) if self.num_keys > 0 else 64
         if bsi.num_slices != expected:
@@ -424,18 +452,16 @@ class RangeBitmapIndexReader(FileIndexReader):
             entry = self._bsi.slices[i]
             where = f"bsi.slices[{i}]"
             start = self._bsi.ofs_slices + entry.ofs_bitmap
-            self._check_inside(start, entry, "ofs_bitmap", f"{where}.ofs_bitmap")
+            self._check_inside(start, f"{where}.ofs_bitmap", entry._debug["ofs_bitmap"]["start"])
             self._slice_cache[i] = self._bitmap(entry, "bitmap", start, where)
         return self._slice_cache[i]
 
-    def _check_inside(self, position: int, owner: Any, field: str, path: str,
-                      base: int = 0) -> None:
-        """A part found at `position` must start inside the blob; else blame the field that
-        put it there (Kaitai would report the position itself, past the end)."""
+    def _check_inside(self, position: int, path: str, offset: int) -> None:
+        """A part found at `position` must start inside the blob; else blame the field (at
+        `path`, `offset`) that put it there (Kaitai would report the position, past the end)."""
         if position > len(self._blob):
             raise FormatError(f"points at byte {position}, past the end of the "
-                              f"{len(self._blob)}-byte blob", path=path,
-                              offset=base + owner._debug[field]["start"])
+                              f"{len(self._blob)}-byte blob", path=path, offset=offset)
 
     def _bitmap(self, owner: Any, attribute: str, start: int, where: str) -> BitMap:
         """The roaring bitmap of `owner.attribute` (at `start` in the blob), deserialized.
@@ -449,6 +475,143 @@ class RangeBitmapIndexReader(FileIndexReader):
         self.stats.bitmaps += 1
         return bitmap
 
+
+
+# ---------------------------------------------------------------------------------------------
+# The chunked dictionary as a lookup reads it: generated parser (the specification) and the fast
+# path. A lookup reads the dictionary head, ~log2(chunks) chunk headers and one chunk's keys; the
+# generated parser costs ~6 ms for the head of 1M INT keys and ~40 ms for one 16 KiB chunk. Each
+# `scan_*` returns None exactly where the generated parser fails, which then locates the error.
+
+_DICTIONARY_HEAD = struct.Struct(">iBiii")  # len_header, version, num_chunks, len_offsets, len_chunks
+_OFS_NUM_CHUNKS = 5
+#: `valid: min` of the `s4`s after a chunk header's first key: code, ofs_keys, num_keys, then
+#: len_keys, len_fixed_key (fixed-size keys) or len_offsets, len_keys (strings).
+_FIXED_CHUNK_S4S = (0, 0, 0, 0, NO_MIN)
+_VARIABLE_CHUNK_S4S = (0, 0, 0, NO_MIN, 0)
+#: Where fields start after the first key (version u1, first_key, code, ofs_keys, num_keys).
+_AFTER_FIRST_KEY = {"ofs_keys": 5, "num_keys": 9}
+
+
+@dataclass(frozen=True)
+class DictionaryHead:
+    """The chunked dictionary's header and chunk offsets, as the generated parser reads them."""
+
+    num_chunks: int
+    len_chunks: int
+    chunk_offsets: list[int]        # `ofs_chunk` of each chunk
+    ofs_chunk_headers: int
+
+    @property
+    def ofs_key_region(self) -> int:
+        return self.ofs_chunk_headers + self.len_chunks
+
+    def len_chunk_header(self, index: int) -> int:
+        """Java slices a chunk header up to the next chunk's offset (the last: `len_chunks`)."""
+        end = self.chunk_offsets[index + 1] if index + 1 < self.num_chunks else self.len_chunks
+        return end - self.chunk_offsets[index]
+
+
+@dataclass(frozen=True)
+class ChunkHeader:
+    """A chunk header as the generated parser reads it (`first_key` as the parser gives it)."""
+
+    first_key: Key
+    code: int
+    ofs_keys: int
+    num_keys: int
+    len_key_blob: int
+
+
+def parse_dictionary_head(dictionary: RangeBitmap.ChunkedDictionary) -> DictionaryHead:
+    """The generated dictionary as a `DictionaryHead`: the reference for the fast path."""
+    return DictionaryHead(dictionary.num_chunks, dictionary.len_chunks,
+                          [chunk.ofs_chunk for chunk in dictionary.chunks],
+                          dictionary.ofs_chunk_headers)
+
+
+def scan_dictionary_head(data: bytes | memoryview, pos: int) -> DictionaryHead | None:
+    """The dictionary head at `pos` via struct/numpy, or None exactly where the generated
+    parser fails (the chunk count is checked against the data before anything is read)."""
+    if len(data) < pos + _DICTIONARY_HEAD.size:
+        return None
+    len_header, version, num_chunks, len_offsets, len_chunks = _DICTIONARY_HEAD.unpack_from(data, pos)
+    if len_header != 13 or version != 1 or num_chunks < 0 or len_offsets != 4 * num_chunks \
+            or len_chunks < 0:
+        return None
+    pos += _DICTIONARY_HEAD.size
+    if num_chunks > (len(data) - pos) // 4:
+        return None
+    offsets = np.frombuffer(data, ">i4", num_chunks, pos).tolist()
+    if num_chunks and min(offsets) < 0:
+        return None
+    return DictionaryHead(num_chunks, len_chunks, offsets, pos + 4 * num_chunks)
+
+
+def parse_chunk_header(chunk: RangeBitmap.Chunk, path: str = "") -> ChunkHeader:
+    """A chunk's header through the generated parser: the reference for the fast path."""
+    header = _instance(chunk, "header", path)
+    return ChunkHeader(raw_key(header.first_key), header.code, header.ofs_keys, header.num_keys,
+                       header.len_key_blob)
+
+
+def scan_chunk_header(data: bytes | memoryview, kind: KeyKind, pos: int,
+                      size: int) -> ChunkHeader | None:
+    """The `size`-byte chunk header at `pos` via struct, or None exactly where the generated
+    parser fails."""
+    if size < 1 or pos + size > len(data) or data[pos] != 1:
+        return None
+    variable = kind == KeyKind.string
+    records = scan_records(bytes(data[pos + 1:pos + size]), kind, 0, 1,
+                           _VARIABLE_CHUNK_S4S if variable else _FIXED_CHUNK_S4S)
+    if records is None:
+        return None
+    (first_key,), columns, _ = records
+    code, ofs_keys, num_keys, fourth, fifth = (column[0] for column in columns)
+    if variable:
+        len_offsets, len_keys = fourth, fifth
+        if len_offsets != 4 * num_keys:
+            return None
+        return ChunkHeader(first_key, code, ofs_keys, num_keys, len_offsets + len_keys)
+    len_keys, len_fixed_key = fourth, fifth
+    if len_fixed_key != FIXED_SIZES[kind] or len_fixed_key * num_keys != len_keys:
+        return None
+    return ChunkHeader(first_key, code, ofs_keys, num_keys, len_keys)
+
+
+@dataclass(frozen=True)
+class ChunkKeys:
+    """A chunk's key blob (the keys after its first one), exactly as the generated parser
+    reads it: keys as `paimon_common::key` gives them (float bits, string bytes)."""
+
+    keys: list[Key]
+    ofs_keys: list[int]         # strings: each key's stored offset; fixed-size keys have none
+
+
+def parse_chunk_keys(chunk: RangeBitmap.Chunk, path: str = "") -> ChunkKeys:
+    """A chunk's key blob through the generated parser: slow, the reference for the fast path."""
+    blob = _instance(chunk, "keys", path)
+    return ChunkKeys([raw_key(k) for k in blob.keys],
+                     list(blob.ofs_keys) if isinstance(blob, RangeBitmap.VariableKeys) else [])
+
+
+def scan_chunk_keys(data: bytes | memoryview, kind: KeyKind, pos: int, size: int,
+                    count: int) -> ChunkKeys | None:
+    """The key blob of `size` bytes at `pos` holding `count` keys (the chunk header's
+    `len_key_blob` and `num_keys`) via struct/numpy, or None exactly where the generated parser
+    fails; hostile sizes and counts are checked against the data before anything is read."""
+    if min(pos, size, count) < 0 or (size and pos + size > len(data)):
+        return None                 # (Kaitai reads 0 bytes anywhere, even past the end)
+    blob = bytes(data[pos:pos + size])          # the substream the generated parser reads
+    ofs_keys: list[int] = []
+    if kind == KeyKind.string:
+        if 4 * count > size:
+            return None
+        ofs_keys = np.frombuffer(blob, ">i4", count).tolist()
+        if count and min(ofs_keys) < 0:
+            return None
+    records = scan_records(blob, kind, 4 * len(ofs_keys), count, ())
+    return None if records is None else ChunkKeys(records[0], ofs_keys)
 
 
 def _instance(owner: Any, attribute: str, path: str = "") -> Any:
