@@ -28,7 +28,7 @@ from importlib import resources
 from dataclasses import dataclass, field
 from itertools import groupby, islice
 from pathlib import Path
-from typing import Any, NamedTuple, TextIO
+from typing import Any, TextIO
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
@@ -38,8 +38,8 @@ from paimon_schema import hexdump
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.indexes import READERS
 from paimon_schema.layouts import file_index
-from paimon_schema.query import And, Leaf, Or, Predicate
-from paimon_schema.types import INTEGER_RANGES, DataType
+from paimon_schema.query import Predicate
+from paimon_schema.types import DataType
 from paimon_schema.where import WhereError, parse_where, sql_column, sql_text
 
 INDEX_TYPES = ("bitmap", "bloom-filter", "bsi", "range-bitmap")

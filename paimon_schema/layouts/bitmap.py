@@ -850,8 +850,8 @@ def serialize_bitmaps(rows: np.ndarray, counts: np.ndarray, starts: np.ndarray |
         starts = np.cumsum(counts) - counts
     view = array.array("I", np.asarray(rows, np.uint32).tobytes())
     out = []
-    for start, count in zip(np.asarray(starts).tolist(), counts.tolist()):
-        bitmap = BitMap(view[start:start + count])
+    for start, size in zip(np.asarray(starts).tolist(), counts.tolist()):
+        bitmap = BitMap(view[start:start + size])
         bitmap.run_optimize()
         out.append(bitmap.serialize())
     return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))

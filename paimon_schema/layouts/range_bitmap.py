@@ -34,12 +34,13 @@ import numpy as np
 from pyroaring import BitMap
 
 from paimon_schema import bitslice, options, roaring
-from paimon_schema.errors import FormatError, SchemaError
+from paimon_schema.errors import FormatError
 from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts import parsing
 from paimon_schema.layouts.keys import (
     FIXED_SIZES,
+    KEY_DTYPES,
     NO_MIN,
     KeyCodec,
     KeyKind,
@@ -789,8 +790,6 @@ _INT_BOUNDS = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
                "INT": (-2**31, 2**31 - 1), "DATE": (-2**31, 2**31 - 1), "TIME": (0, 86_399_999),
                "BIGINT": (-2**63, 2**63 - 1), "TIMESTAMP": (-2**63, 2**63 - 1),
                "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
-_DTYPES = {KeyKind.boolean: ">u1", KeyKind.int8: ">i1", KeyKind.int16: ">i2", KeyKind.int32: ">i4",
-           KeyKind.int64: ">i8", KeyKind.float32: ">u4", KeyKind.float64: ">u8"}
 
 
 def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] | None:
@@ -891,7 +890,7 @@ def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
     """Keys encoded back to back (spec 3.1)."""
     if codec.kind == KeyKind.string:
         return _string_records(keys_)[0].tobytes()
-    return np.array(keys_, dtype=_DTYPES[codec.kind].replace(">", "=")).astype(_DTYPES[codec.kind]).tobytes()
+    return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
 
 
 def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
@@ -901,12 +900,12 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         size = codec.size(0)
         firsts = np.arange(0, count_, 1 + max(limit, 0) // size, dtype=np.int64)
         others = np.diff(np.append(firsts, count_)) - 1
-        header = np.dtype([("version", "u1"), ("key", _DTYPES[codec.kind]), ("code", ">i4"),
+        header = np.dtype([("version", "u1"), ("key", KEY_DTYPES[codec.kind]), ("code", ">i4"),
                            ("ofs_keys", ">i4"), ("num_keys", ">i4"), ("len_keys", ">i4"),
                            ("len_fixed", ">i4")])
         chunks = np.empty(len(firsts), header)
         chunks["version"] = 1
-        chunks["key"] = np.array(keys_, dtype=_DTYPES[codec.kind].replace(">", "="))[firsts] \
+        chunks["key"] = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[firsts] \
             if count_ else np.zeros(0)
         chunks["code"] = firsts
         chunks["ofs_keys"] = (np.cumsum(others) - others) * size
@@ -915,8 +914,8 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         chunks["len_fixed"] = size
         rest = np.ones(count_, bool)
         rest[firsts] = False
-        key_region = np.array(keys_, dtype=_DTYPES[codec.kind].replace(">", "="))[rest] \
-            .astype(_DTYPES[codec.kind]).tobytes() if count_ else b""
+        key_region = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[rest] \
+            .astype(KEY_DTYPES[codec.kind]).tobytes() if count_ else b""
         offsets = (np.arange(len(firsts), dtype=np.int64) * header.itemsize).astype(">i4")
         chunk_bytes = chunks.tobytes()
     else:
