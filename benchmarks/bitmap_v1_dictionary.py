@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import struct
-import time
-from collections.abc import Callable
 
 from pyroaring import BitMap
 
@@ -23,6 +21,7 @@ from paimon_schema.layouts.bitmap import (
     scan_v1_dictionary,
 )
 from paimon_schema.layouts.keys import KeyKind
+from timing import best
 
 
 def v1_blob(keys: list[bytes]) -> bytes:
@@ -48,15 +47,6 @@ def int_keys(count: int) -> list[bytes]:
 def string_keys(count: int) -> list[bytes]:
     texts = [f"user-{i:08d}-{'派蒙' if i % 3 == 0 else 'paimon'}".encode() for i in range(count)]
     return [struct.pack(">i", len(t)) + t for t in texts]
-
-
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:

@@ -34,6 +34,7 @@ import pyarrow as pa
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema.masks as masks
+from timing import best_interleaved
 
 MASK_TARGET = 1.2
 PYPAIMON_TARGET = 50.0
@@ -59,17 +60,6 @@ def make_batch(rows: int, seed: int = 11) -> pa.RecordBatch:
 
 def make_table(batch: pa.RecordBatch, chunk: int = 65536) -> pa.Table:
     return pa.Table.from_batches([batch.slice(at, chunk) for at in range(0, batch.num_rows, chunk)])
-
-
-def best_interleaved(fns: list[Callable[[], object]], repeat: int) -> list[float]:
-    """Best time of each function, run in turns so that machine noise hits all alike."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, slot in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            slot.append(time.perf_counter() - start)
-    return [min(slot) for slot in times]
 
 
 def pypaimon_apply(batch: pa.RecordBatch, bitmap: BitMap) -> Callable[[], pa.RecordBatch]:

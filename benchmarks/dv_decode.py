@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import argparse
 import array
-import time
 import zlib
 
 import numpy as np
 from pyroaring import BitMap
 
 import paimon_schema as ps
+from timing import best_interleaved
 
 MAGIC_32 = bytes.fromhex("5e43f2d0")
 
@@ -32,17 +32,6 @@ def dv_file(rows: int, fraction: float, seed: int = 7) -> tuple[bytes, bytes]:
     data = (b"\x01" + len(payload).to_bytes(4, "big") + payload
             + zlib.crc32(payload).to_bytes(4, "big"))
     return data, roaring
-
-
-def best_interleaved(fns: list, repeat: int) -> list[float]:
-    """Best time of each function, run in turns so that machine noise hits all alike."""
-    times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, slot in zip(fns, times):
-            start = time.perf_counter()
-            fn()
-            slot.append(time.perf_counter() - start)
-    return [min(slot) for slot in times]
 
 
 def main() -> None:

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 import paimon_schema as ps
+from timing import best
 
 
 def column(rows: int, distinct: int, seed: int = 11) -> np.ndarray:
@@ -30,15 +31,6 @@ def column(rows: int, distinct: int, seed: int = 11) -> np.ndarray:
     values = np.concatenate([domain, domain[rng.integers(0, distinct, rows - distinct)]])
     rng.shuffle(values)
     return values
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def lookup_cost(index_type: str, blob: bytes, probes: np.ndarray, repeat: int) -> float:

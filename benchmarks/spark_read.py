@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "spark"))
 import forged_tables  # noqa: E402
 
 from paimon_schema import spark as ps_spark  # noqa: E402
+from timing import best_of  # noqa: E402
 
 WHERE = "tag = 12343"
 OPAQUE = "CAST(tag AS STRING) = '12343'"
@@ -73,18 +74,6 @@ def session() -> Any:
     return spark
 
 
-def best(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """The best time of each run, the runs interleaved round by round (the machine's load
-    drifts; interleaving spreads the drift over every line)."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeat):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
-
-
 def noop(df: Any) -> None:
     df.write.format("noop").mode("overwrite").save()
 
@@ -114,8 +103,8 @@ def main() -> None:
         source_unpruned = lambda: noop(spark.read.format("paimon").load(str(root)).where(OPAQUE))  # noqa: E731
         for warm in (raw, native, source, pruned):
             warm()
-        full = best({"spark.read.parquet, no DVs": raw, "read_table (DVs applied)": native,
-                     "paimon source (DVs applied)": source}, args.repeat)
+        full = best_of({"spark.read.parquet, no DVs": raw, "read_table (DVs applied)": native,
+                        "paimon source (DVs applied)": source}, args.repeat)
         baseline = full["spark.read.parquet, no DVs"]
         print(f"\n1. full read, {args.rows:,} rows, 30 % deleted (best of {args.repeat})")
         for name, seconds in full.items():
@@ -135,11 +124,11 @@ def main() -> None:
         print(f"   file indexes skip {stats.files_skipped} of {stats.files} files, "
               f"{stats.rows_skipped:,} of {stats.rows:,} rows; planning with the indexes took "
               f"{stats.planning_seconds:.2f} s")
-        native_runs = best({"no pruning at all": without("spark.sql.parquet.filterPushdown", unpruned),
-                            "Parquet filter pushdown only": unpruned,
-                            "with file-index pruning": pruned}, args.repeat)
-        source_runs = best({"no pruning (filter not pushed)": source_unpruned,
-                            "with file-index pruning": source_pruned}, args.repeat)
+        native_runs = best_of({"no pruning at all": without("spark.sql.parquet.filterPushdown", unpruned),
+                               "Parquet filter pushdown only": unpruned,
+                               "with file-index pruning": pruned}, args.repeat)
+        source_runs = best_of({"no pruning (filter not pushed)": source_unpruned,
+                               "with file-index pruning": source_pruned}, args.repeat)
         for title, runs in (("read_table", native_runs), ("paimon source", source_runs)):
             slowest = next(iter(runs.values()))
             print(f"   {title}:")

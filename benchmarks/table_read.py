@@ -47,7 +47,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +54,7 @@ import pyarrow.parquet as pq
 
 from paimon_schema.spark import read_arrow
 from paimon_schema.table import Table
+from timing import best_of
 
 TARGET = 5.0
 DATABASE, NAME = "bench", "t"
@@ -141,17 +141,6 @@ def same_rows(a: pa.Table, b: pa.Table) -> bool:
     return all(a.column(i).equals(b.column(i)) for i in range(a.num_columns))
 
 
-def best_interleaved(runs: dict[str, Callable[[], Any]], repeat: int) -> dict[str, float]:
-    """Best time of each run, run in turns so that machine noise hits all alike."""
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(repeat):
-        for name, run in runs.items():
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
-
-
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -187,8 +176,8 @@ def bench(warehouse: Path, args: argparse.Namespace) -> bool:
     if not all(checks.values()):
         return False
 
-    times = best_interleaved({"ours": ours_run, "pypaimon": theirs_run, "native": native_run,
-                              "decode": decode_run}, args.repeat)
+    times = best_of({"ours": ours_run, "pypaimon": theirs_run, "native": native_run,
+                     "decode": decode_run}, args.repeat)
     ratio = times["pypaimon"] / times["ours"]
     print(f"\n{ours.num_rows:,} rows read (best of {args.repeat}, interleaved)")
     print(f"  ours  read_arrow                      {times['ours'] * 1e3:8.1f} ms")
