@@ -635,6 +635,16 @@ def test_demo_without_java_says_why(capsys, monkeypatch) -> None:
     assert code == 1 and "'java' not found on PATH" in out
 
 
+def test_pipeline_runs_the_spark_job(capsys, monkeypatch) -> None:
+    """`paimon-schema pipeline` is the README's main job (run whole in tests/spark)."""
+    from paimon_schema.spark import pipeline
+
+    calls = []
+    monkeypatch.setattr(pipeline, "main", lambda argv: calls.append(argv) or 1)
+    code, _, _ = run(capsys, "pipeline", "--rows", "1234")
+    assert code == 1 and calls == [["--rows", "1234"]]
+
+
 # -- specs as documentation ---------------------------------------------------------------------
 
 
