@@ -688,7 +688,7 @@ class JavaHashMap(Generic[K, V]):
 
 
 @contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector: full collections over millions of live tree nodes
     would cost more than the replay itself."""
     enabled = gc.isenabled()
@@ -789,7 +789,7 @@ def _bulk_order(
         timeline = np.array([cap for cap, _ in epochs])[
             np.searchsorted(starts, hot_indices, "right") - 1]
         exact: JavaHashMap[Any, int] = JavaHashMap(hash_of, compare)  # spreads are given
-        with _gc_paused():  # tree nodes are many small cyclic objects
+        with gc_paused():  # tree nodes are many small cyclic objects
             for i, spread, cap in zip(hot_indices.tolist(),
                                       spreads[hot_indices].view(np.int32).tolist(),
                                       timeline.tolist()):

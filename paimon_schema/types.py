@@ -27,6 +27,11 @@ DEFAULTS = {"DECIMAL": (10, 0), "TIMESTAMP": (6, None), "TIMESTAMP_LTZ": (6, Non
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
 EPOCH_DATE = dt.date(1970, 1, 1)
 MILLIS_PER_DAY = 86_400_000
+#: (min, max) of the internal integer of every integer-backed type (TIME: a millisecond of the
+#: day), what the bulk writers check numpy arrays against before trusting them.
+INTEGER_BOUNDS = {**{root: (-2**(bits - 1), 2**(bits - 1) - 1) for root, bits in INTEGER_RANGES.items()},
+                  "DATE": (-2**31, 2**31 - 1), "TIME": (0, MILLIS_PER_DAY - 1),
+                  "TIMESTAMP": (-2**63, 2**63 - 1), "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
 _TYPE = re.compile(

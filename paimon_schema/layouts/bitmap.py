@@ -20,22 +20,19 @@ pyroaring sees the bytes.
 from __future__ import annotations
 
 import array
-import gc
 import struct
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache, cached_property
-from itertools import count, repeat
+from itertools import repeat
 from operator import itemgetter, lt
 from typing import Any, NamedTuple
 
 import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import constructs, javaorder, roaring
+from paimon_schema import constructs, javaorder, roaring, types
 from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.generated.bitmap_index import BitmapIndex
@@ -746,11 +743,6 @@ def _pack_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[lis
 # grouped rows.
 
 _SIGN = np.uint64(1 << 63)
-#: (min, max) of the integer key kinds' values, per type root (TIME: a millisecond of the day).
-_INT_BOUNDS = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
-               "INT": (-2**31, 2**31 - 1), "DATE": (-2**31, 2**31 - 1), "TIME": (0, 86_399_999),
-               "BIGINT": (-2**63, 2**63 - 1), "TIMESTAMP": (-2**63, 2**63 - 1),
-               "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
 _CANONICAL_NAN = {KeyKind.float32: 0x7FC00000, KeyKind.float64: 0x7FF8_0000_0000_0000}
 
 
@@ -768,19 +760,8 @@ def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
     """The layout pass over whole columns (numpy), equal to `row_layout`; None where it
     declines the column (see `bitmap_layout`)."""
     codec = _bitmap_codec(data_type, version)
-    with _gc_paused():      # millions of entry tuples: full collections would cost seconds
+    with javaorder.gc_paused():      # millions of entry tuples: full collections would cost seconds
         return _vector_layout(codec, values, version, index_block_size)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _vector_layout(codec: KeyCodec, values: Any, version: int, index_block_size: int) -> BitmapLayout | None:
@@ -899,32 +880,22 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
         return _Column(num_rows, rows, bits, None)
     if letter not in "iu":
         return None
-    low, high = _INT_BOUNDS[codec.data_type.root]
+    low, high = types.INTEGER_BOUNDS[codec.data_type.root]
     if int(array.min()) < low or int(array.max()) > high:
         return None
     return _Column(num_rows, rows, array.astype(np.int64).view(np.uint64) ^ _SIGN, None)
 
 
 def _string_column(codec: KeyCodec, values: list) -> _Column | None:
-    """Strings by code in order of first occurrence (a dict numbering new keys as they come),
-    each distinct one checked and encoded once. Python's `==` on `str` is Java's on the
-    UTF-8 bytes, so the dict's keys are the index's."""
-    code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    try:        # unhashable values: the checked per-row pass refuses them
-        codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
-    except TypeError:
+    """Strings by code in order of first occurrence (`keys.string_codes`)."""
+    coded = keys.string_codes(values)
+    if coded is None:
         return None
-    distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str, type(None)}:
-        return None
-    try:        # what KeyCodec.encode does for strings (CHAR and VARCHAR lengths are not checked)
-        strings = [None if v is None else v.encode("utf-8") for v in distinct]
-    except UnicodeEncodeError:
-        return None
-    if None not in code_of:
+    codes, strings = coded
+    if None not in strings:
         return _Column(len(values), np.arange(len(values), dtype=np.int64),
                        codes.astype(np.uint64), strings)
-    null_code = code_of[None]
+    null_code = strings.index(None)
     rows = np.flatnonzero(codes != null_code)
     return _Column(len(values), rows, codes[rows].astype(np.uint64), strings)
 

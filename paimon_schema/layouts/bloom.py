@@ -156,9 +156,8 @@ def _add(bitset: np.ndarray, dtype: DataType, values: Iterable[Any], k: int, num
 
     if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and dtype.root in _LONG_HASHED \
             and dtype.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        bits = {"TINYINT": 8, "SMALLINT": 16, "INT": 32, "DATE": 32, "TIME": 32}.get(dtype.root, 64)
-        if values.size and (int(values.min()) < -(1 << (bits - 1))
-                            or int(values.max()) >= 1 << (bits - 1)):
+        low, high = types.INTEGER_BOUNDS[dtype.root]
+        if values.size and (int(values.min()) < low or int(values.max()) > high):
             raise SchemaError(f"a value is out of range for {dtype}")
         bloom_bits.add_longs(bitset, values.astype(np.int64, copy=False), k, num_bits)
         return

@@ -22,18 +22,17 @@ from __future__ import annotations
 
 import bisect
 import struct
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache, cached_property
-from itertools import accumulate, count
+from itertools import accumulate
 from operator import lt
 from typing import Any
 
 import numpy as np
 from pyroaring import BitMap
 
-from paimon_schema import bitslice, options, roaring
+from paimon_schema import bitslice, options, roaring, types
 from paimon_schema.errors import FormatError
 from paimon_schema.generated import range_bitmap_codec
 from paimon_schema.generated.range_bitmap import RangeBitmap
@@ -48,6 +47,7 @@ from paimon_schema.layouts.keys import (
     range_bitmap_keys,
     raw_key,
     scan_records,
+    string_codes,
 )
 from paimon_schema.positions import fresh_bitmap
 from paimon_schema.results import REMAIN, FileIndexReader, IndexResult
@@ -785,13 +785,6 @@ def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # The fast writer's parts
 
-#: (min, max) of integer values per type root; numpy dtype of fixed-size keys (raw float bits).
-_INT_BOUNDS = {"TINYINT": (-2**7, 2**7 - 1), "SMALLINT": (-2**15, 2**15 - 1),
-               "INT": (-2**31, 2**31 - 1), "DATE": (-2**31, 2**31 - 1), "TIME": (0, 86_399_999),
-               "BIGINT": (-2**63, 2**63 - 1), "TIMESTAMP": (-2**63, 2**63 - 1),
-               "TIMESTAMP_LTZ": (-2**63, 2**63 - 1)}
-
-
 def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] | None:
     """`_row_codes` with numpy for numeric arrays and lists of plain ints, floats, bools or
     strs (None for nulls); None where it declines (then `_row_codes` goes row by row and
@@ -833,7 +826,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
     else:
         if letter not in "iu":
             return None
-        low, high = _INT_BOUNDS[codec.data_type.root]
+        low, high = types.INTEGER_BOUNDS[codec.data_type.root]
         if int(array.min()) < low or int(array.max()) > high:
             return None
         distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
@@ -865,23 +858,13 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
 
 
 def _string_codes(codec: KeyCodec, values: list) -> tuple[list[Key], np.ndarray] | None:
-    code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    try:        # unhashable values: the checked per-row pass refuses them
-        first = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
-    except TypeError:
+    """Strings by first occurrence (`keys.string_codes`), then by rank of their bytes."""
+    coded = string_codes(values)
+    if coded is None:
         return None
-    distinct = list(code_of)
-    null = code_of.get(None, -1)
-    if null >= 0:
-        distinct[null] = ""
-    if not set(map(type, distinct)) <= {str}:
-        return None
-    try:        # KeyCodec.encode of a string (CHAR and VARCHAR lengths are not checked)
-        encoded = [v.encode("utf-8") for v in distinct]
-    except UnicodeEncodeError:
-        return None
-    ranked = sorted((i for i in range(len(encoded)) if i != null), key=encoded.__getitem__)
-    rank = np.full(len(distinct), -1, np.int64)
+    first, encoded = coded
+    ranked = sorted((i for i, key in enumerate(encoded) if key is not None), key=encoded.__getitem__)
+    rank = np.full(len(encoded), -1, np.int64)
     rank[ranked] = np.arange(len(ranked))
     return [encoded[i] for i in ranked], rank[first]
 

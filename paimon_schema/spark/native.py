@@ -32,7 +32,7 @@ from paimon_schema.masks import keep_mask, row_mask
 from paimon_schema.query import Predicate
 from paimon_schema.spark import predicates as preds
 from paimon_schema.spark.merge import FileTask, plan_read, read_deletion_file, read_task
-from paimon_schema.spark.schema import spark_arrow_schema, spark_ddl, spark_schema_ddl
+from paimon_schema.spark.schema import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
 from paimon_schema.table import Table, TableError, TableSchema
 
 __all__ = ["read_table"]
@@ -77,7 +77,7 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
     if where is not None:
         df = df.where(where if isinstance(where, str) else preds.to_spark_column(where))
     if columns is not None:
-        df = df.select(*[_quote(c) for c in columns])
+        df = df.select(*[quote(c) for c in columns])
     log.info("read_table %s: %s", table.path, plan.stats.as_dict())
     return (df, plan.stats) if with_stats else df
 
@@ -90,10 +90,6 @@ def _predicate(where: Predicate | str | None) -> Predicate | None:
     except preds.SqlNotUnderstood as exc:
         log.warning("filter %r not used for pruning (%s); Spark applies it", where, exc)
         return None
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
 
 
 def file_id(file_name: str) -> int:
@@ -128,9 +124,9 @@ def _parquet_frame(raw: Any, stored: dict[str, str], tasks: list[FileTask],
         ddl = spark_ddl(table_schema.field(column.name).type)
         if column.file_column in stored:
             if stored[column.file_column] == "timestamp" and ddl == "TIMESTAMP_NTZ":
-                value = F.expr(_INSTANT_TO_NTZ.format(_quote(column.file_column)))
+                value = F.expr(_INSTANT_TO_NTZ.format(quote(column.file_column)))
             else:
-                value = F.col(_quote(column.file_column)).cast(ddl)
+                value = F.col(quote(column.file_column)).cast(ddl)
         else:
             value = F.lit(column.constant).cast(ddl)
         columns.append(value.alias(column.name))

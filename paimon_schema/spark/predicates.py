@@ -31,6 +31,7 @@ import numpy as np
 
 from paimon_schema.errors import SchemaError
 from paimon_schema.query import And, Leaf, Or, Predicate
+from paimon_schema.spark.schema import quote
 from paimon_schema.table import TableSchema
 from paimon_schema.types import INTEGER_RANGES, DataType, float32, internal
 from paimon_schema.where import (KEYWORDS, OPERATORS, TYPE_WORDS, Dialect, Literal, WhereError,
@@ -324,19 +325,22 @@ def to_arrow(predicate: Predicate, schema: Any) -> Any:
             return pc.scalar(False)
         return _cmp(function, field, values[0], arrow_type, floating)
 
-    def build(p: Predicate) -> Any:
-        if isinstance(p, Leaf):
-            return leaf_expr(p)
-        parts = [build(c) for c in p.children]
-        return _and(parts) if isinstance(p, And) else _or(parts)
-
-    return build(predicate)
+    return _fold(predicate, leaf_expr)
 
 
 def _is_float(arrow_type: Any) -> bool:
     import pyarrow as pa
 
     return pa.types.is_floating(arrow_type)
+
+
+def _fold(predicate: Predicate, leaf_fn: Callable[[Leaf], Any]) -> Any:
+    """`predicate` in another library's expressions (Arrow, Spark columns): each leaf through
+    `leaf_fn`, joined with their `&` and `|`."""
+    if isinstance(predicate, Leaf):
+        return leaf_fn(predicate)
+    parts = [_fold(child, leaf_fn) for child in predicate.children]
+    return _and(parts) if isinstance(predicate, And) else _or(parts)
 
 
 def _and(parts: list) -> Any:
@@ -438,7 +442,7 @@ def to_spark_column(predicate: Predicate) -> Any:
     from pyspark.sql import functions as F
 
     def leaf_col(leaf: Leaf) -> Any:
-        c = F.col(_quote(leaf.column))
+        c = F.col(quote(leaf.column))
         v = leaf.literals
         function = leaf.function
         if function == "is_null":
@@ -455,17 +459,7 @@ def to_spark_column(predicate: Predicate) -> Any:
         return {"equal": c == lit, "not_equal": c != lit, "less_than": c < lit,
                 "less_or_equal": c <= lit, "greater_than": c > lit, "greater_or_equal": c >= lit}[function]
 
-    def build(p: Predicate) -> Any:
-        if isinstance(p, Leaf):
-            return leaf_col(p)
-        parts = [build(c) for c in p.children]
-        return _and(parts) if isinstance(p, And) else _or(parts)
-
-    return build(predicate)
-
-
-def _quote(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
+    return _fold(predicate, leaf_col)
 
 
 # ------------------------------------------------------------------------------ SQL strings

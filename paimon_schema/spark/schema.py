@@ -83,7 +83,7 @@ def spark_ddl(raw: str | dict) -> str:
     if root == "MAP":
         return f"MAP<{spark_ddl(raw['key'])}, {spark_ddl(raw['value'])}>"
     if root == "ROW":
-        return "STRUCT<" + ", ".join(f"{_quote(f['name'])}: {spark_ddl(f['type'])}"
+        return "STRUCT<" + ", ".join(f"{quote(f['name'])}: {spark_ddl(f['type'])}"
                                      for f in raw["fields"]) + ">"
     arrow_type(raw, spark=True)                       # rejects what Spark cannot take
     dtype = DataType.parse(raw)
@@ -94,7 +94,8 @@ def spark_ddl(raw: str | dict) -> str:
     return "TIMESTAMP" if dtype.root == "TIMESTAMP_LTZ" else "TIMESTAMP_NTZ"
 
 
-def _quote(name: str) -> str:
+def quote(name: str) -> str:
+    """A column name as a Spark SQL identifier: backquoted, inner backquotes doubled."""
     return "`" + name.replace("`", "``") + "`"
 
 
@@ -112,7 +113,7 @@ def spark_arrow_schema(schema: TableSchema, columns: list[str] | None = None) ->
 
 def spark_schema_ddl(schema: TableSchema, columns: list[str] | None = None) -> str:
     fields = schema.fields if columns is None else [schema.field(c) for c in columns]
-    return ", ".join(f"{_quote(f.name)} {spark_ddl(f.type)}" for f in fields)
+    return ", ".join(f"{quote(f.name)} {spark_ddl(f.type)}" for f in fields)
 
 
 def to_spark_arrow(array: pa.Array | pa.ChunkedArray, target: pa.DataType) -> pa.Array:
