@@ -35,3 +35,11 @@ def require_oracle(factory: Callable[[], T]) -> T:
         return factory()
     except ReferenceUnavailable as exc:
         oracle_unavailable(str(exc))
+
+
+def import_oracle(module: str) -> object:
+    """`pytest.importorskip` that fails instead of skipping when oracles are required."""
+    try:
+        return __import__(module)
+    except ImportError as exc:
+        oracle_unavailable(f"cannot import {module}: {exc}")

@@ -17,9 +17,9 @@ import pytest
 from pyroaring import BitMap
 
 import paimon_schema as ps
+from oracles import import_oracle
 from paimon_schema.table import DataFile, Table, TableError, decode_binary_row
 
-pytest.importorskip("pyarrow")
 
 TABLES = [
     "append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",
@@ -274,7 +274,7 @@ def test_corrupt_sidecar_names_its_path(tables: Path, tmp_path: Path) -> None:
 
 
 def test_fsspec_filesystem(tables: Path) -> None:
-    fsspec = pytest.importorskip("fsspec")
+    fsspec = import_oracle("fsspec")
     table = Table.open(str(table_dir(tables, "pk_with_bitmap_dv")), fsspec.filesystem("file"))
     [f] = table.data_files()
     assert table.deletion_vector(f) == BitMap([0, 4])

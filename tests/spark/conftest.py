@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from oracles import import_oracle
+
 
 @pytest.fixture(scope="session")
 def fixture_tables(shared_fixtures: Path) -> Path:
@@ -23,7 +25,7 @@ def fixture_tables(shared_fixtures: Path) -> Path:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
     """A `local[2]` session shared by every Spark test (started once, ~10 s)."""
-    pyspark = pytest.importorskip("pyspark")
+    pyspark = import_oracle("pyspark")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
