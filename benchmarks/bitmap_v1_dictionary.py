@@ -14,14 +14,11 @@ import argparse
 import struct
 
 from pyroaring import BitMap
-
-from paimon_schema.layouts.bitmap import (
-    BitmapIndexReader,
-    parse_v1_dictionary,
-    scan_v1_dictionary,
-)
-from paimon_schema.layouts.keys import KeyKind
 from timing import best
+
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader
+from paimon_schema.layouts.bitmap_index.scan import parse_v1_dictionary, scan_v1_dictionary
+from paimon_schema.layouts.paimon_common import KeyKind
 
 
 def v1_blob(keys: list[bytes]) -> bytes:

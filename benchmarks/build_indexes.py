@@ -101,7 +101,7 @@ def java_key(case: Case) -> tuple[str, ...]:
 
 
 def java(reference: Any, selected: list[Case], iterations: int) -> dict[tuple[str, ...], dict[str, Any]]:
-    from paimon_schema.reference.java import bench_index_request, run_benchmark
+    from paimon_schema.selfcheck.reference.java import bench_index_request, run_benchmark
 
     unique = {java_key(c): c for c in selected}
     requests = [bench_index_request(c.index_type, c.data_type, c.column, iterations, **c.options)
@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--strict", action="store_true", help="exit 1 if a case misses the target")
     args = parser.parse_args(argv)
 
-    from paimon_schema.reference import JavaReference, ReferenceUnavailable
+    from paimon_schema.selfcheck.reference import JavaReference, ReferenceUnavailable
     try:
         reference = JavaReference.get()
     except ReferenceUnavailable as exc:

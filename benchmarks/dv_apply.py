@@ -32,9 +32,9 @@ from collections.abc import Callable
 import numpy as np
 import pyarrow as pa
 from pyroaring import BitMap, BitMap64
-
-import paimon_schema.masks as masks
 from timing import best_interleaved
+
+import paimon_schema.query.masks as masks
 
 MASK_TARGET = 1.2
 PYPAIMON_TARGET = 50.0

@@ -51,10 +51,10 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from timing import best_of
 
 from paimon_schema.spark import read_arrow
-from paimon_schema.table import Table
-from timing import best_of
+from paimon_schema.table.metadata import Table
 
 TARGET = 5.0
 DATABASE, NAME = "bench", "t"
@@ -67,8 +67,8 @@ def build(warehouse: Path, rows: int, files: int, fraction: float, seed: int = 5
     positions deleted."""
     from pypaimon import CatalogFactory, Schema
 
-    from paimon_schema.reference import JavaReference
-    from paimon_schema.reference.java import delete_positions_request, run_table_ops
+    from paimon_schema.selfcheck.reference import JavaReference
+    from paimon_schema.selfcheck.reference.java import delete_positions_request, run_table_ops
 
     rng = np.random.default_rng(seed)
     tags = pa.array([f"tag-{i:04d}" for i in range(5000)])
@@ -118,8 +118,8 @@ def pypaimon_reader(warehouse: Path, native: bool = False) -> Callable[[], pa.Ta
 
 def java_read(warehouse: Path) -> pa.Table:
     """Paimon's own batch read of the table, from the Java reference, as Arrow columns."""
-    from paimon_schema.reference import JavaReference
-    from paimon_schema.reference.java import read_table_request, run_table_ops
+    from paimon_schema.selfcheck.reference import JavaReference
+    from paimon_schema.selfcheck.reference.java import read_table_request, run_table_ops
 
     (response,) = run_table_ops(JavaReference.get(), [read_table_request(warehouse, DATABASE, NAME)])
     assert response["fields"] == [n for n, _ in FIELDS], response["fields"]

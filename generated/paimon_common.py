@@ -20,7 +20,7 @@ class PaimonCommon(KaitaiStruct):
     (range-bitmap); both give the same bytes for every type, so one `key` type serves both. The
     only difference is in the values: `DataOutput.writeFloat`/`writeDouble` canonicalize NaN, the
     `ByteBuffer` puts keep the raw NaN bits. Which Paimon data types map to which `key_kind` is a
-    matter of the reader (see `paimon_schema/types.py`):
+    matter of the reader (see `paimon_schema/values/types.py`):
     
     | key_kind | Paimon types                                         |
     |----------|------------------------------------------------------|

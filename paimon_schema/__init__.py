@@ -4,9 +4,6 @@ Every layout is specified once, as a Kaitai Struct spec in `formats/`; the parse
 `paimon_schema.generated` are compiled from those specs.
 """
 
-from paimon_schema import types
-from paimon_schema.errors import FormatError, SchemaError
-from paimon_schema.indexes import build_index, open_index
 from paimon_schema.layouts.deletion_vectors import (
     DeletionVectorBin,
     DeletionVectorFile,
@@ -15,10 +12,14 @@ from paimon_schema.layouts.deletion_vectors import (
 )
 from paimon_schema.layouts.file_index import FileIndexFile, IndexEntry, write_file_index
 from paimon_schema.layouts.hash_index import read_hash_index, write_hash_index
-from paimon_schema.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
-from paimon_schema.query import col, evaluate, top_n
-from paimon_schema.results import IndexResult
-from paimon_schema.where import parse_where
+from paimon_schema.layouts.registry import build_index, open_index
+from paimon_schema.query.evaluate import evaluate, top_n
+from paimon_schema.query.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
+from paimon_schema.query.predicate import col
+from paimon_schema.query.where import parse_where
+from paimon_schema.values import types
+from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.results import IndexResult
 
 __all__ = [
     "IndexResult",

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
-
 from oracles import oracle_unavailable, require_oracle
 
 settings.register_profile("ci", max_examples=100, deadline=None,
@@ -28,7 +27,7 @@ SHARED_FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
 @pytest.fixture(scope="session")
 def java_reference():
     """The Java reference (Paimon's own classes), fetched and compiled on first use."""
-    from paimon_schema.reference import JavaReference
+    from paimon_schema.selfcheck.reference import JavaReference
 
     return require_oracle(JavaReference.get)
 

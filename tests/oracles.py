@@ -29,7 +29,7 @@ def oracle_unavailable(reason: str) -> NoReturn:
 
 def require_oracle(factory: Callable[[], T]) -> T:
     """Build an oracle; turn its unavailability into a skip (or a failure, see above)."""
-    from paimon_schema.reference import ReferenceUnavailable
+    from paimon_schema.selfcheck.reference import ReferenceUnavailable
 
     try:
         return factory()

@@ -13,23 +13,24 @@ import struct
 from pathlib import Path
 
 import pytest
+from fixture_catalog import CONTAINERS
 from hypothesis import example, given
 from hypothesis import strategies as st
+from paimon_schema.generated.bitmap_index import BitmapIndex
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS
-from paimon_schema.generated.bitmap_index import BitmapIndex
-from paimon_schema.indexes import open_index
-from paimon_schema.layouts import keys, parsing
-from paimon_schema.layouts.bitmap import (
-    BitmapIndexReader,
+from paimon_schema.layouts import paimon_common as keys
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader
+from paimon_schema.layouts.bitmap_index.scan import (
     parse_v1_dictionary,
     read_v1_dictionary,
     scan_v1_dictionary,
 )
-from paimon_schema.layouts.keys import KeyKind
-from paimon_schema.results import REMAIN, IndexResult
+from paimon_schema.layouts.paimon_common import KeyKind
+from paimon_schema.layouts.registry import open_index
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.results import REMAIN, IndexResult
 
 NAN = float("nan")
 

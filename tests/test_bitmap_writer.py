@@ -7,13 +7,14 @@ import math
 from pathlib import Path
 
 import pytest
+from fixture_catalog import CONTAINERS
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS
-from paimon_schema.layouts.bitmap import (BitmapIndexReader, bitmap_layout, build_bitmap_index,
-                                          write_layout, write_with_codec)
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
+from paimon_schema.layouts.bitmap_index.writer import bitmap_layout, write_layout
+from paimon_schema.layouts.bitmap_index.writer import write_with_codec
 
 STANDALONE = {
     **{f"paimon-rust/bitmap/java_{stem}_v{v}.bin": t for v in (1, 2) for stem, t in [

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixture_catalog import CONTAINERS
 from hypothesis import given
 from hypothesis import strategies as st
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS
-from paimon_schema.hashing import bloom_positions, wang64, xxh64
-from paimon_schema.indexes import open_index
-from paimon_schema.layouts.bloom import BloomFilterIndexReader
-from paimon_schema.results import REMAIN, SKIP
+from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader
+from paimon_schema.layouts.bloom_filter.hashing import bloom_positions, wang64, xxh64
+from paimon_schema.layouts.registry import open_index
+from paimon_schema.values.results import REMAIN, SKIP
 
 LN2 = math.log(2)
 INTEGER_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "DATE"]

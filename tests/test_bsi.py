@@ -17,15 +17,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fixture_catalog import CONTAINERS
 from hypothesis import example, given
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS
-from paimon_schema.indexes import open_index
-from paimon_schema.layouts.bsi import BsiIndexReader, build_bsi
-from paimon_schema.results import IndexResult
+from paimon_schema.layouts.bsi_index import BsiIndexReader, build_bsi
+from paimon_schema.layouts.registry import open_index
+from paimon_schema.values.results import IndexResult
 
 LONG_MIN, LONG_MAX = -2**63, 2**63 - 1
 

@@ -14,15 +14,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fixture_catalog import CONTAINERS, DELETION_VECTORS, TABLES
 from hypothesis import given
 from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS, DELETION_VECTORS, TABLES
-from paimon_schema.cli import Types, UsageError, bitmap_ranges, main
-from paimon_schema.query import Or
-from paimon_schema.where import WhereError, parse_where, sql_text
+from paimon_schema.cli.main import Types, UsageError, main
+from paimon_schema.cli.presenters import bitmap_ranges
+from paimon_schema.query.predicate import Or
+from paimon_schema.query.where import WhereError, parse_where, sql_text
 
 DV_32 = "paimon/dv/dvindex-32"                        # bins {2,3} at (1, 24) and {1} at (33, 22)
 CONTAINER_3COL = "paimon-cpp/file-index/bitmap_3col_container.bin"
@@ -98,7 +99,7 @@ def test_bitmap_ranges_are_half_open_runs(bitmap, monkeypatch) -> None:
     expected = _naive_ranges(list(bitmap))
     assert bitmap_ranges(bitmap).tolist() == expected
     for chunk in (1, 7, 64):             # through the gaps, or slice by slice
-        monkeypatch.setattr("paimon_schema.cli.RANGES_CHUNK", chunk)
+        monkeypatch.setattr("paimon_schema.cli.presenters.RANGES_CHUNK", chunk)
         assert bitmap_ranges(bitmap).tolist() == expected
 
 
@@ -382,7 +383,7 @@ def test_a_malformed_row_type_is_a_usage_error(capsys, shared_fixtures: Path, ro
 
 
 def test_row_types_keep_commas_in_parentheses() -> None:
-    from paimon_schema.cli import parse_row_type
+    from paimon_schema.cli.main import parse_row_type
 
     assert parse_row_type("a:DECIMAL(10, 2), `m[k]`:STRING, x:y:INT") == {
         "a": "DECIMAL(10, 2)", "m[k]": "STRING", "x:y": "INT"}
@@ -625,7 +626,7 @@ def test_demo_end_to_end(capsys, java_reference, tmp_path: Path) -> None:
 
 
 def test_demo_without_java_says_why(capsys, monkeypatch) -> None:
-    from paimon_schema.reference import JavaReference, ReferenceUnavailable
+    from paimon_schema.selfcheck.reference import JavaReference, ReferenceUnavailable
 
     def unavailable() -> JavaReference:
         raise ReferenceUnavailable("'java' not found on PATH")
@@ -637,7 +638,7 @@ def test_demo_without_java_says_why(capsys, monkeypatch) -> None:
 
 def test_pipeline_runs_the_spark_job(capsys, monkeypatch) -> None:
     """`paimon-schema pipeline` is the README's main job (run whole in tests/spark)."""
-    from paimon_schema.spark import pipeline
+    from paimon_schema.selfcheck import pipeline
 
     calls = []
     monkeypatch.setattr(pipeline, "main", lambda argv: calls.append(argv) or 1)

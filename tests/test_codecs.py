@@ -8,12 +8,12 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from kaitaistruct import KaitaiStruct
-
 from fixture_catalog import CONTAINERS, DELETION_VECTORS
-from paimon_schema import constructs
+from kaitaistruct import KaitaiStruct
 from paimon_schema.generated.paimon_common import PaimonCommon
-from paimon_schema.layouts import parsing
+
+from paimon_schema.runtime import constructs
+from paimon_schema.runtime import kaitai as parsing
 
 K = PaimonCommon.KeyKind
 KINDS = [("boolean", K.boolean), ("tinyint", K.int8), ("smallint", K.int16), ("timestamp", K.int64),

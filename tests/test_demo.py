@@ -8,15 +8,17 @@ import io
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from paimon_schema import cli, demo
-from paimon_schema.results import REMAIN, SKIP
+from paimon_schema.cli import presenters
+from paimon_schema.query.where import parse_where
+from paimon_schema.selfcheck import demo
+from paimon_schema.values.results import REMAIN, SKIP
 
 COLUMNS = {"a": [1, None, 3, 1, 5], "b": ["x", "y", None, "x", "z"]}
-TYPES = cli.Types(row_type={"a": "INT", "b": "STRING"})
+TYPES = presenters.Types(row_type={"a": "INT", "b": "STRING"})
 
 
 def rows(where: str) -> BitMap:
-    return demo.truth(cli.parse_where(where, TYPES), COLUMNS)
+    return demo.truth(parse_where(where, TYPES), COLUMNS)
 
 
 def test_truth_follows_sql_null_rules() -> None:

@@ -22,15 +22,17 @@ from unittest import mock
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
-import paimon_schema as ps
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap
-from paimon_schema.layouts import bitmap, keys, parsing, range_bitmap
-from paimon_schema.layouts.bitmap import (
-    BitmapIndexReader,
+
+import paimon_schema as ps
+from paimon_schema.layouts.bitmap_index import scan as bitmap_scan
+from paimon_schema.layouts import paimon_common as keys
+from paimon_schema.layouts.range_bitmap import reader as range_reader
+from paimon_schema.layouts.range_bitmap import scan as range_scan
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
+from paimon_schema.layouts.bitmap_index.scan import (
     V2Head,
-    build_bitmap_index,
     parse_v2_block,
     parse_v2_head,
     read_v2_block,
@@ -38,10 +40,9 @@ from paimon_schema.layouts.bitmap import (
     scan_v2_block,
     scan_v2_head,
 )
-from paimon_schema.layouts.keys import KeyKind
-from paimon_schema.layouts.range_bitmap import (
-    RangeBitmapIndexReader,
-    build_range_bitmap,
+from paimon_schema.layouts.paimon_common import KeyKind
+from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
+from paimon_schema.layouts.range_bitmap.scan import (
     parse_chunk_header,
     parse_chunk_keys,
     parse_dictionary_head,
@@ -49,6 +50,7 @@ from paimon_schema.layouts.range_bitmap import (
     scan_chunk_keys,
     scan_dictionary_head,
 )
+from paimon_schema.runtime import kaitai as parsing
 
 # ---------------------------------------------------------------------------------------------
 # Columns of every key type
@@ -162,9 +164,9 @@ def assert_same_decoding(fast: Any, generated: Callable[[], Any],
 def generated_only() -> Iterator[None]:
     """Readers go through the generated parser alone: every fast path declines."""
     with ExitStack() as stack:
-        for module, name in [(bitmap, "scan_v2_head"), (bitmap, "scan_v2_block"),
-                             (range_bitmap, "scan_dictionary_head"),
-                             (range_bitmap, "scan_chunk_header"), (range_bitmap, "scan_chunk_keys")]:
+        for module, name in [(bitmap_scan, "scan_v2_head"), (bitmap_scan, "scan_v2_block"),
+                             (range_reader, "scan_dictionary_head"),
+                             (range_reader, "scan_chunk_header"), (range_reader, "scan_chunk_keys")]:
             stack.enter_context(mock.patch.object(module, name, lambda *args: None))
         yield
 
@@ -425,7 +427,7 @@ def test_range_reader_offsets_are_where_the_generated_parser_puts_the_fields(cas
     if reader.num_keys == 0:
         return
     dictionary = generated_dictionary(blob, reader._codec.kind)
-    assert reader._parsed.ofs_dictionary + range_bitmap._OFS_NUM_CHUNKS \
+    assert reader._parsed.ofs_dictionary + range_scan._OFS_NUM_CHUNKS \
         == dictionary._debug["num_chunks"]["start"]
     for index, chunk in enumerate(dictionary.chunks):
         header, generated = reader._header(index), chunk.header

@@ -5,14 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from paimon_schema import hexdump
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap
-from paimon_schema.layouts import parsing
+
+from paimon_schema.cli import hexdump
+from paimon_schema.runtime import kaitai as parsing
 
 INT, STRING = 4, 8
 CASES = [

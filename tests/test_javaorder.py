@@ -1,4 +1,4 @@
-"""Java iteration orders (``paimon_schema.javaorder``): check values, the shared fixtures, the
+"""Java iteration orders (``paimon_schema.layouts.bitmap_index.javaorder``): check values, the shared fixtures, the
 vectorized paths against the step-by-step emulation, and everything against the JVM.
 
 The JVM tests run ONE batch (module fixture) holding thousands of ``java.util.HashMap`` and
@@ -21,7 +21,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paimon_schema.javaorder import (
+from paimon_schema.layouts.bitmap_index.javaorder import (
     KINDS,
     JavaHashMap,
     bitmap_key_order,

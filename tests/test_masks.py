@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64, FrozenBitMap
 
 import paimon_schema as ps
-from paimon_schema import masks
-from paimon_schema.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
-from paimon_schema.results import REMAIN, SKIP, IndexResult
+from paimon_schema.query import masks
+from paimon_schema.query.masks import apply_deletion_vector, delete_mask, keep_mask, row_mask
+from paimon_schema.values.results import REMAIN, SKIP, IndexResult
 
 CHUNK = 1 << 16
 

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
+from truth import holds
 
 import paimon_schema as ps
-from paimon_schema.query import And, Leaf, Or
-from truth import holds
+from paimon_schema.query.predicate import And, Leaf, Or
 
 TYPES = {"i": "INT", "s": "STRING", "d": "DOUBLE", "b": "BIGINT"}
 VALUES = {

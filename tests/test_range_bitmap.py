@@ -19,15 +19,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from fixture_catalog import CONTAINERS
 from hypothesis import example, given
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from fixture_catalog import CONTAINERS
-from paimon_schema.indexes import open_index
 from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
-from paimon_schema.results import IndexResult
+from paimon_schema.layouts.registry import open_index
+from paimon_schema.values.results import IndexResult
 
 # ---------------------------------------------------------------------------------------------
 # A writer from the spec (§3.2-§3.6), kept in the test: keys are Python values of the type.

@@ -1,4 +1,4 @@
-"""The roaring spec and the header check in paimon_schema.roaring read what pyroaring writes."""
+"""The roaring spec and the header check in paimon_schema.layouts.roaring_bitmap read what pyroaring writes."""
 
 from __future__ import annotations
 
@@ -6,11 +6,12 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from paimon_schema.generated.roaring_bitmap import RoaringBitmap
 from pyroaring import BitMap
 
-from paimon_schema import FormatError, roaring
-from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-from paimon_schema.layouts import parsing
+from paimon_schema import FormatError
+from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.runtime import kaitai as parsing
 
 Kind = RoaringBitmap.Container.ContainerKind
 

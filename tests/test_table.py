@@ -14,12 +14,11 @@ from pathlib import Path
 
 import fastavro
 import pytest
+from oracles import import_oracle
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from oracles import import_oracle
-from paimon_schema.table import DataFile, Table, TableError, decode_binary_row
-
+from paimon_schema.table.metadata import DataFile, Table, TableError, decode_binary_row
 
 TABLES = [
     "append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",

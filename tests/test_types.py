@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 from paimon_schema import SchemaError
-from paimon_schema.layouts.keys import KeyKind, bitmap_keys, range_bitmap_keys
-from paimon_schema.results import REMAIN, SKIP, FileIndexReader, IndexResult
-from paimon_schema.types import DataType, float_bits, float_order, internal
+from paimon_schema.layouts.paimon_common import KeyKind, bitmap_keys, range_bitmap_keys
+from paimon_schema.values.results import REMAIN, SKIP, FileIndexReader, IndexResult
+from paimon_schema.values.types import DataType, float_bits, float_order, internal
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import operator
 
-from paimon_schema.query import Leaf
-from paimon_schema.types import float_bits, float_order
+from paimon_schema.query.predicate import Leaf
+from paimon_schema.values.types import float_bits, float_order
 
 COMPARE = {"equal": operator.eq, "not_equal": operator.ne, "less_than": operator.lt,
            "less_or_equal": operator.le, "greater_than": operator.gt,

@@ -494,7 +494,7 @@ class Emitter:
         imports = spec["meta"].get("imports", [])
         out = ["from construct import *  # noqa: F401,F403",
                "",
-               "from paimon_schema.constructs import KsExpr as E, KsInstance, KsRepeat  # noqa: F401"]
+               "from paimon_schema.runtime.constructs import KsExpr as E, KsInstance, KsRepeat  # noqa: F401"]
         out += [f"from paimon_schema.generated import {i}_codec" for i in imports]
         out.append("")
 

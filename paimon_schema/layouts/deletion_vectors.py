@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
-from paimon_schema import constructs, roaring
-from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import deletion_vectors_codec, roaring_bitmap_codec
 from paimon_schema.generated.deletion_vectors import DeletionVectors
-from paimon_schema.layouts import parsing
-from paimon_schema.positions import as_array, fresh_bitmap
+from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.runtime import constructs
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.positions import as_array, fresh_bitmap
 
 Bitmap = DeletionVectors.BinMagic
 SIZE_FIELD = 4

@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from paimon_schema import javautf
-from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import file_index_codec
 from paimon_schema.generated.file_index import FileIndex
-from paimon_schema.layouts import parsing
+from paimon_schema.runtime import javautf
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.errors import FormatError, SchemaError
 
 MAGIC = int(FileIndex.Magic.file_index)
 EMPTY_INDEX_FLAG = -1
@@ -84,7 +84,6 @@ class FileIndexFile:
             warnings.append("a column name appears more than once; Java merges its entries")
         return cls(columns=columns, entries=entries, head_length=parsed.len_head, column_names=names,
                    redundant=bytes(parsed.redundant), warnings=warnings)
-
 
     def to_bytes(self) -> bytes:
         """The container again: its entries in order, at their recorded offsets."""

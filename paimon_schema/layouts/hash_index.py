@@ -11,10 +11,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.generated import hash_index_codec
 from paimon_schema.generated.hash_index import HashIndex
-from paimon_schema.layouts import parsing
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.errors import FormatError, SchemaError
 
 
 def read_hash_index(data: bytes) -> np.ndarray:

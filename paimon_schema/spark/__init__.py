@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from paimon_schema.spark.merge import ReadStats, read_arrow
+from paimon_schema.table.merge import ReadStats, read_arrow
 
 __all__ = ["ReadStats", "read_arrow", "read_table", "register"]
 

@@ -28,12 +28,13 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
-from paimon_schema.masks import keep_mask, row_mask
-from paimon_schema.query import Predicate
+from paimon_schema.query.masks import keep_mask, row_mask
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.query import sql
 from paimon_schema.spark import predicates as preds
-from paimon_schema.spark.merge import FileTask, plan_read, read_deletion_file, read_task
-from paimon_schema.spark.schema import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
-from paimon_schema.table import Table, TableError, TableSchema
+from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
+from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
+from paimon_schema.table.metadata import Table, TableError, TableSchema
 
 __all__ = ["read_table"]
 
@@ -86,8 +87,8 @@ def _predicate(where: Predicate | str | None) -> Predicate | None:
     if where is None or isinstance(where, Predicate):
         return where
     try:
-        return preds.parse_sql(where)
-    except preds.SqlNotUnderstood as exc:
+        return sql.parse_sql(where)
+    except sql.SqlNotUnderstood as exc:
         log.warning("filter %r not used for pruning (%s); Spark applies it", where, exc)
         return None
 

@@ -23,12 +23,19 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from paimon_schema.errors import FormatError
-from paimon_schema.indexes import READERS, open_index
+from paimon_schema.layouts.registry import READERS, open_index
 from paimon_schema.spark import predicates as preds
-from paimon_schema.spark.merge import plan_read, read_task
-from paimon_schema.spark.schema import spark_arrow_schema, spark_schema_ddl
-from paimon_schema.table import DeletionFile, Table, TableError, TableSchema, filesystem_for, type_root
+from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
+from paimon_schema.table.merge import plan_read, read_task
+from paimon_schema.table.metadata import (
+    DeletionFile,
+    Table,
+    TableError,
+    TableSchema,
+    filesystem_for,
+    type_root,
+)
+from paimon_schema.values.errors import FormatError
 
 __all__ = ["DeletionVectorsSource", "FileIndexSource", "PaimonSource", "register"]
 

@@ -33,7 +33,8 @@ from typing import Any, NamedTuple
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from paimon_schema import cli, roaring
+from paimon_schema.cli import main as cli_main
+from paimon_schema.layouts import roaring_bitmap as roaring
 
 #: The ../shared/fixtures folder beside the checkout (same as tests/conftest.py).
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -113,7 +114,7 @@ def _container_row_type(path: str) -> dict[str, str]:
 def fixture_seeds(root: Path = SHARED_FIXTURES) -> list[Seed]:
     """Every shared fixture of at most 64 KB, per layout, and the index blobs inside the
     containers (distinct bytes only)."""
-    import fixture_catalog as catalog   # tests/ is on sys.path (pytest rootdir, or the soak driver)
+    import fixture_catalog as catalog  # tests/ is on sys.path (pytest rootdir, or the soak driver)
 
     seeds: list[Seed] = []
     if not root.is_dir():
@@ -619,7 +620,7 @@ def _exercise_evaluate(data: bytes, row_type: dict[str, str],
         leaves += [c == values[1], c != values[0], c < values[-1], c >= values[0],
                    c.isin(values[:3]), c.not_in(values[:2]), c.is_null(), c.is_not_null(),
                    c.between(values[0], values[-1])]
-    from paimon_schema.query import And, Or
+    from paimon_schema.query.predicate import And, Or
     # From bytes (evaluate parses the container), every leaf once: an OR asks them all.
     _check_result(ps.evaluate(data, Or(tuple(leaves)), row_type))
     container = parsed[0] if parsed else ps.FileIndexFile.parse(data)
@@ -646,7 +647,7 @@ def run_cli(data: bytes, layout: str) -> None:
     path.write_bytes(data)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = cli.main(["verify", "--layout", layout, str(path)])
+        code = cli_main.main(["verify", "--layout", layout, str(path)])
     text = out.getvalue()
     if code not in (0, 1):
         raise AssertionError(f"verify exited {code}: {text}")

@@ -3,7 +3,7 @@ test_roaring_hostile.py so that a crash inside CRoaring shows as a signal exit c
 killing pytest.
 
 argv[1] is the decoder:
-  ours         paimon_schema.roaring.deserialize (header check, then pyroaring's safe path)
+  ours         paimon_schema.layouts.roaring_bitmap.deserialize (header check, then pyroaring's safe path)
   pyroaring    pyroaring.BitMap.deserialize alone
   ours64       the bytes as the only bucket (key 0) of a 64-bit bin of a DV file, CRC valid,
                through ps.DeletionVectorFile.parse
@@ -26,7 +26,7 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 from pyroaring import BitMap, BitMap64  # noqa: E402
 
 import paimon_schema as ps  # noqa: E402
-from paimon_schema import roaring  # noqa: E402
+from paimon_schema.layouts import roaring_bitmap as roaring  # noqa: E402
 
 MAGIC64 = bytes.fromhex("d1d33964")
 

@@ -1,7 +1,7 @@
 """Structure-aware mutation: where a seed's integer fields are, from the generated parsers.
 
-The parsers in `generated/` are compiled in Kaitai's debug mode (paimon_schema/layouts/
-parsing.py): every object records in `_debug` where each field started and ended in its
+The parsers in `generated/` are compiled in Kaitai's debug mode (paimon_schema/runtime/
+kaitai.py): every object records in `_debug` where each field started and ended in its
 stream. `int_fields(seed)` parses a seed, reads every lazy instance, and walks the object tree
 adding up substream starts, so every integer field (counts, lengths, offsets, versions, keys,
 cardinalities, roaring descriptors, ...) comes out with its absolute byte range, byte order and
@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from fuzzlib import Seed
 from kaitaistruct import KaitaiStruct
-
-import paimon_schema as ps
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
@@ -32,10 +31,11 @@ from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-from paimon_schema.layouts import parsing
-from paimon_schema.layouts.keys import bitmap_keys, range_bitmap_keys
 
-from fuzzlib import Seed
+import paimon_schema as ps
+from paimon_schema.layouts.paimon_common import bitmap_keys, range_bitmap_keys
+from paimon_schema.layouts.registry import READERS
+from paimon_schema.runtime import kaitai as parsing
 
 
 @dataclass(frozen=True)
@@ -167,7 +167,7 @@ def container_blobs(seed: Seed) -> list[tuple[int, Seed]]:
     return [(i, Seed(f"{seed.name}#{e.column}/{e.index_type}", e.index_type, e.blob,
                      data_type=row_type[e.column]))
             for i, e in enumerate(ps.FileIndexFile.parse(seed.data).entries)
-            if e.blob is not None and e.index_type in ps.indexes.READERS and e.column in row_type]
+            if e.blob is not None and e.index_type in READERS and e.column in row_type]
 
 
 def replace_blob(seed: Seed, entry: int, blob: bytes) -> bytes:

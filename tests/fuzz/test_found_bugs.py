@@ -14,7 +14,7 @@ import decimal
 import pytest
 
 import paimon_schema as ps
-from paimon_schema import roaring
+from paimon_schema.layouts import roaring_bitmap as roaring
 
 #: Container with one bitmap entry whose ofs_blob (at byte 41) says 256; the file has 90 bytes.
 CONTAINER_BLOB_PAST_END = bytes.fromhex(

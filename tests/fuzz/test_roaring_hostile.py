@@ -10,7 +10,7 @@ run cookie with 1..65536 containers, near-miss cookies); and truncations of all 
 
 Each decoder runs in a subprocess (roaring_runner.py), all inputs in one process, so a crash
 inside CRoaring would show as a signal exit code and the last `#i` line names the input:
-  * `paimon_schema.roaring.deserialize` (our header check, then pyroaring's safe path) and the
+  * `paimon_schema.layouts.roaring_bitmap.deserialize` (our header check, then pyroaring's safe path) and the
     same bytes as the bucket of a 64-bit DV bin through `DeletionVectorFile.parse`: every input
     gives a bitmap or a FormatError;
   * `pyroaring.BitMap.deserialize` / `BitMap64.deserialize` alone: to show whether pyroaring's

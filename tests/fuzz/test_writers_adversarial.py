@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema import types
+from paimon_schema.values import types
 
 DATA_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE",
               "DECIMAL(10, 2)", "DECIMAL(18, 0)", "DECIMAL(38, 4)", "STRING", "VARCHAR(3)", "CHAR(2)",

@@ -15,9 +15,9 @@ import struct
 import pytest
 from pyroaring import BitMap
 
-from paimon_schema.layouts import keys
-from paimon_schema.layouts.bitmap import BitmapIndexReader
-from paimon_schema.results import REMAIN, SKIP, IndexResult
+from paimon_schema.layouts import paimon_common as keys
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader
+from paimon_schema.values.results import REMAIN, SKIP, IndexResult
 
 SEED = 20261123
 RANGES = ("less_than", "less_or_equal", "greater_than", "greater_or_equal")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from paimon_schema.layouts.bloom import BloomFilterIndexReader
-from paimon_schema.results import FileIndexReader, IndexResult
+from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader
+from paimon_schema.values.results import FileIndexReader, IndexResult
 
 SEED = 20261123
 CASES_PER_TYPE = 6

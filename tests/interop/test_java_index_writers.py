@@ -26,16 +26,22 @@ import struct
 
 import numpy as np
 import pytest
+import test_java_bitmap as bitmap_cases
+import test_java_bloom as bloom_cases
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 import paimon_schema as ps
-import test_java_bitmap as bitmap_cases
-import test_java_bloom as bloom_cases
-from paimon_schema.layouts import range_bitmap
-from paimon_schema.layouts.bitmap import (BitmapIndexReader, row_layout, serialize_bitmaps, vector_layout, write_layout,
-                                          write_with_codec)
-from paimon_schema.positions import fresh_bitmap
+from paimon_schema.layouts.range_bitmap import writer as range_bitmap
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader
+from paimon_schema.layouts.bitmap_index.writer import (
+    row_layout,
+    serialize_bitmaps,
+    vector_layout,
+    write_layout,
+)
+from paimon_schema.layouts.bitmap_index.writer import write_with_codec
+from paimon_schema.values.positions import fresh_bitmap
 
 SEED = 20261124
 BIG = 70_000          # rows: more than 65536, several roaring containers per key

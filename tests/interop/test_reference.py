@@ -11,7 +11,7 @@ import struct
 
 import pytest
 
-from paimon_schema.reference import DvRange, IndexResult, JavaError, Pending
+from paimon_schema.selfcheck.reference import DvRange, IndexResult, JavaError, Pending
 
 DV_BIN_1_2_3_100 = bytes.fromhex(
     "0000001c 5e43f2d0 3a300000 01000000 0000 0300 10000000 0100 0200 0300 6400 09f2ab34"

@@ -43,13 +43,15 @@ import struct
 
 import pyarrow as pa
 import pytest
+import rust_writer
+from oracles import oracle_unavailable
 from pyroaring import BitMap
 
 import paimon_schema as ps
-import rust_writer
-from oracles import oracle_unavailable
-from paimon_schema import options, roaring
-from paimon_schema.layouts.bitmap import BitmapIndexReader, BitmapLayout, bitmap_layout, write_layout
+from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.bitmap_index import BitmapIndexReader
+from paimon_schema.layouts.bitmap_index.writer import BitmapLayout, bitmap_layout, write_layout
+from paimon_schema.values import options
 
 TYPES = {"i": "INT", "b": "BIGINT", "s": "STRING", "d": "DOUBLE"}
 ROWS = 6000

@@ -13,17 +13,17 @@ from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
-
-import paimon_schema as ps
+import rust_writer
 from oracles import oracle_unavailable
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap
-from paimon_schema.layouts import keys, parsing
-from paimon_schema.layouts.bloom import BloomFilterIndexReader
-from paimon_schema.results import SKIP
 
-import rust_writer
+import paimon_schema as ps
+from paimon_schema.layouts import paimon_common as keys
+from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.results import SKIP
 
 ROWS = 1000
 TYPES = {"i": "INT", "b": "BIGINT", "s": "STRING", "d": "DOUBLE"}

@@ -8,13 +8,13 @@ import math
 
 import pyarrow as pa
 import pytest
-from pyroaring import BitMap
-
-import paimon_schema as ps
 import rust_writer
 from oracles import oracle_unavailable
-from paimon_schema.query import Leaf
+from pyroaring import BitMap
 from truth import holds
+
+import paimon_schema as ps
+from paimon_schema.query.predicate import Leaf
 
 ROWS = 3000
 TYPES = {"i": "INT", "b": "BIGINT", "s": "STRING", "d": "DOUBLE"}
@@ -92,7 +92,7 @@ def test_rust_written_index_answers_the_truth(written, index_type: str) -> None:
 
 
 def test_rust_written_indexes_are_multi_block_and_multi_chunk(written) -> None:
-    from paimon_schema.layouts.bitmap import BitmapIndexReader
+    from paimon_schema.layouts.bitmap_index import BitmapIndexReader
     from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader
     container = ps.FileIndexFile.parse(written[0].container)
     bitmap = BitmapIndexReader.open(container.columns["i"]["bitmap"], "INT")

@@ -13,12 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from table_oracles import sql_filter
 
 from paimon_schema import spark as ps_spark
 from paimon_schema.spark import read_arrow
-from paimon_schema.table import Table
-
-from table_oracles import sql_filter
+from paimon_schema.table.metadata import Table
 
 FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("score", "DOUBLE"), ("dt", "STRING")]
 TYPES = [t for _, t in FIELDS]
@@ -36,8 +35,13 @@ def _row(kind: str, i: int, score: float | None = None) -> tuple:
 @pytest.fixture(scope="module")
 def warehouse(java_reference: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """The four tables and Java's read of each: {name: rows}."""
-    from paimon_schema.reference.java import (decode_rows, delete_positions_request,
-                                              read_table_request, run_table_ops, write_table_request)
+    from paimon_schema.selfcheck.reference.java import (
+        decode_rows,
+        delete_positions_request,
+        read_table_request,
+        run_table_ops,
+        write_table_request,
+    )
 
     root = tmp_path_factory.mktemp("java-warehouse")
     inserts = [_row("+I", i) for i in range(N)]
@@ -153,7 +157,7 @@ def test_spark_filter_skips_files(spark: Any, warehouse: tuple[Path, dict]) -> N
 
 
 def test_readme_pipeline(spark: Any, java_reference: Any, tmp_path: Path, capsys: Any) -> None:
-    from paimon_schema.spark import pipeline
+    from paimon_schema.selfcheck import pipeline
 
     path, java_rows = pipeline.write_table(tmp_path, 20_000)
     assert len(java_rows) < 20_000

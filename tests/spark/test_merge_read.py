@@ -9,16 +9,15 @@ import math
 import shutil
 from pathlib import Path
 
+import forged_tables as forge
 import pyarrow as pa
 import pytest
+from table_oracles import FIXTURE_TABLES, fixture_table, rows, rust_read, sql_filter
 
 import paimon_schema as ps
+from paimon_schema.query.sql import parse_sql
 from paimon_schema.spark import ReadStats, read_arrow
-from paimon_schema.spark.predicates import parse_sql
-from paimon_schema.table import Table, TableError
-
-import forged_tables as forge
-from table_oracles import FIXTURE_TABLES, fixture_table, rows, rust_read, sql_filter
+from paimon_schema.table.metadata import Table, TableError
 
 
 @pytest.mark.parametrize("name", FIXTURE_TABLES)

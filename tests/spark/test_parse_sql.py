@@ -11,10 +11,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from paimon_schema.query import And, Leaf, Or, Predicate
-from paimon_schema.spark.predicates import SqlNotUnderstood, _coerce, parse_sql
-from paimon_schema.types import INTEGER_RANGES, DataType, float32
-from paimon_schema.where import parse_where, sql_text
+from paimon_schema.query.predicate import And, Leaf, Or, Predicate
+from paimon_schema.query.sql import SqlNotUnderstood, parse_sql
+from paimon_schema.query.where import parse_where, sql_text
+from paimon_schema.table.predicates import _coerce
+from paimon_schema.values.types import INTEGER_RANGES, DataType, float32
 
 
 def leaf(function: str, column: str, *literals: object) -> Leaf:
@@ -104,7 +105,8 @@ def test_null_safe_equality_keeps_its_nulls_under_not() -> None:
     import pyarrow as pa
     from pyspark.sql.datasource import EqualNullSafe, Not
 
-    from paimon_schema.spark.predicates import from_spark_filters, to_arrow
+    from paimon_schema.spark.predicates import from_spark_filters
+    from paimon_schema.table.predicates import to_arrow
 
     table = pa.table({"a": pa.array([None, 5, 6], pa.int32())})
     for predicate in (parse_sql("NOT (a <=> 5)"), parse_sql("NOT 5 <=> a"),
@@ -205,7 +207,7 @@ def test_both_dialects_read_sql_text_alike(case: tuple[Predicate, dict[str, str]
 def test_timestamp_literals_keep_spark_zone_rules() -> None:
     """Spark drops an offset from a TIMESTAMP_NTZ literal; an instant against wall-clock time
     (or the reverse) depends on the session zone, so such a leaf never prunes."""
-    from paimon_schema.spark.predicates import _Unusable
+    from paimon_schema.table.predicates import _Unusable
 
     ntz = parse_sql("t = TIMESTAMP_NTZ '2024-01-31 12:00:00+02:00'")
     assert ntz == leaf("equal", "t", dt.datetime(2024, 1, 31, 12))

@@ -11,12 +11,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from table_oracles import oracle_unavailable, rows, rust_read, sql_filter
 
 from paimon_schema import spark as ps_spark
 from paimon_schema.spark import read_arrow
-from paimon_schema.table import Table
-
-from table_oracles import oracle_unavailable, rows, rust_read, sql_filter
+from paimon_schema.table.metadata import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interop"))
 import rust_writer  # noqa: E402

@@ -9,16 +9,15 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import forged_tables as forge
 import pyarrow as pa
 import pytest
+from table_oracles import FIXTURE_TABLES, fixture_table, rows
 
 from paimon_schema import spark as ps_spark
 from paimon_schema.spark import read_arrow
-from paimon_schema.spark.schema import spark_arrow_schema, to_spark_arrow
-from paimon_schema.table import Table
-
-import forged_tables as forge
-from table_oracles import FIXTURE_TABLES, fixture_table, rows
+from paimon_schema.table.arrow_types import spark_arrow_schema, to_spark_arrow
+from paimon_schema.table.metadata import Table
 
 
 def spark_typed(table: pa.Table, path: Path, snapshot: int | None = None) -> pa.Table:

@@ -1,0 +1,3 @@
+"""Floor 5, the `paimon-schema` command line: `main` parses arguments and dispatches,
+`presenters` shows each layout to a person and as JSON, `hexdump` annotates bytes with the
+spec's field names."""

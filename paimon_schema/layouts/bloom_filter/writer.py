@@ -1,0 +1,97 @@
+"""Bloom-filter file indexes (formats/bloom_filter.ksy): the writer, sized and filled exactly
+as Java's `BloomFilterFileIndex.Writer` / `BloomFilter64`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from paimon_schema.generated import bloom_filter_codec
+from paimon_schema.layouts.bloom_filter.hashing import _LONG_HASHED, hash_function
+from paimon_schema.values import types
+from paimon_schema.values.errors import SchemaError
+from paimon_schema.values.types import DataType
+
+DEFAULT_ITEMS = 1_000_000
+DEFAULT_FPP = 0.1
+MAX_HASH_FUNCTIONS = 255      # what the spec (and a correct Java read) allows
+INT_MAX = 2**31 - 1
+
+
+def bloom_size(items: int, fpp: float) -> tuple[int, int]:
+    """`(numBits, numHashFunctions)` exactly as `BloomFilter64` sizes itself, in Java doubles.
+
+    numBits always gains 1..8 bits over the optimum; k is `Math.round`ed and cast to int.
+    """
+    optimum = -items * math.log(fpp) / (math.log(2) * math.log(2))
+    nb = _java_int(optimum)
+    num_bits = nb + (8 - nb % 8)
+    ratio = num_bits / items * math.log(2) if items else math.inf
+    k = max(1, _long_to_int(_java_round(ratio)))
+    return num_bits, k
+
+
+def build_bloom_filter(data_type: str | DataType, values: Iterable[Any], *,
+                       items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> bytes:
+    """The blob Java's `BloomFilterFileIndex.Writer` writes for `values` (nulls ignored)."""
+    dtype = DataType.parse(data_type)
+    if isinstance(items, bool) or not isinstance(items, int) or not 0 <= items <= INT_MAX:
+        raise SchemaError(f"items must be an int in 0..{INT_MAX}, not {items!r}")
+    if not isinstance(fpp, (int, float)) or not 0 < fpp < 1:
+        raise SchemaError(f"fpp must be a number between 0 and 1 (exclusive), not {fpp!r}")
+    num_bits, k = bloom_size(items, float(fpp))
+    if k > MAX_HASH_FUNCTIONS:
+        raise SchemaError(f"items={items}, fpp={fpp} needs {k} hash functions; Java's reader "
+                          f"misreads more than {MAX_HASH_FUNCTIONS}")
+    bitset = np.zeros(num_bits // 8, dtype=np.uint8)
+    _add(bitset, dtype, values, k, num_bits)
+    return _codec().build({"num_hash_functions": k, "bitset": bitset.tobytes()})
+
+
+@cache
+def _codec() -> Any:
+    return bloom_filter_codec.bloom_filter.compile()
+
+
+def _add(bitset: np.ndarray, dtype: DataType, values: Iterable[Any], k: int, num_bits: int) -> None:
+    """Set the bits of every non-null value; integer arrays are hashed in the compiled loop."""
+    from paimon_schema.layouts.bloom_filter import kernel as bloom_bits
+
+    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and dtype.root in _LONG_HASHED \
+            and dtype.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
+        low, high = types.INTEGER_BOUNDS[dtype.root]
+        if values.size and (int(values.min()) < low or int(values.max()) > high):
+            raise SchemaError(f"a value is out of range for {dtype}")
+        bloom_bits.add_longs(bitset, values.astype(np.int64, copy=False), k, num_bits)
+        return
+    hash_of = hash_function(dtype)
+    hashes = np.array([hash_of(v) for v in values if v is not None], dtype=np.int64)
+    bloom_bits.add_hashes(bitset, hashes, k, num_bits)
+
+
+def _java_int(value: float) -> int:
+    """Java's `(int)` of a double: truncation, saturating, NaN as 0."""
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return INT_MAX if value > 0 else -INT_MAX - 1
+    return max(-INT_MAX - 1, min(INT_MAX, int(value)))
+
+
+def _java_round(value: float) -> int:
+    """Java's `Math.round(double)`: floor(x + 0.5) as a saturating long, NaN as 0."""
+    if math.isnan(value):
+        return 0
+    if math.isinf(value):
+        return 2**63 - 1 if value > 0 else -2**63
+    return max(-2**63, min(2**63 - 1, math.floor(value + 0.5)))
+
+
+def _long_to_int(value: int) -> int:
+    """Java's `(int)` of a long: the low 32 bits, signed."""
+    return ((value + 2**31) % 2**32) - 2**31

@@ -1,0 +1,380 @@
+"""Range-bitmap file indexes (formats/range_bitmap.ksy): the writer.
+
+Writing follows `RangeBitmapFileIndex.Writer`: distinct keys get codes in key order, the
+dictionary packs them into chunks of at most `chunk-size` key bytes (the first key of a chunk
+sits in its header for free), and the bit-sliced index stores each row's code.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from paimon_schema.generated import range_bitmap_codec
+from paimon_schema.layouts.paimon_common import (
+    KEY_DTYPES,
+    KeyCodec,
+    KeyKind,
+    plain_array,
+    range_bitmap_keys,
+    string_codes,
+)
+from paimon_schema.layouts.range_bitmap.scan import Key
+from paimon_schema.values import options, types
+from paimon_schema.values.positions import fresh_bitmap
+from paimon_schema.values.types import DataType
+
+#: `KeyFactory.defaultChunkSize`: one key per chunk for the 1- and 2-byte kinds.
+DEFAULT_CHUNK_SIZE = {KeyKind.boolean: 0, KeyKind.int8: 0, KeyKind.int16: 0}
+CHUNK_SIZE = 16 * 1024
+
+
+def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
+                       chunk_size: int | str | None = None) -> bytes:
+    """The blob Java's range-bitmap writer writes for `values` (None = null), one row each.
+
+    The fast writer: keys and codes with numpy where the column allows (`_vector_codes`,
+    else one row at a time as `write_with_codec`), then every header, chunk and slice table
+    with `struct`/numpy. `write_with_codec` is the reference; Hypothesis proves them equal.
+    """
+    codec = range_bitmap_keys(data_type)
+    limit = _chunk_limit(codec, chunk_size)
+    if not isinstance(values, (list, tuple, np.ndarray)):
+        values = list(values)
+    coded = _vector_codes(codec, values)
+    keys, codes = coded if coded is not None else _row_codes(codec, values)
+    dictionary = _dictionary_bytes(codec, keys, limit)
+    bsi = _bsi_bytes(codes, len(keys))
+    bounds = _key_bytes(codec, keys[:1]) + _key_bytes(codec, keys[-1:]) if keys else b""
+    header = struct.pack(">bii", 1, len(codes), len(keys)) + bounds + struct.pack(">i", len(dictionary))
+    return struct.pack(">i", len(header)) + header + dictionary + bsi
+
+
+def write_with_codec(data_type: str | DataType, values: Iterable[Any], *,
+                     chunk_size: int | str | None = None) -> bytes:
+    """The blob through the generated Construct codec, one row at a time: the reference."""
+    codec = range_bitmap_keys(data_type)
+    limit = _chunk_limit(codec, chunk_size)
+    keys, codes = _row_codes(codec, values)
+    dictionary = _dictionary_model(codec, keys, limit)
+    bsi = _bsi_model(codes, len(keys))
+    header = {"version": 1, "num_rows": len(codes), "num_keys": len(keys),
+              "min_key": _key(codec, keys[0]) if keys else None,
+              "max_key": _key(codec, keys[-1]) if keys else None,
+              "len_dictionary": _dictionary_length(dictionary)}
+    fixed = 1 + 4 + 4 + 4 + (codec.size(keys[0]) + codec.size(keys[-1]) if keys else 0)
+    # Positions the codec reads forward (Kaitai's lazy marks), known once the sizes are.
+    dictionary_start = 4 + fixed
+    dictionary["chunk_headers_mark"] = {"ofs": dictionary_start + 17 + dictionary["len_offsets"]}
+    bsi["ebm_mark"] = {"ofs": dictionary_start + header["len_dictionary"] + 14 + bsi["len_indexes"]}
+    model = {"len_header": fixed, "header": header, "dictionary_mark": {"ofs": dictionary_start},
+             "dictionary": dictionary, "bsi": bsi}
+    return _codec(int(codec.kind)).build(model)
+
+
+def _chunk_limit(codec: KeyCodec, chunk_size: int | str | None) -> int:
+    return options.memory_size(chunk_size) if chunk_size is not None else \
+        DEFAULT_CHUNK_SIZE.get(codec.kind, CHUNK_SIZE)
+
+
+def _row_codes(codec: KeyCodec, values: Iterable[Any]) -> tuple[list[Key], np.ndarray]:
+    """(distinct keys in Java's order, each row's code or -1 for null), one row at a time."""
+    first_key: dict[Any, Key] = {}          # Java's TreeMap keeps the first key of equal ones
+    row_orders: list[Any] = []
+    for value in values:
+        if value is None:
+            row_orders.append(None)
+            continue
+        key = codec.encode(value)
+        order = codec.order(key)
+        first_key.setdefault(order, key)
+        row_orders.append(order)
+    orders = sorted(first_key)
+    code_of = {order: code for code, order in enumerate(orders)}
+    codes = np.array([-1 if o is None else code_of[o] for o in row_orders], dtype=np.int64)
+    return [first_key[o] for o in orders], codes
+
+
+@cache
+def _codec(kind: int) -> Any:
+    return range_bitmap_codec.t_range_bitmap(kind).compile()
+
+
+def _key(codec: KeyCodec, key: Key) -> dict[str, Any]:
+    if codec.kind == KeyKind.string:
+        return {"value": {"len_value": len(key), "value": key}}
+    return {"value": key}
+
+
+def _dictionary_model(codec: KeyCodec, keys: list[Key], limit: int) -> dict[str, Any]:
+    """`ChunkedDictionary.Appender`: chunks of consecutive codes (spec 3.4, 3.5)."""
+    variable = codec.kind == KeyKind.string
+    chunks: list[tuple[int, list[Key]]] = []          # (code of the first key, keys)
+    used = 0
+    for code, key in enumerate(keys):
+        size = codec.size(key)
+        if chunks:
+            others = len(chunks[-1][1]) - 1
+            if size <= limit - used and (not variable or 4 <= limit - 4 * others):
+                chunks[-1][1].append(key)
+                used += size
+                continue
+        chunks.append((code, [key]))
+        used = 0
+    models, ofs_chunk, ofs_keys = [], 0, 0
+    for code, (first, *others) in chunks:
+        len_keys = sum(codec.size(k) for k in others)
+        header = {"version": 1, "first_key": _key(codec, first), "code": code,
+                  "ofs_keys": ofs_keys, "num_keys": len(others),
+                  "len_offsets": 4 * len(others) if variable else None, "len_keys": len_keys,
+                  "len_fixed_key": None if variable else codec.size(first)}
+        blob: dict[str, Any] = {"keys": [_key(codec, k) for k in others]}
+        if variable:
+            blob["ofs_keys"] = [sum(codec.size(k) for k in others[:i]) for i in range(len(others))]
+        models.append({"ofs_chunk": ofs_chunk, "header": header, "keys": blob})
+        ofs_chunk += 1 + codec.size(first) + 5 * 4   # code, ofs, num, two lengths
+        ofs_keys += len_keys + (4 * len(others) if variable else 0)
+    return {"len_header": 13, "version": 1, "num_chunks": len(models),
+            "len_offsets": 4 * len(models), "len_chunks": ofs_chunk, "chunks": models,
+            "chunk_headers_mark": {}}
+
+
+def _dictionary_length(dictionary: dict[str, Any]) -> int:
+    key_region = sum(c["header"]["len_keys"] + (c["header"]["len_offsets"] or 0)
+                     for c in dictionary["chunks"])
+    return 4 + 13 + dictionary["len_offsets"] + dictionary["len_chunks"] + key_region
+
+
+def _num_slices(num_keys: int) -> int:
+    return max((num_keys - 1).bit_length(), 1) if num_keys else 64   # Java's n-1 = -1 quirk
+
+
+def _slice_rows(codes: np.ndarray, present: np.ndarray, i: int) -> np.ndarray:
+    return np.flatnonzero(present & ((codes >> i) & 1 == 1)) if i < 63 else np.zeros(0, np.int64)
+
+
+def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
+    """`BitSliceIndexBitmap.Appender`: slice i holds the rows whose code has bit i set."""
+    num_slices = _num_slices(num_keys)
+    present = codes >= 0
+    ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
+    slices, offset = [], 0
+    for i in range(num_slices):
+        bitmap = fresh_bitmap(_slice_rows(codes, present, i)).serialize()
+        slices.append({"ofs_bitmap": offset, "len_bitmap": len(bitmap), "bitmap": bitmap})
+        offset += len(bitmap)
+    return {"len_header": 10 + 8 * num_slices, "version": 1, "num_slices": num_slices,
+            "len_ebm": len(ebm), "len_indexes": 8 * num_slices, "slices": slices,
+            "ebm_mark": {}, "ebm": ebm}
+
+
+# ---------------------------------------------------------------------------------------------
+# The fast writer's parts
+
+def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] | None:
+    """`_row_codes` with numpy for numeric arrays and lists of plain ints, floats, bools or
+    strs (None for nulls); None where it declines (then `_row_codes` goes row by row and
+    reports any error)."""
+    if codec.data_type.root == "DECIMAL":
+        return None
+    if isinstance(values, np.ndarray):
+        if values.ndim != 1:
+            return None
+        if values.dtype.kind in "OU":
+            values = values.tolist()
+        else:
+            return _array_codes(codec, values, None)
+    if codec.kind == KeyKind.string:
+        return _string_codes(codec, values)
+    typed = plain_array(codec, values)
+    if typed is None:
+        return None
+    return _array_codes(codec, *typed)
+
+
+def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
+                 ) -> tuple[list[Key], np.ndarray] | None:
+    """Codes of the non-null values in `array` (`valid` marks the non-null rows; None: all)."""
+    kind, letter = codec.kind, array.dtype.kind
+    if not len(array):
+        keys_, inner = [], np.zeros(0, np.int64)
+    elif kind == KeyKind.string:
+        return None
+    elif kind == KeyKind.boolean:
+        if letter != "b":
+            return None
+        distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
+        keys_ = distinct.tolist()
+    elif kind in (KeyKind.float32, KeyKind.float64):
+        if letter != "f":
+            return None
+        keys_, inner = _float_codes(codec, array)
+    else:
+        if letter not in "iu":
+            return None
+        low, high = types.INTEGER_BOUNDS[codec.data_type.root]
+        if int(array.min()) < low or int(array.max()) > high:
+            return None
+        distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
+        keys_ = distinct.tolist()
+    inner = inner.astype(np.int64).ravel()
+    if valid is None:
+        return keys_, inner
+    codes = np.full(len(valid), -1, np.int64)
+    codes[valid] = inner
+    return keys_, codes
+
+
+def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndarray]:
+    """Float keys are raw bits (spec 3.1) ordered by `compareTo` (-0.0 < 0.0, every NaN one key
+    after +inf); of equal keys the TreeMap keeps the first, which matters for NaN payloads."""
+    width = 32 if codec.kind == KeyKind.float32 else 64
+    with np.errstate(over="ignore"):
+        floats = array.astype(np.float32 if width == 32 else np.float64)
+    bits = floats.view(np.uint32 if width == 32 else np.uint64).astype(np.uint64)
+    sign = np.uint64(1 << (width - 1))
+    magnitude = (bits & (sign - np.uint64(1))).view(np.int64)
+    nan = np.isnan(array)
+    order = np.where(nan, np.iinfo(np.int64).max, np.where(bits & sign, -magnitude - 1, magnitude))
+    distinct, first, inner = np.unique(order, return_index=True, return_inverse=True)
+    keys_ = bits[first].tolist()
+    if nan.any():       # the first NaN as `KeyCodec.encode` gives it (a Python float's bits)
+        keys_[-1] = codec.encode(array[first[-1]])
+    return keys_, inner
+
+
+def _string_codes(codec: KeyCodec, values: list) -> tuple[list[Key], np.ndarray] | None:
+    """Strings by first occurrence (`keys.string_codes`), then by rank of their bytes."""
+    coded = string_codes(values)
+    if coded is None:
+        return None
+    first, encoded = coded
+    ranked = sorted((i for i, key in enumerate(encoded) if key is not None), key=encoded.__getitem__)
+    rank = np.full(len(encoded), -1, np.int64)
+    rank[ranked] = np.arange(len(ranked))
+    return [encoded[i] for i in ranked], rank[first]
+
+
+def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
+    """Keys encoded back to back (spec 3.1)."""
+    if codec.kind == KeyKind.string:
+        return _string_records(keys_)[0].tobytes()
+    return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
+
+
+def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
+    """`_dictionary_model` as bytes (spec 3.4, 3.5), with numpy for fixed-size keys."""
+    count_ = len(keys_)
+    if codec.kind != KeyKind.string:
+        size = codec.size(0)
+        firsts = np.arange(0, count_, 1 + max(limit, 0) // size, dtype=np.int64)
+        others = np.diff(np.append(firsts, count_)) - 1
+        header = np.dtype([("version", "u1"), ("key", KEY_DTYPES[codec.kind]), ("code", ">i4"),
+                           ("ofs_keys", ">i4"), ("num_keys", ">i4"), ("len_keys", ">i4"),
+                           ("len_fixed", ">i4")])
+        chunks = np.empty(len(firsts), header)
+        chunks["version"] = 1
+        chunks["key"] = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[firsts] \
+            if count_ else np.zeros(0)
+        chunks["code"] = firsts
+        chunks["ofs_keys"] = (np.cumsum(others) - others) * size
+        chunks["num_keys"] = others
+        chunks["len_keys"] = others * size
+        chunks["len_fixed"] = size
+        rest = np.ones(count_, bool)
+        rest[firsts] = False
+        key_region = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[rest] \
+            .astype(KEY_DTYPES[codec.kind]).tobytes() if count_ else b""
+        offsets = (np.arange(len(firsts), dtype=np.int64) * header.itemsize).astype(">i4")
+        chunk_bytes = chunks.tobytes()
+    else:
+        firsts = _string_chunk_starts(keys_, limit)
+        records, sizes = _string_records(keys_)
+        starts = np.cumsum(sizes) - sizes
+        ends = np.append(firsts[1:], count_)
+        others = ends - firsts - 1
+        record_bytes = np.append(starts, len(records))[ends] - starts[firsts] - sizes[firsts]
+        blob_sizes = 4 * others + record_bytes
+        heads, head_sizes = _string_records([keys_[i] for i in firsts.tolist()], b"\x01",
+                                            firsts, np.cumsum(blob_sizes) - blob_sizes, others,
+                                            4 * others, record_bytes)
+        offsets = (np.cumsum(head_sizes) - head_sizes).astype(">i4")
+        chunk_bytes = heads.tobytes()
+        # Each chunk's blob: its other keys' offsets (from its first other key), then their
+        # records, which are contiguous in `records`.
+        rest = np.ones(count_, bool)
+        rest[firsts] = False
+        chunk_of = np.repeat(np.arange(len(firsts)), ends - firsts)[rest]
+        blob_starts = np.cumsum(blob_sizes) - blob_sizes
+        base = (starts[firsts] + sizes[firsts])[chunk_of]
+        region = np.empty(int(blob_sizes.sum()), np.uint8)
+        position = np.flatnonzero(rest) - firsts[chunk_of] - 1           # among the chunk's others
+        at = blob_starts[chunk_of] + 4 * position
+        region[at[:, None] + np.arange(4)] = (starts[rest] - base).astype(">i4").view(np.uint8).reshape(-1, 4)
+        source = _ranges(starts[rest], sizes[rest])
+        target = _ranges(blob_starts[chunk_of] + 4 * others[chunk_of] + starts[rest] - base, sizes[rest])
+        region[target] = records[source]
+        key_region = region.tobytes()
+    body = struct.pack(">biii", 1, len(offsets), 4 * len(offsets), len(chunk_bytes))
+    return struct.pack(">i", 13) + body + offsets.tobytes() + chunk_bytes + key_region
+
+
+def _string_chunk_starts(keys_: list[bytes], limit: int) -> np.ndarray:
+    """The first key of each chunk: after its free first key a chunk takes keys while their
+    encoded sizes fit `limit` and their 4-byte offsets do too (spec 3.5)."""
+    most = max(limit, 0) // 4
+    if not keys_ or not most:
+        return np.arange(len(keys_), dtype=np.int64)
+    ends = np.cumsum(4 + np.fromiter(map(len, keys_), np.int64, len(keys_)))
+    firsts, start = [], 0
+    while start < len(keys_):
+        firsts.append(start)
+        stop = int(np.searchsorted(ends, ends[start] + limit, side="right"))   # keys before stop fit
+        start = max(start + 1, min(stop, start + 1 + most))
+    return np.array(firsts, np.int64)
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices `starts[0] .. starts[0] + counts[0] - 1, starts[1] ...` (int64)."""
+    if not len(counts):
+        return np.zeros(0, np.int64)
+    ends = np.cumsum(counts)
+    return np.arange(int(ends[-1]), dtype=np.int64) + np.repeat(starts - (ends - counts), counts)
+
+
+def _string_records(keys_: list[bytes], prefix: bytes = b"", *columns: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Records `prefix, i32 length, key bytes, i32 columns...` back to back, with numpy:
+    (bytes as uint8, size of each record)."""
+    count_ = len(keys_)
+    lengths = np.fromiter(map(len, keys_), np.int64, count_)
+    head = len(prefix) + 4
+    sizes = head + lengths + 4 * len(columns)
+    starts = np.cumsum(sizes) - sizes
+    out = np.empty(int(sizes.sum()), np.uint8)
+    if prefix:
+        out[starts[:, None] + np.arange(len(prefix))] = np.frombuffer(prefix, np.uint8)
+    out[(starts + len(prefix))[:, None] + np.arange(4)] = lengths.astype(">i4").view(np.uint8).reshape(-1, 4)
+    out[_ranges(starts + head, lengths)] = np.frombuffer(b"".join(keys_), np.uint8)
+    for i, column in enumerate(columns):
+        at = starts + head + lengths + 4 * i
+        out[at[:, None] + np.arange(4)] = np.asarray(column, np.int64).astype(">i4").view(np.uint8).reshape(-1, 4)
+    return out, sizes
+
+
+def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
+    """`_bsi_model` as bytes (spec 3.6)."""
+    num_slices = _num_slices(num_keys)
+    present = codes >= 0
+    ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
+    slices = [fresh_bitmap(_slice_rows(codes, present, i)).serialize() for i in range(num_slices)]
+    lengths = np.fromiter(map(len, slices), np.int64, num_slices)
+    table = np.empty((num_slices, 2), ">i4")
+    table[:, 0] = np.cumsum(lengths) - lengths
+    table[:, 1] = lengths
+    head = struct.pack(">ibbii", 10 + 8 * num_slices, 1, num_slices, len(ebm), 8 * num_slices)
+    return head + table.tobytes() + ebm + b"".join(slices)

@@ -1,0 +1,113 @@
+"""pyroaring glue: check roaring bytes before CRoaring sees them, then let it decode them.
+
+The portable format is in formats/roaring_bitmap.ksy. Decoding goes through pyroaring, whose
+`deserialize` uses CRoaring's bounds-checked reader and its internal validation; but it
+ignores trailing bytes, raises IndexError on an empty buffer and reports no position. So the
+header is read here first (a few numpy operations per bitmap, not per value: this runs on
+every deletion vector), which yields the serialized size that delimits the bitmap, and the
+located `FormatError`s. `test_roaring.py` proves it equal to the generated parser.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+from pyroaring import BitMap, BitMap64
+
+from paimon_schema.values.errors import FormatError
+
+NO_RUNS_COOKIE = 12346
+RUNS_COOKIE = 12347
+MAX_CONTAINERS = 1 << 16
+ARRAY_MAX = 4096
+BITMAP_BYTES = 8192
+
+
+def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
+    """Byte length of the portable RoaringBitmap starting at `buf[pos]`, after checking that
+    its header is well formed and that every container lies inside `buf`."""
+    end = len(buf)
+
+    def need(n: int, at: int, field: str) -> None:
+        if at + n > end:
+            raise FormatError(f"roaring bitmap truncated: {field} needs {n} bytes, "
+                              f"{max(end - at, 0)} left", offset=min(at, end), path=field)
+
+    need(4, pos, "cookie")
+    (cookie,) = struct.unpack_from("<I", buf, pos)
+    at = pos + 4
+    if cookie & 0xFFFF == RUNS_COOKIE:
+        count = (cookie >> 16) + 1
+        need((count + 7) // 8, at, "run_flags")
+        run_flags = np.unpackbits(np.frombuffer(buf, np.uint8, (count + 7) // 8, at),
+                                  bitorder="little")[:count].astype(bool)
+        at += (count + 7) // 8
+        has_offsets = count >= 4
+    elif cookie == NO_RUNS_COOKIE:
+        need(4, at, "num_containers_field")
+        (count,) = struct.unpack_from("<I", buf, at)
+        if count > MAX_CONTAINERS:
+            raise FormatError(f"roaring bitmap claims {count} containers (at most 65536)",
+                              offset=at, path="num_containers_field")
+        at += 4
+        run_flags = np.zeros(count, dtype=bool)
+        has_offsets = True
+    else:
+        raise FormatError(f"not a roaring bitmap: cookie {cookie & 0xFFFF} (expected 12346 or 12347)",
+                          offset=pos, path="cookie")
+    need(4 * count, at, "descriptors")
+    descriptors = np.frombuffer(buf, "<u2", 2 * count, at).reshape(count, 2)
+    keys = descriptors[:, 0].astype(np.int64)
+    cardinalities = descriptors[:, 1].astype(np.int64) + 1
+    if count > 1 and not bool(np.all(keys[1:] > keys[:-1])):
+        bad = int(np.argmin(keys[1:] > keys[:-1])) + 1
+        raise FormatError("roaring container keys are not strictly ascending",
+                          offset=at + 4 * bad, path=f"descriptors[{bad}].key")
+    at += 4 * count
+    if has_offsets:
+        need(4 * count, at, "ofs_containers")
+        at += 4 * count
+    sizes = np.where(cardinalities > ARRAY_MAX, BITMAP_BYTES, 2 * cardinalities)
+    start, counted = at, 0
+    for i in np.flatnonzero(run_flags):
+        # Run containers carry their size; the ones before them are already known (summed
+        # incrementally: a bitmap may have 65536 run containers).
+        start += int(sizes[counted:i].sum())
+        counted = i
+        need(2, start, f"containers[{i}].num_runs")
+        (num_runs,) = struct.unpack_from("<H", buf, start)
+        sizes[i] = 2 + 4 * num_runs
+    total = at + int(sizes.sum())
+    if total > end:
+        ends = at + np.cumsum(sizes)
+        bad = int(np.argmax(ends > end))
+        raise FormatError(f"roaring bitmap truncated: container {bad} ends at byte "
+                          f"{int(ends[bad]) - pos} of the bitmap, only {end - pos} available",
+                          offset=int(ends[bad] - sizes[bad]), path=f"containers[{bad}]")
+    return total - pos
+
+
+def deserialize(buf: bytes | memoryview, pos: int = 0, *, exact: bool = False) -> tuple[BitMap, int]:
+    """Decode the bitmap at `buf[pos]`; return it and its serialized size.
+
+    With `exact`, the bitmap must end exactly at the end of `buf`.
+    """
+    size = serialized_size(buf, pos)
+    if exact and pos + size != len(buf):
+        raise FormatError(f"{len(buf) - pos - size} bytes follow the roaring bitmap",
+                          offset=pos + size, path="trailing")
+    try:
+        bitmap = BitMap.deserialize(memoryview(buf)[pos:pos + size])
+    except ValueError as exc:
+        raise FormatError(f"invalid roaring bitmap: {exc}", offset=pos, path="containers") from exc
+    return bitmap, size
+
+
+def deserialize64(buf: bytes | memoryview) -> BitMap64:
+    """Decode a 64-bit portable Roaring bitmap whose layout was already checked."""
+    try:
+        return BitMap64.deserialize(buf)
+    except ValueError as exc:
+        raise FormatError(f"invalid 64-bit roaring bitmap: {exc}", offset=0, path="buckets") from exc
+

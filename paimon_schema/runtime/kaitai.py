@@ -1,0 +1,145 @@
+"""Run a generated Kaitai parser and turn any failure into a located `FormatError`.
+
+The parsers in `generated/` are compiled in Kaitai's debug mode: every object records, in
+`_debug`, where each field started (and ended, once read), in the order the fields were
+reached. After a failure the last recorded field of each object is the one being read, so
+walking those from the root gives the .ksy field path, and adding up where each substream
+started gives the absolute offset.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any, Callable, TypeVar
+
+from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationFailedError
+
+from paimon_schema.values.errors import FormatError
+
+T = TypeVar("T")
+
+#: What a generated parser raises on bad input (never a bug in our code: those propagate).
+PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, IndexError, ZeroDivisionError,
+                OverflowError, struct.error)
+
+
+class ViewReader:
+    """A read-only file over a buffer whose `read` returns memoryview slices, not copies.
+
+    Kaitai reads every sized field with `read(n)`; over `BytesIO` that copies, which for a
+    multi-megabyte deletion vector costs more than checking and decoding it. Fields of type
+    bytes therefore come out of the generated parsers as memoryviews.
+    """
+
+    def __init__(self, data: bytes | bytearray | memoryview) -> None:
+        self._view = memoryview(data).cast("B")
+        self._pos = 0
+
+    def read(self, n: int = -1) -> memoryview:
+        end = len(self._view) if n is None or n < 0 else min(self._pos + n, len(self._view))
+        start, self._pos = self._pos, max(end, self._pos)
+        return self._view[start:end]
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        base = (0, self._pos, len(self._view))[whence]
+        self._pos = max(base + pos, 0)
+        return self._pos
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seekable(self) -> bool:
+        return True
+
+
+def stream(data: bytes | bytearray | memoryview, pos: int = 0) -> KaitaiStream:
+    io = KaitaiStream(ViewReader(data))
+    if pos:
+        io.seek(pos)
+    return io
+
+
+def parse(make: Callable[[KaitaiStream], T], data: bytes | bytearray | memoryview,
+          *, pos: int = 0, path: str = "") -> T:
+    """Build a generated object with `make(io)` on `data` at `pos`, read it, locate failures."""
+    io = stream(data, pos)
+    obj = make(io)
+    try:
+        obj._read()
+    except PARSE_ERRORS as exc:
+        raise located(obj, exc, path) from exc
+    return obj
+
+
+def read_lazily(obj: Any, attribute: str, path: str = "") -> Any:
+    """Read a positioned instance of an already parsed object, locating failures.
+
+    A failed instance is forgotten: Kaitai caches a typed instance before reading it, and
+    asking again would return the half-read object.
+    """
+    try:
+        return getattr(obj, attribute)
+    except PARSE_ERRORS as exc:
+        error = located(obj, exc, path)
+        obj.__dict__.pop(f"_m_{attribute}", None)
+        raise error from exc
+
+
+def located(root: Any, exc: BaseException, prefix: str = "") -> FormatError:
+    """A FormatError for `exc`, raised somewhere while `root` was being read."""
+    parts, offset = _failing_field(root)
+    path = ".".join(p for p in [prefix, *parts] if p)
+    if offset is not None:      # a positioned field pointing past the end fails at the end
+        offset = min(offset, root._io.size())
+    return FormatError(_describe(exc), offset=offset, path=path)
+
+
+def _failing_field(obj: Any) -> tuple[list[str], int | None]:
+    parts: list[str] = []
+    base = 0
+    offset: int | None = None
+    while obj is not None and getattr(obj, "_debug", None):
+        name, info = next(reversed(obj._debug.items()))
+        attr = name[3:] if name.startswith("_m_") else name
+        start = info.get("start")
+        child = getattr(obj, name, None)
+        if "arr" in info and info["arr"]:
+            index = len(info["arr"]) - 1
+            attr = f"{attr}[{index}]"
+            start = info["arr"][index]["start"]
+            child = child[index] if isinstance(child, list) and len(child) > index else None
+        parts.append(attr)
+        if start is not None:
+            offset = base + start
+        if child is None or not hasattr(child, "_debug") or "end" in info:
+            break
+        if child._io is not obj._io and start is not None:
+            base += start
+        obj = child
+    return parts, offset
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, EOFError):
+        return f"unexpected end of data: {exc}"
+    if isinstance(exc, ValidationFailedError):
+        actual = getattr(exc, "actual", None)
+        kind = type(exc).__name__.removeprefix("Validation").removesuffix("Error")
+        rule = {"NotEqual": f"expected {getattr(exc, 'expected', '?')}",
+                "LessThan": f"must be at least {getattr(exc, 'min', '?')}",
+                "GreaterThan": f"must be at most {getattr(exc, 'max', '?')}",
+                "NotAnyOf": "not one of the allowed values",
+                "Expr": "fails the spec's check"}.get(kind, kind)
+        return f"invalid value {_show(actual)}: {rule}"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        value = bytes(value)
+        return value[:16].hex() + ("…" if len(value) > 16 else "")
+    if hasattr(value, "name") and hasattr(value, "value"):
+        return f"{value.value} ({value.name})"
+    if isinstance(value, int) and value > 9:
+        return f"{value} (0x{value:x})"
+    return repr(value)

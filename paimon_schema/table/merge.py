@@ -1,0 +1,365 @@
+"""Merge-on-read with pyarrow: the rows Paimon returns for a table, without the JVM.
+
+`plan_read` (on the driver) decides which data files to read and which of their rows can
+match a filter: files are pruned by partition values and by their file indexes (`ps.evaluate`
+with the predicate made sound for SQL, see `predicates.for_file`); what survives becomes one
+`FileTask` per file, a small picklable description that a Spark task or a local loop hands to
+`read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
+rows the deletion vector deletes (and the rows the indexes ruled out) with a mask per batch,
+and evolves each batch to the table's schema by field id (renamed, dropped, widened and added
+columns; partition columns a file lacks). `read_arrow` does both and applies the exact filter.
+
+Which files: a primary-key table in deletion-vector mode is read as Paimon reads it, from the
+levels above 0 (`Table.plan`); its system columns (`_KEY_*`, `_SEQUENCE_NUMBER`,
+`_VALUE_KIND`) are never read.
+
+A corrupt file index fails the read with the file's path and the `FormatError`
+(`mode="FAILFAST"`, the default); with `mode="PERMISSIVE"` the data file is read unpruned and
+named in `ReadStats.corrupt_index_files`.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from paimon_schema.query.evaluate import evaluate
+from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.query.sql import parse_sql
+from paimon_schema.table import predicates as preds
+from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
+from paimon_schema.table.metadata import (
+    DataFile,
+    DeletionFile,
+    ReadPlan,
+    Table,
+    TableError,
+    TableSchema,
+    filesystem_for,
+)
+from paimon_schema.values.errors import FormatError, SchemaError
+
+__all__ = ["FileTask", "ReadStats", "plan_read", "read_arrow", "read_task"]
+
+log = logging.getLogger("paimon_schema.spark")
+
+MODES = ("FAILFAST", "PERMISSIVE")
+BATCH_ROWS = 65_536
+READABLE_FORMATS = ("parquet", "orc")
+
+
+@dataclass
+class ReadStats:
+    """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
+    included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
+    out inside read files; `rows_deleted` the rows deletion vectors remove from read files, as
+    the manifests record them (Paimon before 1.0 records no cardinality: not counted)."""
+
+    files: int = 0
+    files_read: int = 0
+    files_skipped_by_partition: int = 0
+    files_skipped_by_index: int = 0
+    rows: int = 0
+    rows_skipped: int = 0
+    rows_deleted: int = 0
+    corrupt_index_files: list[str] = field(default_factory=list)
+    planning_seconds: float = 0.0
+
+    @property
+    def files_skipped(self) -> int:
+        return self.files_skipped_by_partition + self.files_skipped_by_index
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"files": self.files, "files_read": self.files_read,
+                "files_skipped": self.files_skipped,
+                "files_skipped_by_partition": self.files_skipped_by_partition,
+                "files_skipped_by_index": self.files_skipped_by_index, "rows": self.rows,
+                "rows_skipped": self.rows_skipped, "rows_deleted": self.rows_deleted,
+                "corrupt_index_files": list(self.corrupt_index_files),
+                "planning_seconds": round(self.planning_seconds, 3)}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One output column of a task: where it comes from in this data file."""
+
+    name: str
+    arrow_type: pa.DataType
+    file_column: str | None            # None: not in the file (added later, or partition)
+    constant: Any = None               # the partition value, for files that do not store it
+
+
+@dataclass(frozen=True)
+class FileTask:
+    """Everything a worker needs to read one data file (picklable)."""
+
+    filesystem: pafs.FileSystem
+    path: str
+    file_name: str
+    format: str
+    row_count: int
+    columns: tuple[Column, ...]
+    deletion_file: DeletionFile | None
+    candidate_rows: bytes | None       # serialized BitMap: the rows the indexes kept
+    partition_path: str = ""
+    bucket: int = 0
+    schema_id: int = 0
+
+
+@dataclass
+class TaskPlan:
+    """The outcome of `plan_read`: tasks in the table's file order, the output schema."""
+
+    tasks: list[FileTask]
+    schema: pa.Schema
+    table_schema: TableSchema
+    stats: ReadStats
+
+
+def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None = None,
+              columns: Sequence[str] | None = None, mode: str = "FAILFAST",
+              filesystem: Any = None, *, with_filter_columns: bool = False) -> TaskPlan:
+    """Which files to read and how, with pruning; see the module doc. The output columns are
+    `columns` (default: all), plus with `with_filter_columns` those `where` needs."""
+    started = time.perf_counter()
+    mode = mode.upper()
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    tab = Table.open(table, filesystem)
+    plan = tab.plan(snapshot)
+    schema = plan.schema
+    if where is not None:
+        preds.check_columns(where, schema)
+    out_columns = list(columns) if columns is not None else [f.name for f in schema.fields]
+    for name in out_columns:
+        schema.field(name)
+    if where is not None and with_filter_columns:
+        out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
+                        if c not in out_columns]
+    stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
+    tasks = []
+    for data_file in plan.files:
+        if data_file.format not in READABLE_FORMATS:
+            raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
+                             f"(only {', '.join(READABLE_FORMATS)})")
+        candidate = None
+        if where is not None:
+            verdict = preds.partition_verdict(where, data_file.partition)
+            if verdict is False:
+                stats.files_skipped_by_partition += 1
+                stats.rows_skipped += data_file.row_count
+                continue
+            if verdict is None:
+                result = _index_result(tab, plan, data_file, where, mode, stats)
+                if result is not None and not result.remain:
+                    stats.files_skipped_by_index += 1
+                    stats.rows_skipped += data_file.row_count
+                    continue
+                if result is not None and result.rows is not None:
+                    candidate = result.rows
+        tasks.append(_task(tab, plan, data_file, out_columns, candidate, stats))
+    stats.files_read = len(tasks)
+    stats.planning_seconds = time.perf_counter() - started
+    log.info("paimon read of %s: %s", tab.path, stats.as_dict())
+    return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats)
+
+
+def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate, mode: str,
+                  stats: ReadStats) -> Any:
+    """`ps.evaluate` over the file's container, or None when the file has none (or, in
+    PERMISSIVE mode, a corrupt one)."""
+    if data_file.embedded_index is None and data_file.index_sidecar is None:
+        return None
+    file_schema = tab.schema(data_file.schema_id)
+    predicate, row_type = preds.for_file(where, plan.schema, file_schema)
+    if not row_type:
+        return None
+    where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
+    try:
+        container = tab.file_index(data_file)
+        dv = tab.deletion_vector(data_file) if data_file.deletion_file else None
+        return evaluate(container, predicate, row_type, row_count=data_file.row_count,
+                        deletion_vector=dv)
+    except (FormatError, SchemaError) as exc:
+        # (A SchemaError here is a container giving a column an index its type cannot have:
+        # the literals were checked by `for_file`.)
+        if mode == "PERMISSIVE":
+            log.warning("corrupt file index %s, reading %s unpruned: %s", where_text,
+                        data_file.path, exc)
+            stats.corrupt_index_files.append(where_text)
+            return None
+        error = FormatError(f"corrupt file index {where_text} (data file {data_file.path}): "
+                            f"{getattr(exc, 'reason', exc)}",
+                            offset=getattr(exc, "offset", None), path=getattr(exc, "path", ""))
+        error.file = where_text
+        raise error from exc
+
+
+def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
+          candidate: Any, stats: ReadStats) -> FileTask:
+    file_schema = tab.schema(data_file.schema_id)
+    written = None if data_file.write_cols is None else set(data_file.write_cols)
+    columns = []
+    for name in out_columns:
+        current = plan.schema.field(name)
+        old = file_schema.by_id.get(current.id)
+        if old is not None and written is not None and old.name not in written:
+            old = None                  # a data-evolution file holds only its write columns
+        columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
+                              data_file.partition.get(name)))
+    if candidate is not None:
+        dv_card = data_file.deletion_file.cardinality if data_file.deletion_file else 0
+        stats.rows_skipped += max(0, data_file.row_count - (dv_card or 0) - len(candidate))
+    if data_file.deletion_file is not None:
+        stats.rows_deleted += data_file.deletion_file.cardinality or 0
+    fs, path = tab.filesystem_for(data_file.path)
+    return FileTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
+                    tuple(columns), data_file.deletion_file,
+                    None if candidate is None else candidate.serialize(),
+                    data_file.partition_path, data_file.bucket, data_file.schema_id)
+
+
+# ------------------------------------------------------------------------------ reading
+
+def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
+              batch_rows: int = BATCH_ROWS) -> Iterator[pa.RecordBatch]:
+    """The task's rows, deletion vector applied, as batches in the output schema (or, with
+    `spark_types`, converted to the Arrow types Spark exchanges)."""
+    dv = read_deletion_file(task.filesystem, task.deletion_file)
+    keep = None
+    if task.candidate_rows is not None:
+        from pyroaring import BitMap
+
+        keep = row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
+        if dv is not None:
+            keep &= keep_mask(dv, task.row_count)
+    offset = 0
+    for batch in _file_batches(task, batch_rows):
+        n = batch.num_rows
+        if keep is not None:
+            batch = batch.filter(pa.array(keep[offset:offset + n]))
+        elif dv is not None:
+            batch = apply_deletion_vector(batch, dv, offset=offset, row_count=task.row_count)
+        offset += n
+        yield evolve(batch, task, spark_types)
+    if offset != task.row_count:
+        raise TableError(f"{task.path} has {offset} rows, its manifest entry says {task.row_count}")
+
+
+def read_deletion_file(filesystem: pafs.FileSystem, deletion: DeletionFile | None) -> Any:
+    """The deleted positions a `DeletionFile` points at (None without one)."""
+    if deletion is None:
+        return None
+    from paimon_schema.layouts.deletion_vectors import read_deletion_vector
+
+    fs, path = filesystem_for(filesystem, deletion.path)
+    with fs.open_input_file(path) as f:
+        chunk = f.read_at(deletion.length + 8, deletion.offset)
+    try:
+        return read_deletion_vector(chunk, 0, deletion.length)
+    except FormatError as exc:
+        raise FormatError(f"deletion vector in {deletion.path} at offset {deletion.offset}: "
+                          f"{exc.reason}", offset=exc.offset, path=exc.path) from exc
+
+
+def _file_batches(task: FileTask, batch_rows: int) -> Iterator[pa.RecordBatch]:
+    wanted = [c.file_column for c in task.columns if c.file_column is not None]
+    with task.filesystem.open_input_file(task.path) as source:
+        if task.format == "parquet":
+            import pyarrow.parquet as pq
+
+            reader = pq.ParquetFile(source)
+            present = set(reader.schema_arrow.names)
+            names = list(dict.fromkeys(c for c in wanted if c in present))
+            if reader.metadata.num_rows == 0:
+                return
+            for batch in reader.iter_batches(batch_size=batch_rows, columns=names):
+                yield batch
+        elif task.format == "orc":
+            import pyarrow.orc as orc
+
+            reader = orc.ORCFile(source)
+            present = set(reader.schema.names)
+            names = list(dict.fromkeys(c for c in wanted if c in present))
+            for stripe in range(reader.nstripes):
+                data = reader.read_stripe(stripe, columns=names)
+                yield from (data.to_batches() if isinstance(data, pa.Table) else [data])
+        else:
+            raise TableError(f"{task.path}: {task.format} data files are not supported")
+
+
+def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None = None) -> pa.RecordBatch:
+    """A batch of the data file as a batch of the table: columns by field id, cast to the
+    current types, nulls for columns the file does not have, partition values filled in."""
+    n = batch.num_rows
+    names = batch.schema.names
+    arrays, fields = [], []
+    for i, column in enumerate(task.columns):
+        target = column.arrow_type
+        if column.file_column is not None and column.file_column in names:
+            array = batch.column(names.index(column.file_column))
+            if array.type != target:
+                try:
+                    array = array.cast(target)
+                except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+                    raise TableError(f"{task.path}: column {column.file_column} "
+                                     f"({array.type}) does not convert to {column.name} "
+                                     f"({target}): {exc}") from exc
+        elif column.constant is not None:
+            array = pa.nulls(n, target).fill_null(pa.scalar(column.constant, type=target))
+        else:
+            array = pa.nulls(n, target)
+        if spark_types is not None:
+            target = spark_types.field(i).type
+            array = to_spark_arrow(array, target)
+        arrays.append(array)
+        fields.append(pa.field(column.name, target))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+# ------------------------------------------------------------------------------ the whole read
+
+def read_arrow(table: Any, where: Predicate | str | None = None, snapshot: int | None = None,
+               columns: Sequence[str] | None = None, *, mode: str = "FAILFAST",
+               with_stats: bool = False, filesystem: Any = None) -> Any:
+    """The table's rows as a `pyarrow.Table` (with `with_stats=True`: `(table, ReadStats)`).
+
+    `where` is a `ps.col` predicate or a Spark SQL string of simple comparisons; it prunes
+    files (partition values, file indexes) and filters the rows exactly with Spark's
+    semantics. `columns` selects output columns (the filter may use others).
+    """
+    if isinstance(where, str):
+        where = parse_sql(where)
+    plan = plan_read(table, where, snapshot, columns, mode, filesystem, with_filter_columns=True)
+    batches = [b for part in _read_tasks(plan.tasks) for b in part]
+    result = pa.Table.from_batches(batches, schema=plan.schema)
+    if where is not None:
+        result = result.filter(preds.to_arrow(where, plan.schema))
+    out_columns = list(columns) if columns is not None else [f.name for f in plan.table_schema.fields]
+    result = result.select(out_columns)
+    return (result, plan.stats) if with_stats else result
+
+
+def _read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
+    """Each task's batches (`read_task`), in task order. Files are read on a thread pool (one
+    worker per CPU, at most one per file): Parquet/ORC decode and the deletion-vector masks run
+    in Arrow and numpy, which release the GIL, so files decode side by side. A failing task
+    raises its error as a serial read would (the first failing task in order)."""
+    workers = min(len(tasks), os.cpu_count() or 1)
+    if workers <= 1:
+        return [list(read_task(task)) for task in tasks]
+    from concurrent.futures import ThreadPoolExecutor
+
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="paimon-read")
+    try:
+        return list(pool.map(lambda task: list(read_task(task)), tasks))
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)     # after a failure: no further files

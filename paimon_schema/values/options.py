@@ -1,0 +1,74 @@
+"""Index options by Paimon's names and units (spec 0.4 and 8): `index-block-size="16kb"`.
+
+Python keywords may spell them with underscores (`index_block_size`); values may be given as
+Paimon writes them in table options (strings) or as Python numbers.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from paimon_schema.values.errors import SchemaError
+
+_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
+          "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
+          "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
+_SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
+
+#: the options each index type takes
+KNOWN: dict[str, tuple[str, ...]] = {
+    "bitmap": ("version", "index-block-size"),
+    "bloom-filter": ("items", "fpp"),
+    "bsi": (),
+    "range-bitmap": ("chunk-size",),
+}
+
+
+def memory_size(value: object) -> int:
+    """Paimon's `MemorySize.parse`: a number and a binary unit, e.g. "16kb" = 16384."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 0:
+            raise SchemaError(f"a memory size cannot be negative: {value}")
+        return value
+    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if match is None or match[2].lower() not in _UNITS:
+        raise SchemaError(f"not a memory size: {value!r} (e.g. '16kb', '1 mb', 4096)")
+    return int(match[1]) * _UNITS[match[2].lower()]
+
+
+def normalize(index_type: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options keyed by Paimon's names; SchemaError for one the index type does not take."""
+    known = KNOWN.get(index_type)
+    if known is None:
+        raise SchemaError(f"unknown index type {index_type!r} (known: {', '.join(KNOWN)})")
+    result = {}
+    for key, value in options.items():
+        name = key.replace("_", "-")
+        if name not in known:
+            accepted = ", ".join(known) or "none"
+            raise SchemaError(f"{index_type} takes no option {key!r} (it takes: {accepted})")
+        result[name] = value
+    return result
+
+
+def integer(value: object, name: str) -> int:
+    """An int option given as an int or a decimal string."""
+    if isinstance(value, bool):
+        raise SchemaError(f"{name} must be an integer, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and re.fullmatch(r"\s*-?\d+\s*", value):
+        return int(value)
+    raise SchemaError(f"{name} must be an integer, not {value!r}")
+
+
+def number(value: object, name: str) -> float:
+    """A double option given as a number or a string."""
+    if isinstance(value, bool):
+        raise SchemaError(f"{name} must be a number, not {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise SchemaError(f"{name} must be a number, not {value!r}") from exc
