@@ -560,7 +560,20 @@ class Table:
         snap = snapshot if isinstance(snapshot, Snapshot) else self.snapshot(snapshot)
         if snap is None:
             return []
+        schema = self.schema(snap.schema_id)
+        dvs = self._deletion_files(snap)
+        files = []
+        for entry in self.live_entries(snap):
+            data_file = self._data_file(entry, schema)
+            deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
+            files.append(dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file)
+        return files
+
+    def live_entries(self, snapshot: Snapshot) -> list[dict]:
+        """The ADD entries (raw manifest records) of the snapshot's live data files, in
+        manifest order: what a writer re-commits with changes."""
         live: dict[tuple, dict] = {}
+        snap = snapshot
         for entry in self._fold_order(snap):
             meta = entry["_FILE"]
             key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
@@ -578,16 +591,11 @@ class Table:
             else:
                 raise FormatError(f"manifest entry kind {entry['_KIND']} is neither ADD nor DELETE",
                                   path="_KIND")
-        schema = self.schema(snap.schema_id)
-        dvs = self._deletion_files(snap)
-        files = []
-        for entry in live.values():
-            if entry["_KIND"] != ADD:
-                continue
-            data_file = self._data_file(entry, schema)
-            deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            files.append(dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file)
-        return files
+        return [entry for entry in live.values() if entry["_KIND"] == ADD]
+
+    def data_file(self, entry: dict, schema: TableSchema | None = None) -> DataFile:
+        """The `DataFile` of a raw manifest entry (without its deletion vector)."""
+        return self._data_file(entry, schema or self.schema(entry["_FILE"]["_SCHEMA_ID"]))
 
     def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
         yield from self._manifest_entries(snap.base_manifest_list)

@@ -1001,6 +1001,46 @@ def read_table_request(
     return request
 
 
+def scan_table_request(
+    warehouse: str | os.PathLike[str], database: str, table: str, where: Any = None,
+    types: Mapping[str, str] | None = None, options: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """A ``scan_table`` request: Paimon's batch read with ``where`` (a ``ps.col`` predicate,
+    literals typed by ``types``: column -> Paimon type) pushed down, one split per data file.
+    Answers ``{"fields", "rows", "files": [{"file", "row_count", "rows_read"}],
+    "pruned_at_scan": [file...]}``; ``options`` are dynamic table options."""
+    request: dict[str, Any] = {"op": "scan_table", "warehouse": str(warehouse),
+                               "database": database, "table": table,
+                               "options": {k: str(v) for k, v in (options or {}).items()}}
+    if where is not None:
+        request["filter"] = _encode_filter(where, types or {})
+    return request
+
+
+def _encode_filter(predicate: Any, types: Mapping[str, str]) -> dict[str, Any]:
+    from paimon_schema.query import And, Leaf, Or
+
+    if isinstance(predicate, (And, Or)):
+        return {"and" if isinstance(predicate, And) else "or":
+                [_encode_filter(c, types) for c in predicate.children]}
+    if not isinstance(predicate, Leaf):
+        raise TypeError(f"not a predicate: {predicate!r}")
+    data_type = types[predicate.column]
+    kind = {"in_": "in"}.get(predicate.function, predicate.function)
+    if kind == "between":
+        low, high = predicate.literals
+        return {"and": [{"column": predicate.column, "kind": "greater_or_equal",
+                         "literal": encode_value(low, data_type)},
+                        {"column": predicate.column, "kind": "less_or_equal",
+                         "literal": encode_value(high, data_type)}]}
+    out: dict[str, Any] = {"column": predicate.column, "kind": kind}
+    if kind in ("in", "not_in"):
+        out["literals"] = [encode_value(v, data_type) for v in predicate.literals]
+    elif predicate.literals:
+        out["literal"] = encode_value(predicate.literals[0], data_type)
+    return out
+
+
 def decode_rows(response: Mapping[str, Any], types: Sequence[str]) -> list[tuple[Any, ...]]:
     """``read_table`` rows as ``(kind, value, ...)`` tuples of plain Python values: floats from
     their bits, DECIMAL as ``Decimal``, DATE as ``date``, TIMESTAMP as a naive UTC
