@@ -21,6 +21,16 @@ from paimon_schema.values import types
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.results import IndexResult
 
+
+def __getattr__(name: str):
+    """`rewrite_file_index`, `delete_where` and `CommitConflict` need the `table`
+    dependencies (pyarrow, fastavro): imported on first use."""
+    if name in ("rewrite_file_index", "delete_where", "CommitConflict"):
+        from paimon_schema import table_commit, table_write
+
+        return getattr(table_write, name, None) or getattr(table_commit, name)
+    raise AttributeError(f"module 'paimon_schema' has no attribute {name!r}")
+
 __all__ = [
     "IndexResult",
     "apply_deletion_vector",
@@ -28,6 +38,9 @@ __all__ = [
     "keep_mask",
     "row_mask",
     "build_index",
+    "delete_where",
+    "rewrite_file_index",
+    "CommitConflict",
     "col",
     "evaluate",
     "open_index",

@@ -3,7 +3,8 @@
 `register(spark)` adds the Python data sources `paimon`, `paimon-deletion-vectors` and
 `paimon-file-index`; `read_table(spark, table_dir, where)` reads a table's live Parquet files
 with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow` is
-the same merge-on-read in pyarrow alone (no Spark needed; pyspark is imported only by the
+the same merge-on-read in pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds
+file indexes for a table's data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
 Spark functions).
 """
 
@@ -13,7 +14,7 @@ from typing import Any
 
 from paimon_schema.table.merge import ReadStats, read_arrow
 
-__all__ = ["ReadStats", "read_arrow", "read_table", "register"]
+__all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
 
 
 def register(spark: Any) -> None:
@@ -28,3 +29,12 @@ def read_table(spark: Any, table_dir: Any, where: Any = None, **kwargs: Any) -> 
     from paimon_schema.spark.native import read_table as _read_table
 
     return _read_table(spark, table_dir, where, **kwargs)
+
+
+def rewrite_file_index(spark: Any, table_dir: Any, columns: Any = None, options: Any = None,
+                       where: Any = None, **kwargs: Any) -> Any:
+    """`paimon_schema.rewrite_file_index` as a Spark job, one task per data file; see
+    `write.rewrite_file_index`."""
+    from paimon_schema.spark.write import rewrite_file_index as _rewrite
+
+    return _rewrite(spark, table_dir, columns, options, where, **kwargs)

@@ -1095,11 +1095,12 @@ public final class PaimonReference {
 
     /**
      * scan_table: {"warehouse", "database", "table", "filter"?, "options"?} -> {"fields",
-     * "files": [{"file", "partition_bucket", "row_count", "rows_read"}...], "pruned_at_scan":
+     * "files": [{"file", "row_count", "rows_read", "sidecar_skips"}...], "pruned_at_scan":
      * [file...], "rows"}: Paimon's batch read with the filter pushed down, one split per data
      * file so that each file's outcome is seen: files the scan dropped (partition, statistics,
      * indexes embedded in the manifest with file-index.read.enabled) are in "pruned_at_scan";
-     * a read file whose index (a sidecar) rules it out reads 0 rows. The rows are what
+     * "sidecar_skips" is Java's FileIndexSkipper verdict (what the read asks of a file's
+     * `.index` sidecar; the Parquet reader's own filters may also read 0 rows). The rows are what
      * Paimon returns (the filter prunes, it does not filter rows exactly). "options" are
      * dynamic table options (e.g. file-index.read.enabled=false for a control read).
      */
@@ -1136,6 +1137,9 @@ public final class PaimonReference {
         ArrayNode rows = out.putArray("rows");
         org.apache.paimon.table.source.TableRead read = builder.newRead();
         List<String> kept = new ArrayList<>();
+        org.apache.paimon.utils.FileStorePathFactory pathFactory = table.store().pathFactory();
+        org.apache.paimon.schema.SchemaManager schemas =
+                new org.apache.paimon.schema.SchemaManager(table.fileIO(), table.location());
         for (org.apache.paimon.table.source.Split split : builder.newScan().plan().splits()) {
             org.apache.paimon.table.source.DataSplit data = (org.apache.paimon.table.source.DataSplit) split;
             List<org.apache.paimon.io.DataFileMeta> metas = data.dataFiles();
@@ -1170,6 +1174,15 @@ public final class PaimonReference {
                 file.put("file", meta.fileName());
                 file.put("row_count", meta.rowCount());
                 file.put("rows_read", count[0]);
+                // what RawFileSplitRead asks before reading a file: does its sidecar rule it out
+                file.put("sidecar_skips", filter != null && !filter.isNull()
+                        && table.coreOptions().fileIndexReadEnabled()
+                        && org.apache.paimon.io.FileIndexSkipper.skip(
+                                table.fileIO(), schemas.schema(meta.schemaId()),
+                                org.apache.paimon.predicate.PredicateBuilder.splitAnd(
+                                        tablePredicate(filter, rowType)),
+                                pathFactory.createDataFilePathFactory(data.partition(), data.bucket()),
+                                meta));
             }
         }
         ArrayNode pruned = out.putArray("pruned_at_scan");

@@ -1007,7 +1007,7 @@ def scan_table_request(
 ) -> dict[str, Any]:
     """A ``scan_table`` request: Paimon's batch read with ``where`` (a ``ps.col`` predicate,
     literals typed by ``types``: column -> Paimon type) pushed down, one split per data file.
-    Answers ``{"fields", "rows", "files": [{"file", "row_count", "rows_read"}],
+    Answers ``{"fields", "rows", "files": [{"file", "row_count", "rows_read", "sidecar_skips"}],
     "pruned_at_scan": [file...]}``; ``options`` are dynamic table options."""
     request: dict[str, Any] = {"op": "scan_table", "warehouse": str(warehouse),
                                "database": database, "table": table,

@@ -1,0 +1,372 @@
+"""Writing to Java-written tables: `rewrite_file_index` (Python and the Spark job) and
+`delete_where`, then Java's own read (Paimon 1.0 through the reference) must return exactly
+the expected rows and prune files with our indexes: embedded ones at scan time, sidecars at
+read time, and not when `file-index.read.enabled=false` (the control). Our reader agrees.
+Racing writers and a writer killed at every step of a commit leave the table as it was."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import paimon_schema as ps
+from paimon_schema import col
+from paimon_schema import table_commit
+from paimon_schema.spark import read_arrow
+from paimon_schema.table import Table, TableError
+
+FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("score", "DOUBLE"), ("dt", "STRING")]
+TYPES = dict(FIELDS)
+# bitmap V1: the Paimon 1.0 reader here reads no V2 bitmap (and knows no bsi / range-bitmap)
+INDEXES = {"name": "bitmap", "id": "bloom-filter"}
+OPTIONS = {"file-index.bitmap.name.version": "1", "file-index.bloom-filter.id.items": "2000",
+           "file-index.bloom-filter.id.fpp": "0.001"}
+DELETE = "score < 30 OR name = 'n07'"
+
+
+def _row(i: int) -> tuple:
+    # Names: even suffixes in the first commit, odd in the second, so that min/max
+    # statistics of every file span 'n07' but only the second commit's files hold it.
+    suffix = (i % 10) * 2 + (0 if i < 600 else 1)
+    return ("+I", 2 * i, f"n{suffix:02d}", float(i % 97), "d1" if i < 500 else "d2")
+
+
+@pytest.fixture(scope="module")
+def java_tables(java_reference: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """Two append tables with deletion vectors and no index, written by Java (1000 rows in
+    two commits, partition dt): `parted` (bucket -1) and `bucketed` (2 buckets), each with
+    vectors Java already deleted; and Java's read of each: {name: sorted rows}."""
+    from paimon_schema.reference.java import (decode_rows, delete_positions_request,
+                                              read_table_request, run_table_ops,
+                                              write_table_request)
+
+    root = tmp_path_factory.mktemp("java-write-base")
+    rows = [_row(i) for i in range(1000)]
+    options = {"deletion-vectors.enabled": "true"}
+    run_table_ops(java_reference, [
+        write_table_request(root, "db", "parted", FIELDS, [rows[:600], rows[600:]],
+                            partition_keys=["dt"], options=options),
+        write_table_request(root, "db", "bucketed", FIELDS, [rows[:600], rows[600:]],
+                            partition_keys=["dt"],
+                            options={**options, "bucket": 2, "bucket-key": "id"})])
+    requests = []
+    for name in ("parted", "bucketed"):
+        files = {f.file_name: [p for p in range(f.row_count) if p % 7 == 3]
+                 for f in Table.open(root / "db.db" / name).data_files()}
+        requests.append(delete_positions_request(root, "db", name, files))
+    requests += [read_table_request(root, "db", name) for name in ("parted", "bucketed")]
+    responses = run_table_ops(java_reference, requests)
+    reads = {name: sorted(r[1:] for r in decode_rows(resp, list(TYPES.values())))
+             for name, resp in zip(("parted", "bucketed"), responses[2:])}
+    assert all(100 < 1000 - len(r) < 200 for r in reads.values())
+    return root, reads
+
+
+def _copy(java_tables: tuple[Path, dict], tmp_path: Path, name: str, as_name: str | None = None) -> Path:
+    root, _ = java_tables
+    target = tmp_path / "db.db" / (as_name or name)
+    shutil.copytree(root / "db.db" / name, target)
+    return target
+
+
+def _rows(table: Any) -> list[tuple]:
+    return sorted(tuple(r[n] for n, _ in FIELDS) for r in table.to_pylist())
+
+
+def _deleted(row: tuple) -> bool:
+    return row[2] < 30 or row[1] == "n07"
+
+
+def _java(java_reference: Any, requests: list[dict]) -> list[dict]:
+    from paimon_schema.reference.java import run_table_ops
+
+    return run_table_ops(java_reference, requests)
+
+
+def _java_rows(response: dict) -> list[tuple]:
+    from paimon_schema.reference.java import decode_rows
+
+    return sorted(r[1:] for r in decode_rows(response, list(TYPES.values())))
+
+
+def _scan(path: Path, where: Any, **options: str) -> dict:
+    from paimon_schema.reference.java import scan_table_request
+
+    return scan_table_request(path.parent.parent, "db", path.name, where, TYPES, options)
+
+
+@pytest.mark.parametrize("stored", ["embedded", "sidecar"])
+def test_java_reads_and_prunes_with_our_indexes_and_deletes(
+        java_tables: tuple[Path, dict], java_reference: Any, tmp_path: Path, stored: str) -> None:
+    from paimon_schema.reference.java import read_table_request
+
+    _, reads = java_tables
+    path = _copy(java_tables, tmp_path, "parted")
+    threshold = "1mb" if stored == "embedded" else "1b"
+    result = ps.rewrite_file_index(path, INDEXES, {**OPTIONS,
+                                                   "file-index.in-manifest-threshold": threshold})
+    files = Table.open(path).data_files()
+    assert result.files == len(files) == 3 and result.snapshot_id == 4
+    assert {f.index_stored == "embedded" for f in files} == {stored == "embedded"}
+    assert len(result.sidecars) == (0 if stored == "embedded" else 3)
+
+    deleted = ps.delete_where(path, DELETE)
+    expected = [r for r in reads["parted"] if not _deleted(r)]
+    assert deleted.snapshot_id == 5
+    assert deleted.rows_deleted == len(reads["parted"]) - len(expected)
+    assert _rows(read_arrow(path)) == expected
+
+    responses = _java(java_reference, [
+        read_table_request(path.parent.parent, "db", path.name),
+        _scan(path, col("name") == "n07"),
+        _scan(path, col("name") == "n07", **{"file-index.read.enabled": "false"}),
+        _scan(path, col("id") == 501),
+        _scan(path, col("id") == 501, **{"file-index.read.enabled": "false"}),
+    ])
+    assert _java_rows(responses[0]) == expected
+
+    def pruned(response: dict) -> set[str]:
+        """The files Java's scan dropped or, when read, its sidecar check ruled out."""
+        return set(response["pruned_at_scan"]) | {f["file"] for f in response["files"]
+                                                  if f["sidecar_skips"]}
+
+    everything = {f.file_name for f in files}
+    second_commit = {f.file_name for f in files if f.row_count == 400}
+    d1 = {f.file_name for f in files if f.partition_path == "dt=d1"}
+    # 'n07' is inside every file's min/max but only in the second commit's file
+    assert pruned(responses[1]) == everything - second_commit
+    assert pruned(responses[2]) == set()                     # control: indexes off
+    # id 501 lies inside the d1 file's min/max only: statistics prune the others, the bloom
+    # filter the d1 file
+    assert pruned(responses[3]) == everything
+    assert pruned(responses[4]) == everything - d1
+    where = "pruned_at_scan" if stored == "embedded" else "files"
+    assert all(name in str(responses[1][where]) for name in everything - second_commit)
+    kept = [r for r in _java_rows(responses[1]) if r[1] == "n07"]
+    assert kept == [r for r in expected if r[1] == "n07"]
+
+
+def test_delete_where_equals_javas_deletion_of_the_same_rows(
+        java_tables: tuple[Path, dict], java_reference: Any, tmp_path: Path) -> None:
+    """Bucketed table (one vector file per bucket): our vectors equal the ones Paimon's
+    AppendDeletionFileMaintainer writes when told the same complete positions."""
+    from paimon_schema.reference.java import delete_positions_request, read_table_request
+
+    _, reads = java_tables
+    ours = _copy(java_tables, tmp_path, "bucketed")
+    theirs = _copy(java_tables, tmp_path, "bucketed", "bucketed_java")
+    first = ps.delete_where(ours, col("name") == "n07")
+    second = ps.delete_where(ours, "score < 30")          # merges with the first
+    again = ps.delete_where(ours, "score < 30")           # nothing new: no commit
+    assert again.snapshot_id is None and again.rows_deleted == 0
+    assert second.snapshot_id == first.snapshot_id + 1
+    table = Table.open(ours)
+    vectors = {f.file_name: sorted(table.deletion_vector(f) or ()) for f in table.data_files()}
+    dv_files = [i for i in table.index_files() if i.index_type == "DELETION_VECTORS"]
+    assert len({(i.partition_path, i.bucket) for i in dv_files}) == len(dv_files)
+    for index in dv_files:
+        assert index.row_count == len(index.dv_ranges)
+        for name, _offset, _length, cardinality in index.dv_ranges:
+            assert cardinality == len(vectors[name])
+    responses = _java(java_reference, [
+        delete_positions_request(theirs.parent.parent, "db", theirs.name, vectors),
+        read_table_request(ours.parent.parent, "db", ours.name),
+        read_table_request(theirs.parent.parent, "db", theirs.name)])
+    expected = [r for r in reads["bucketed"] if not _deleted(r)]
+    assert _java_rows(responses[1]) == _java_rows(responses[2]) == expected
+    java_table = Table.open(theirs)
+    assert {f.file_name: sorted(java_table.deletion_vector(f) or ())
+            for f in java_table.data_files()} == vectors
+    assert _rows(read_arrow(ours)) == expected
+
+
+def test_spark_job_equals_python(java_tables: tuple[Path, dict], spark: Any, tmp_path: Path) -> None:
+    from paimon_schema import spark as ps_spark
+
+    python_path = _copy(java_tables, tmp_path, "bucketed")
+    spark_path = _copy(java_tables, tmp_path, "bucketed", "bucketed_spark")
+    python = ps.rewrite_file_index(python_path, INDEXES, OPTIONS)
+    job = ps_spark.rewrite_file_index(spark, str(spark_path), INDEXES, OPTIONS)
+    assert (job.files, job.embedded, len(job.sidecars), job.index_bytes) == \
+        (python.files, python.embedded, len(python.sidecars), python.index_bytes)
+
+    def containers(path: Path) -> dict:
+        table = Table.open(path)
+        return {f.file_name: (f.index_stored, table.file_index_bytes(f)) for f in table.data_files()}
+
+    assert containers(spark_path) == containers(python_path)
+    assert _rows(read_arrow(spark_path)) == _rows(read_arrow(python_path))
+
+
+def test_rewrite_keeps_other_indexes_and_never_overwrites_a_sidecar(
+        java_tables: tuple[Path, dict], tmp_path: Path) -> None:
+    path = _copy(java_tables, tmp_path, "parted")
+    ps.rewrite_file_index(path, {"id": "bloom-filter"}, OPTIONS)
+    table = Table.open(path)
+    before = {f.file_name: table.file_index_bytes(f) for f in table.data_files()}
+    sidecars = {f.file_name: f.index_sidecar for f in table.data_files()}
+    ps.rewrite_file_index(path, {"name": "bitmap", "id": ["bsi", "range-bitmap"],
+                                 "score": "range-bitmap"})
+    table = Table.open(path)
+    for f in table.data_files():
+        container = table.file_index(f)
+        assert set(container.columns) == {"id", "name", "score"}
+        assert list(container.columns["id"]) == ["bloom-filter", "bsi", "range-bitmap"]
+        old = ps.FileIndexFile.parse(before[f.file_name])
+        assert container.columns["id"]["bloom-filter"] == old.columns["id"]["bloom-filter"]
+        assert f.index_sidecar != sidecars[f.file_name]              # a new name
+        assert f.index_sidecar.endswith("-1.index")
+        assert Path(sidecars[f.file_name]).read_bytes() == before[f.file_name]
+    # the older snapshot still reads its own sidecars
+    assert {f.file_name: table.file_index_bytes(f) for f in table.data_files(4)} == before
+    result, stats = read_arrow(path, "score > 1000 OR name = 'n07x'", with_stats=True)
+    assert result.num_rows == 0 and stats.files_skipped_by_index == 3
+    replaced = ps.rewrite_file_index(path, {"name": "bitmap"}, replace=True)
+    table = Table.open(path)
+    assert all(set(table.file_index(f).columns) == {"name"} for f in table.data_files())
+    assert replaced.snapshot_id == 6
+
+
+def test_where_selects_partitions(java_tables: tuple[Path, dict], tmp_path: Path) -> None:
+    path = _copy(java_tables, tmp_path, "parted")
+    result = ps.rewrite_file_index(path, {"name": "bitmap"}, where="dt = 'd2'")
+    assert result.files == 2
+    files = Table.open(path).data_files()
+    assert {f.partition_path for f in files if f.index_stored} == {"dt=d2"}
+    with pytest.raises(ps.SchemaError, match="partition columns"):
+        ps.rewrite_file_index(path, {"name": "bitmap"}, where="name = 'x'")
+
+
+# ------------------------------------------------------------------------------ bad input
+
+def _state(path: Path) -> tuple:
+    """Everything a reader sees: the latest snapshot, its files and rows."""
+    table = Table.open(path)
+    return (table.latest_snapshot_id(),
+            sorted((f.file_name, f.index_stored, f.deletion_file and f.deletion_file.cardinality)
+                   for f in table.data_files()),
+            _rows(read_arrow(path)))
+
+
+def test_refusals_name_the_problem_and_change_nothing(java_tables: tuple[Path, dict],
+                                                      tmp_path: Path, shared_fixtures: Path) -> None:
+    path = _copy(java_tables, tmp_path, "parted")
+    before = _state(path)
+    listing = sorted(p.relative_to(path) for p in path.rglob("*"))
+    with pytest.raises(TableError, match="not a Paimon table"):
+        ps.rewrite_file_index(tmp_path, INDEXES)
+    with pytest.raises(ps.SchemaError, match="'name'.*bsi|bsi.*STRING|STRING.*bsi"):
+        ps.rewrite_file_index(path, {"name": "bsi"})
+    with pytest.raises(ps.SchemaError, match="no column 'nope'"):
+        ps.rewrite_file_index(path, {"nope": "bitmap"})
+    with pytest.raises(ps.SchemaError, match="unknown index type 'hash'"):
+        ps.rewrite_file_index(path, {"id": "hash"})
+    with pytest.raises(ps.SchemaError, match="no index to build"):
+        ps.rewrite_file_index(path)
+    with pytest.raises(ps.SchemaError, match="no column 'nope'"):
+        ps.delete_where(path, "nope = 1")
+    import fsspec
+
+    with pytest.raises(TableError, match="atomic create"):
+        ps.delete_where(Table.open(path, fsspec.filesystem("file")), DELETE)
+    assert _state(path) == before
+    assert sorted(p.relative_to(path) for p in path.rglob("*")) == listing
+
+    tables = shared_fixtures / "paimon-cpp" / "tables" / "parquet"
+    for name, call, message in [
+        ("pk_with_bitmap_dv", lambda p: ps.rewrite_file_index(p, {"f0": "bitmap"}), "primary-key table"),
+        ("pk_with_bitmap_dv", lambda p: ps.delete_where(p, "f1 = 10"), "primary-key table"),
+        ("data_evolution_with_index", lambda p: ps.delete_where(p, "f2 = 12"), "data-evolution"),
+        ("append_with_bitmap", lambda p: ps.delete_where(p, "f1 = 10"), "deletion-vectors.enabled"),
+    ]:
+        copy = tmp_path / "fixtures" / name
+        if not copy.exists():
+            shutil.copytree(tables / f"{name}.db" / name, copy)
+        listing = sorted(p.relative_to(copy) for p in copy.rglob("*"))
+        with pytest.raises(TableError, match=message):
+            call(copy)
+        assert sorted(p.relative_to(copy) for p in copy.rglob("*")) == listing
+
+
+def test_racing_writers_one_wins_the_other_conflicts(java_tables: tuple[Path, dict],
+                                                     tmp_path: Path, monkeypatch: Any) -> None:
+    path = _copy(java_tables, tmp_path, "parted")
+    raced: list[Any] = []
+
+    def race(step: str) -> None:
+        if step == "snapshot" and not raced:     # the other writer commits in between
+            raced.append(None)
+            raced[0] = ps.delete_where(path, "name = 'n03'")
+
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", race)
+    listing_before = set(path.rglob("*"))
+    with pytest.raises(ps.CommitConflict, match="snapshot 4 was created by another writer"):
+        ps.rewrite_file_index(path, INDEXES, OPTIONS)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
+    assert raced[0].snapshot_id == 4
+    winner = set(path.rglob("*")) - listing_before
+    table = Table.open(path)
+    assert table.latest_snapshot_id() == 4 and not any(f.index_stored for f in table.data_files())
+    # the loser left nothing behind: every new file is the winner's
+    kinds = sorted(p.name.split("-")[0] if p.name != "snapshot-4" else p.name for p in winner)
+    assert kinds == ["index", "index", "manifest", "manifest", "snapshot-4"], winner
+    assert all(p.name.startswith("manifest-list-") for p in winner if p.name.startswith("manifest"))
+
+
+WRITER = textwrap.dedent("""
+    import os, signal, sys
+    import paimon_schema as ps
+    from paimon_schema import table_commit
+    path, operation, kill_at = sys.argv[1:]
+    steps = []
+    def hook(step):
+        steps.append(step)
+        if step == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+    table_commit.FAULT_HOOK = hook
+    if operation == "index":
+        ps.rewrite_file_index(path, {"name": "bitmap", "id": "bloom-filter"},
+                              {"file-index.bitmap.name.version": "1",
+                               "file-index.in-manifest-threshold": "1b"})
+    else:
+        ps.delete_where(path, "score < 30 OR name = 'n07'")
+    print(",".join(steps))
+""")
+
+
+@pytest.mark.parametrize("operation", ["index", "delete"])
+def test_writer_killed_at_every_step(java_tables: tuple[Path, dict], java_reference: Any,
+                                     tmp_path: Path, operation: str) -> None:
+    from paimon_schema.reference.java import read_table_request
+
+    source = _copy(java_tables, tmp_path, "parted", "source")
+    before = _state(source)
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER)
+    done = subprocess.run([sys.executable, str(script), str(source), operation, "-"],
+                          capture_output=True, text=True, check=True)
+    steps = done.stdout.strip().split(",")
+    assert steps[-3:] == ["snapshot-temp", "snapshot", "latest"] and len(steps) >= 6
+    after = _state(source)
+    assert after != before
+    requests, expected = [], []
+    for i, step in enumerate(steps):
+        path = _copy(java_tables, tmp_path, "parted", f"killed_{i}")
+        run = subprocess.run([sys.executable, str(script), str(path), operation, step],
+                             capture_output=True, text=True)
+        assert run.returncode == -signal.SIGKILL, run.stderr
+        # killed before the snapshot exists: as before; killed after: the whole commit
+        want = after if step == "latest" else before
+        state = _state(path)
+        assert state[1:] == want[1:], step
+        requests.append(read_table_request(path.parent.parent, "db", path.name))
+        expected.append(want[2])
+    for response, rows, step in zip(_java(java_reference, requests), expected, steps):
+        assert _java_rows(response) == rows, step
