@@ -38,6 +38,7 @@ import pyarrow.fs as pafs
 from paimon_schema import options as index_options
 from paimon_schema.errors import SchemaError
 from paimon_schema.indexes import build_index
+from paimon_schema.javaorder import java_map_order
 from paimon_schema.layouts.deletion_vectors import write_deletion_vectors
 from paimon_schema.layouts.file_index import FileIndexFile, write_file_index
 from paimon_schema.query import Predicate
@@ -49,7 +50,7 @@ from paimon_schema.table_commit import (CommitPlan, commit, create_new, fault, l
 __all__ = ["DeleteResult", "IndexTask", "RewriteResult", "build_container", "delete_where",
            "rewrite_file_index"]
 
-#: Paimon's index type names, in the order Java's writer puts them in a column's entries
+#: Paimon's index type names
 INDEX_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
 DEFAULT_IN_MANIFEST_THRESHOLD = 500
 READABLE_FORMATS = ("parquet", "orc")
@@ -122,8 +123,7 @@ def index_spec(schema: TableSchema, columns: Mapping[str, str | Sequence[str]] |
         for index_type in sorted(set(wanted[name]), key=_type_order):
             opts = {}
             for key in index_options.KNOWN[index_type]:
-                value = merged.get(f"file-index.{index_type}.{name}.{key}",
-                                   merged.get(f"file-index.{index_type}.{key}"))
+                value = merged.get(f"file-index.{index_type}.{name}.{key}")   # per column only, as Paimon
                 if value is not None:
                     opts[key] = value
             if dtype is None:
@@ -178,12 +178,10 @@ def build_container(task: IndexTask) -> bytes:
         column = built.setdefault(name, {})
         for index_type, opts in indexes:
             column[index_type] = build_index(index_type, data_type, values, **dict(opts))
-        built[name] = dict(sorted(column.items(), key=lambda kv: _order_or_last(kv[0])))
-    return write_file_index(built)
-
-
-def _order_or_last(index_type: str) -> int:
-    return INDEX_TYPES.index(index_type) if index_type in INDEX_TYPES else len(INDEX_TYPES)
+    # Java's writer keeps columns, and each column's indexes, in HashMaps keyed by name
+    return write_file_index({name: {t: built[name][t]
+                                    for t in java_map_order(list(built[name]), "string")}
+                             for name in java_map_order(list(built), "string")})
 
 
 def _read_columns(task: Any, names: Sequence[str]) -> pa.Table:

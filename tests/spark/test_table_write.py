@@ -29,6 +29,9 @@ INDEXES = {"name": "bitmap", "id": "bloom-filter"}
 OPTIONS = {"file-index.bitmap.name.version": "1", "file-index.bloom-filter.id.items": "2000",
            "file-index.bloom-filter.id.fpp": "0.001"}
 DELETE = "score < 30 OR name = 'n07'"
+#: the same indexes as table options, for Java's writer (Paimon 1.0 writes bitmap V1)
+JAVA_INDEXES = {"file-index.bitmap.columns": "name", "file-index.bloom-filter.columns": "id",
+                "file-index.bloom-filter.id.items": "2000", "file-index.bloom-filter.id.fpp": "0.001"}
 
 
 def _row(i: int) -> tuple:
@@ -55,7 +58,9 @@ def java_tables(java_reference: Any, tmp_path_factory: pytest.TempPathFactory) -
                             partition_keys=["dt"], options=options),
         write_table_request(root, "db", "bucketed", FIELDS, [rows[:600], rows[600:]],
                             partition_keys=["dt"],
-                            options={**options, "bucket": 2, "bucket-key": "id"})])
+                            options={**options, "bucket": 2, "bucket-key": "id"}),
+        write_table_request(root, "db", "indexed", FIELDS, [rows[:600], rows[600:]],
+                            partition_keys=["dt"], options={**options, **JAVA_INDEXES})])
     requests = []
     for name in ("parted", "bucketed"):
         files = {f.file_name: [p for p in range(f.row_count) if p % 7 == 3]
@@ -153,6 +158,31 @@ def test_java_reads_and_prunes_with_our_indexes_and_deletes(
     assert kept == [r for r in expected if r[1] == "n07"]
 
 
+@pytest.mark.parametrize("threshold", [None, "1mb"])
+def test_containers_equal_javas_writer(java_tables: tuple[Path, dict], tmp_path: Path,
+                                       threshold: str | None) -> None:
+    """Indexes added afterwards are the bytes Java's writer puts there when the options are
+    set from the start (same rows, same files), embedded or in sidecars alike."""
+    root, _ = java_tables
+    path = _copy(java_tables, tmp_path, "parted")
+    extra = {"file-index.in-manifest-threshold": threshold} if threshold else {}
+    ps.rewrite_file_index(path, None, {**JAVA_INDEXES, "file-index.bitmap.name.version": "1",
+                                       **extra})
+
+    def containers(table_dir: Path) -> list[tuple]:
+        table = Table.open(table_dir)
+        return sorted((f.partition_path, f.row_count, f.index_stored == "embedded",
+                       table.file_index_bytes(f)) for f in table.data_files())
+
+    ours, java = containers(path), containers(root / "db.db" / "indexed")
+    assert [c[:2] for c in ours] == [c[:2] for c in java]
+    assert [c[3] for c in ours] == [c[3] for c in java]
+    if threshold is None:
+        assert [c[2] for c in ours] == [c[2] for c in java]
+    else:
+        assert all(c[2] for c in ours)
+
+
 def test_delete_where_equals_javas_deletion_of_the_same_rows(
         java_tables: tuple[Path, dict], java_reference: Any, tmp_path: Path) -> None:
     """Bucketed table (one vector file per bucket): our vectors equal the ones Paimon's
@@ -218,7 +248,7 @@ def test_rewrite_keeps_other_indexes_and_never_overwrites_a_sidecar(
     for f in table.data_files():
         container = table.file_index(f)
         assert set(container.columns) == {"id", "name", "score"}
-        assert list(container.columns["id"]) == ["bloom-filter", "bsi", "range-bitmap"]
+        assert set(container.columns["id"]) == {"bloom-filter", "bsi", "range-bitmap"}
         old = ps.FileIndexFile.parse(before[f.file_name])
         assert container.columns["id"]["bloom-filter"] == old.columns["id"]["bloom-filter"]
         assert f.index_sidecar != sidecars[f.file_name]              # a new name

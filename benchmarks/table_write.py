@@ -1,0 +1,153 @@
+"""How long do `rewrite_file_index` (Python, and the Spark job) and `delete_where` take on a
+1M-row table?
+
+The table: an append table with `deletion-vectors.enabled` (unaware bucket, Parquet), 1M rows
+by default in 8 data files of one commit each (`id` BIGINT, `k` INT, `amount` DOUBLE,
+`tag` STRING of 5000 distinct values), written by pypaimon 2.1.0 (as `table_read.py`).
+
+Timed, best of `--repeat` interleaved runs, each on a fresh copy of the table (the copy is not
+timed), from the table directory to the committed snapshot:
+
+- `rewrite_file_index(t, {"tag": "bitmap", "id": "bloom-filter", "k": "bsi"})` in Python
+  (files built on one thread per CPU);
+- the same through `paimon_schema.spark.rewrite_file_index` (local[2], one Spark task per data
+  file; the session is started before timing);
+- `delete_where(t, "k < 100000")` (about 10 % of the rows: a vector for every file).
+
+No target: the ratio Spark job / Python is printed for scale (on one machine the job adds its
+task scheduling and the containers' trip to the driver; it pays off on a cluster). Each result
+is checked: every file has its index, and the delete leaves exactly the rows with k >= 100000.
+
+    python benchmarks/table_write.py [--rows 1000000] [--files 8] [--repeat 3] [--no-spark]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+import paimon_schema as ps
+from paimon_schema.spark import read_arrow
+from paimon_schema.table import Table
+
+DATABASE, NAME = "bench", "t"
+INDEXES = {"tag": "bitmap", "id": "bloom-filter", "k": "bsi"}
+DELETE = "k < 100000"
+
+
+def build(warehouse: Path, rows: int, files: int, seed: int = 5) -> Path:
+    """pypaimon writes the table, one commit (one data file) per `files`."""
+    from pypaimon import CatalogFactory, Schema
+
+    rng = np.random.default_rng(seed)
+    tags = pa.array([f"tag-{i:04d}" for i in range(5000)])
+    data = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
+                     "k": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int32)),
+                     "amount": pa.array(rng.random(rows) * 1000),
+                     "tag": tags.take(pa.array(rng.integers(0, len(tags), rows)))})
+    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
+    catalog.create_database(DATABASE, True)
+    options = {"bucket": "-1", "deletion-vectors.enabled": "true", "file.format": "parquet"}
+    catalog.create_table(f"{DATABASE}.{NAME}",
+                         Schema.from_pyarrow_schema(data.schema, options=options), False)
+    table = catalog.get_table(f"{DATABASE}.{NAME}")
+    bounds = np.linspace(0, rows, files + 1).astype(int)
+    for start, stop in zip(bounds[:-1], bounds[1:]):
+        builder = table.new_batch_write_builder()
+        write, commit = builder.new_write(), builder.new_commit()
+        try:
+            write.write_arrow(data.slice(start, stop - start))
+            commit.commit(write.prepare_commit())
+        finally:
+            write.close()
+            commit.close()
+    return warehouse / f"{DATABASE}.db" / NAME
+
+
+def spark_session() -> object:
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    from pyspark.sql import SparkSession
+
+    session = (SparkSession.builder.master("local[2]").appName("table-write-bench")
+               .config("spark.driver.host", "127.0.0.1")
+               .config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.ui.showConsoleProgress", "false")
+               .config("spark.python.worker.reuse", "true").getOrCreate())
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--files", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-spark", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="table-write-bench-") as tmp:
+        base = build(Path(tmp) / "base", args.rows, args.files)
+        rows_kept = read_arrow(base, f"NOT ({DELETE})").num_rows
+        spark = None if args.no_spark else spark_session()
+        copies = iter(range(10**6))
+
+        def fresh() -> Path:
+            target = Path(tmp) / f"copy{next(copies)}" / f"{DATABASE}.db" / NAME
+            shutil.copytree(base, target)
+            return target
+
+        def python() -> float:
+            path = fresh()
+            start = time.perf_counter()
+            result = ps.rewrite_file_index(path, INDEXES)
+            took = time.perf_counter() - start
+            assert result.files == args.files
+            assert all(f.index_stored for f in Table.open(path).data_files())
+            return took
+
+        def spark_job() -> float:
+            from paimon_schema import spark as ps_spark
+
+            path = fresh()
+            start = time.perf_counter()
+            result = ps_spark.rewrite_file_index(spark, str(path), INDEXES)
+            took = time.perf_counter() - start
+            assert result.files == args.files
+            return took
+
+        def delete() -> float:
+            path = fresh()
+            start = time.perf_counter()
+            result = ps.delete_where(path, DELETE)
+            took = time.perf_counter() - start
+            assert read_arrow(path).num_rows == rows_kept == args.rows - result.rows_deleted
+            return took
+
+        runs: dict[str, Callable[[], float]] = {"rewrite_file_index (Python)": python}
+        if spark is not None:
+            runs["rewrite_file_index (Spark job)"] = spark_job
+        runs["delete_where"] = delete
+        times = {name: float("inf") for name in runs}
+        for _ in range(args.repeat):                  # interleaved rounds, best of each
+            for name, fn in runs.items():
+                times[name] = min(times[name], fn())
+        print(f"{args.rows:,} rows in {args.files} files; indexes {INDEXES}; delete {DELETE!r}")
+        for name, seconds in times.items():
+            print(f"  {name:32s} {seconds * 1000:9.0f} ms")
+        if spark is not None:
+            ratio = times["rewrite_file_index (Spark job)"] / times["rewrite_file_index (Python)"]
+            print(f"  Spark job / Python: {ratio:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
