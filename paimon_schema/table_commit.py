@@ -301,7 +301,9 @@ def _snapshot_document(table: Table, base: Snapshot, base_list: str, base_size: 
     }
     if index_manifest is None:
         del document["indexManifest"]
-    skip = {"uuid", "changelogManifestListSize"}
+    if "uuid" in previous:                    # newer Paimons name each snapshot
+        document["uuid"] = str(uuid.uuid4())
+    skip = {"uuid", "changelogManifestListSize", "writerVersion"}     # not ours to repeat
     for key, value in previous.items():
         if key not in document and key not in skip:
             document[key] = value

@@ -185,23 +185,28 @@ def build_container(task: IndexTask) -> bytes:
 
 
 def _read_columns(task: Any, names: Sequence[str]) -> pa.Table:
-    with task.filesystem.open_input_file(task.path) as source:
-        if task.format == "parquet":
-            import pyarrow.parquet as pq
+    try:
+        with task.filesystem.open_input_file(task.path) as source:
+            if task.format == "parquet":
+                import pyarrow.parquet as pq
 
-            return pq.read_table(source, columns=list(names))
-        if task.format == "orc":
-            import pyarrow.orc as orc
+                return pq.read_table(source, columns=list(names))
+            if task.format == "orc":
+                import pyarrow.orc as orc
 
-            return orc.ORCFile(source).read(columns=list(names))
+                return orc.ORCFile(source).read(columns=list(names))
+    except (OSError, pa.ArrowException) as exc:
+        raise TableError(f"data file {task.path} cannot be read: {exc}") from exc
     raise TableError(f"{task.path}: {task.format} data files are not supported")
 
 
 def _values(column: pa.ChunkedArray) -> Any:
-    """The column as `build_index` takes it: a numpy array for null-free numbers (the fast
-    paths), else plain Python values."""
+    """The column as `build_index` takes it: a numpy array for null-free numbers and strings
+    (the fast paths), else plain Python values."""
     array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-    if array.null_count == 0 and (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)):
+    if array.null_count == 0 and (pa.types.is_integer(array.type) or pa.types.is_floating(array.type)
+                                  or pa.types.is_string(array.type)
+                                  or pa.types.is_large_string(array.type)):
         return array.to_numpy(zero_copy_only=False)
     return array.to_pylist()
 
@@ -384,11 +389,18 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
 
     def positions(task: Any) -> np.ndarray:
         found, offset = [], 0
-        for batch in _file_batches(task, BATCH_ROWS):
-            rows = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
-            data = pa.Table.from_batches([evolve(batch, task)]).append_column(_POSITION, pa.array(rows))
-            found.append(data.filter(expression).column(_POSITION).to_numpy())
-            offset += batch.num_rows
+        try:
+            for batch in _file_batches(task, BATCH_ROWS):
+                rows = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
+                data = pa.Table.from_batches([evolve(batch, task)]).append_column(
+                    _POSITION, pa.array(rows))
+                found.append(data.filter(expression).column(_POSITION).to_numpy())
+                offset += batch.num_rows
+        except (OSError, pa.ArrowException) as exc:
+            raise TableError(f"data file {task.path} cannot be read: {exc}") from exc
+        if offset != task.row_count:
+            raise TableError(f"{task.path} has {offset} rows, its manifest entry says "
+                             f"{task.row_count}")
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
     workers = max(1, min(len(plan.tasks), os.cpu_count() or 1))

@@ -22,6 +22,8 @@ from paimon_schema import table_commit
 from paimon_schema.spark import read_arrow
 from paimon_schema.table import Table, TableError
 
+from oracles import import_oracle
+
 FIELDS = [("id", "BIGINT"), ("name", "STRING"), ("score", "DOUBLE"), ("dt", "STRING")]
 TYPES = dict(FIELDS)
 # bitmap V1: the Paimon 1.0 reader here reads no V2 bitmap (and knows no bsi / range-bitmap)
@@ -302,12 +304,19 @@ def test_refusals_name_the_problem_and_change_nothing(java_tables: tuple[Path, d
         ps.rewrite_file_index(path)
     with pytest.raises(ps.SchemaError, match="no column 'nope'"):
         ps.delete_where(path, "nope = 1")
-    import fsspec
-
+    fsspec: Any = import_oracle("fsspec")
     with pytest.raises(TableError, match="atomic create"):
         ps.delete_where(Table.open(path, fsspec.filesystem("file")), DELETE)
     assert _state(path) == before
     assert sorted(p.relative_to(path) for p in path.rglob("*")) == listing
+    broken = _copy(java_tables, tmp_path, "parted", "broken")
+    Path(Table.open(broken).data_files()[0].path).write_bytes(b"not parquet")
+    listing = sorted(p.relative_to(broken) for p in broken.rglob("*"))
+    for call in (lambda: ps.rewrite_file_index(broken, INDEXES, OPTIONS),
+                 lambda: ps.delete_where(broken, DELETE)):
+        with pytest.raises(TableError, match="data file .* cannot be read"):
+            call()
+    assert sorted(p.relative_to(broken) for p in broken.rglob("*")) == listing
 
     tables = shared_fixtures / "paimon-cpp" / "tables" / "parquet"
     for name, call, message in [
@@ -400,3 +409,44 @@ def test_writer_killed_at_every_step(java_tables: tuple[Path, dict], java_refere
         expected.append(want[2])
     for response, rows, step in zip(_java(java_reference, requests), expected, steps):
         assert _java_rows(response) == rows, step
+
+
+def test_pypaimon_table_indexed_and_deleted(java_reference: Any, tmp_path: Path) -> None:
+    """The user of the issue: pypaimon writes a table (no file index); we index and delete;
+    pypaimon, Java and our reader then read the same rows, and the index prunes."""
+    import numpy as np
+    import pyarrow as pa
+
+    from paimon_schema.reference.java import read_table_request
+
+    pypaimon: Any = import_oracle("pypaimon")
+    rng = np.random.default_rng(3)
+    data = pa.table({"id": pa.array(np.arange(6000, dtype=np.int64)),
+                     "k": pa.array(rng.integers(0, 1000, 6000, dtype=np.int32)),
+                     "tag": pa.array([f"t{i % 300}" for i in range(6000)])})
+    catalog = pypaimon.CatalogFactory.create({"warehouse": str(tmp_path)})
+    catalog.create_database("py", True)
+    catalog.create_table("py.t", pypaimon.Schema.from_pyarrow_schema(
+        data.schema, options={"bucket": "-1", "deletion-vectors.enabled": "true"}), False)
+    table = catalog.get_table("py.t")
+    for start in (0, 2000, 4000):
+        builder = table.new_batch_write_builder()
+        write, commit = builder.new_write(), builder.new_commit()
+        write.write_arrow(data.slice(start, 2000))
+        commit.commit(write.prepare_commit())
+        write.close()
+        commit.close()
+    path = tmp_path / "py.db" / "t"
+    ps.rewrite_file_index(path, {"tag": "bitmap", "id": "bloom-filter"},
+                          {"file-index.bitmap.tag.version": "1"})
+    deleted = ps.delete_where(path, "k < 100 OR tag = 't7'")
+    expected = sorted(r["id"] for r in data.to_pylist() if not (r["k"] < 100 or r["tag"] == "t7"))
+    assert deleted.rows_deleted == 6000 - len(expected)
+    builder = catalog.get_table("py.t").new_read_builder()
+    theirs = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+    assert sorted(theirs.column("id").to_pylist()) == expected
+    assert sorted(read_arrow(path).column("id").to_pylist()) == expected
+    (java,) = _java(java_reference, [read_table_request(tmp_path, "py", "t")])
+    assert sorted(r[1] for r in java["rows"]) == expected
+    _, stats = read_arrow(path, "tag = 't7x'", with_stats=True)
+    assert stats.files_skipped_by_index == 3
