@@ -34,7 +34,8 @@ import pyarrow.fs as pafs
 from paimon_schema.binary_row import encode_binary_row
 from paimon_schema.table import ADD, DELETE, Snapshot, Table, TableError, decode_binary_row
 
-__all__ = ["CommitConflict", "CommitPlan", "commit", "FAULT_HOOK"]
+__all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "commit", "create_new",
+           "live_index_entries", "local_path"]
 
 COMPACT = "COMPACT"
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1         # Java's BatchWriteBuilder.COMMIT_IDENTIFIER
@@ -182,10 +183,7 @@ def commit(table: Table, plan: CommitPlan) -> Snapshot:
         return _commit(table, root, plan)
     except BaseException:
         for path in reversed(plan.written):
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
+            _unlink_quietly(path)
         raise
 
 
@@ -223,7 +221,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
 
     index_manifest = base.index_manifest
     if plan.index_added or plan.index_removed:
-        live = _live_index_entries(table, base)
+        live = live_index_entries(table, base)
         entries = [e for e in live if _index_key(e) not in plan.index_removed]
         missing = plan.index_removed - {_index_key(e) for e in live}
         if missing:
@@ -243,6 +241,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
     temp = os.path.join(snapshot_dir, f".snapshot-{new_id}.{names.uuid}.tmp")
     fault("snapshot-temp")
     create_new(temp, json.dumps(document, indent=2).encode(), plan.written)
+    _sync_directories(plan.written)           # every name the snapshot reaches is durable
     fault("snapshot")
     try:
         os.link(temp, target)
@@ -251,11 +250,29 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
             f"commit conflict on {table.path}: snapshot {new_id} was created by another writer "
             f"after this commit read snapshot {base.id}; nothing was changed (read the table "
             f"again and retry)") from None
-    os.unlink(temp)
-    plan.written.clear()                      # published: nothing to clean up any more
+    plan.written.clear()                      # published: nothing may be removed any more
+    _unlink_quietly(temp)
+    _sync_directories([target])
     fault("latest")
     _write_hint(snapshot_dir, "LATEST", str(new_id), names.uuid)
     return Snapshot.from_json(document)
+
+
+def _sync_directories(paths: Iterable[str]) -> None:
+    """fsync the directories holding `paths`, so their new names survive a crash."""
+    for directory in sorted({os.path.dirname(p) for p in paths}):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _write_hint(directory: str, name: str, text: str, token: str) -> None:
@@ -266,10 +283,7 @@ def _write_hint(directory: str, name: str, text: str, token: str) -> None:
         create_new(temp, text.encode())
         os.replace(temp, os.path.join(directory, name))
     except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
+        _unlink_quietly(temp)
 
 
 def _snapshot_document(table: Table, base: Snapshot, base_list: str, base_size: int,
@@ -314,7 +328,7 @@ def _index_key(entry: dict) -> tuple[bytes, int, str, str]:
     return (bytes(entry["_PARTITION"]), entry["_BUCKET"], entry["_INDEX_TYPE"], entry["_FILE_NAME"])
 
 
-def _live_index_entries(table: Table, snapshot: Snapshot) -> list[dict]:
+def live_index_entries(table: Table, snapshot: Snapshot) -> list[dict]:
     """The snapshot's index-manifest entries folded ADD/DELETE, as raw records."""
     if not snapshot.index_manifest:
         return []
@@ -325,11 +339,6 @@ def _live_index_entries(table: Table, snapshot: Snapshot) -> list[dict]:
         else:
             live.pop(_index_key(entry), None)
     return list(live.values())
-
-
-def live_index_entries(table: Table, snapshot: Snapshot) -> list[dict]:
-    """Public form of the index fold for writers (raw Avro records)."""
-    return _live_index_entries(table, snapshot)
 
 
 def _manifest_meta(name: str, size: int, entries: Iterable[dict], partition_types: list[str],

@@ -26,7 +26,7 @@ from __future__ import annotations
 import os
 import posixpath
 import uuid
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +36,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema import options as index_options
-from paimon_schema.errors import SchemaError
+from paimon_schema.errors import FormatError, SchemaError
 from paimon_schema.indexes import build_index
 from paimon_schema.javaorder import java_map_order
 from paimon_schema.layouts.deletion_vectors import write_deletion_vectors
@@ -158,7 +158,8 @@ class IndexTask:
     row_count: int
     #: (column name in the file, its type, ((index type, options), ...))
     columns: tuple[tuple[str, str, tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]], ...]
-    kept: bytes | None          # the old container, whose other entries stay
+    #: the old container (embedded bytes, or its sidecar's path), whose other entries stay
+    kept: bytes | str | None
 
 
 def build_container(task: IndexTask) -> bytes:
@@ -171,7 +172,17 @@ def build_container(task: IndexTask) -> bytes:
                          f"{task.row_count}")
     built: dict[str, dict[str, bytes | None]] = {}
     if task.kept is not None:
-        for name, indexes in FileIndexFile.parse(task.kept).columns.items():
+        previous = task.kept
+        if isinstance(previous, str):
+            with task.filesystem.open_input_file(previous) as f:
+                previous = f.read()
+        try:
+            kept = FileIndexFile.parse(previous)
+        except FormatError as exc:
+            raise FormatError(f"the file index of {task.path} is corrupt (rewrite it with "
+                              f"replace=True): {exc.reason}", offset=exc.offset,
+                              path=exc.path) from exc
+        for name, indexes in kept.columns.items():
             built[name] = dict(indexes)
     for name, data_type, indexes in task.columns:
         values = _values(table.column(name))
@@ -270,8 +281,13 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
                 continue                  # added after this file was written: no values
             columns_.append((old.name, old.type if isinstance(old.type, str) else str(old.type),
                              tuple((t, tuple(sorted(o.items()))) for t, o in indexes.items())))
+        if not columns_:
+            continue                      # none of the columns existed when it was written
         fs, path = tab.filesystem_for(data_file.path)
-        kept = None if replace else tab.file_index_bytes(data_file)
+        kept: bytes | str | None = None
+        if not replace:
+            sidecar = data_file.index_sidecar
+            kept = tab.filesystem_for(sidecar)[1] if sidecar else data_file.embedded_index
         task = IndexTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
                          tuple(columns_), kept)
         items.append(RewriteItem(entry, data_file, task))

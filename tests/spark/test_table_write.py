@@ -260,6 +260,9 @@ def test_rewrite_keeps_other_indexes_and_never_overwrites_a_sidecar(
     assert {f.file_name: table.file_index_bytes(f) for f in table.data_files(4)} == before
     result, stats = read_arrow(path, "score > 1000 OR name = 'n07x'", with_stats=True)
     assert result.num_rows == 0 and stats.files_skipped_by_index == 3
+    Path(table.data_files()[0].index_sidecar).write_bytes(b"not a file index")
+    with pytest.raises(ps.FormatError, match="is corrupt .*replace=True"):
+        ps.rewrite_file_index(path, {"name": "bitmap"})
     replaced = ps.rewrite_file_index(path, {"name": "bitmap"}, replace=True)
     table = Table.open(path)
     assert all(set(table.file_index(f).columns) == {"name"} for f in table.data_files())
