@@ -2,7 +2,8 @@
 snapshot file, created atomically so a concurrent commit is never overwritten.
 
 Java's `FileStoreCommitImpl` in what a reader sees: the new snapshot's base manifest list holds
-the previous snapshot's base and delta manifests, its delta list the one manifest of this
+the previous snapshot's base and delta manifests (merged into one manifest of the live files
+once there are `manifest.merge-min-count` of them), its delta list the one manifest of this
 commit's ADD/DELETE entries; the index manifest holds the live index entries (all ADD) after
 this commit's index changes. Avro schemas are Paimon's current ones (a superset of older
 Paimons': the 1.0 reader reads them), zstd unless `manifest.compression` says otherwise.
@@ -39,6 +40,7 @@ __all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "commit", "create_new",
 
 COMPACT = "COMPACT"
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1         # Java's BatchWriteBuilder.COMMIT_IDENTIFIER
+MERGE_MIN_COUNT = 30                        # Paimon's manifest.merge-min-count default
 
 #: A test hook called with a step name before each file of a commit is written (and before
 #: the snapshot is linked and the hint updated): fault injection kills the writer there.
@@ -208,6 +210,17 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
 
     previous = table._avro(table._join("manifest", base.base_manifest_list)) + \
         table._avro(table._join("manifest", base.delta_manifest_list))
+    if len(previous) >= int(schema.option("manifest.merge-min-count", MERGE_MIN_COUNT)):
+        # Java's full compaction of manifests: the live files in one manifest, so that a table
+        # written by many commits still plans from few files
+        live = table.live_entries(base)
+        if live:
+            name = names("manifest")
+            merged = live
+            size = write_avro("merged-manifest", name, MANIFEST_ENTRY_SCHEMA, merged)
+            previous = [_manifest_meta(name, size, merged, partition_types, schema.id)]
+        else:
+            previous = []
     delta_metas = []
     if plan.data_entries:
         name = names("manifest")

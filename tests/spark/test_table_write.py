@@ -269,6 +269,32 @@ def test_rewrite_keeps_other_indexes_and_never_overwrites_a_sidecar(
     assert replaced.snapshot_id == 6
 
 
+def test_manifests_merge_after_merge_min_count(java_tables: tuple[Path, dict],
+                                               java_reference: Any, tmp_path: Path) -> None:
+    """Many commits do not pile up manifests: at `manifest.merge-min-count` the live files
+    are merged into one manifest, as Java's commit does; Java still reads the table."""
+    import json
+
+    from paimon_schema.reference.java import read_table_request
+
+    _, reads = java_tables
+    path = _copy(java_tables, tmp_path, "parted")
+    schema_file = path / "schema" / "schema-0"           # as ALTER TABLE ... SET would
+    schema = json.loads(schema_file.read_text())
+    schema["options"]["manifest.merge-min-count"] = "4"
+    schema_file.write_text(json.dumps(schema))
+    counts = []
+    for i in range(4):
+        ps.rewrite_file_index(path, {"name": "bitmap"}, OPTIONS, replace=i % 2 == 0)
+        table = Table.open(path)
+        snapshot = table.snapshot()
+        counts.append(len(table._avro(table._join("manifest", snapshot.base_manifest_list))))
+    assert counts == [2, 3, 1, 2]          # 2 from Java, +1 per commit, merged at 4
+    assert len(Table.open(path).data_files()) == 3
+    (response,) = _java(java_reference, [read_table_request(path.parent.parent, "db", path.name)])
+    assert _java_rows(response) == reads["parted"] == _rows(read_arrow(path))
+
+
 def test_where_selects_partitions(java_tables: tuple[Path, dict], tmp_path: Path) -> None:
     path = _copy(java_tables, tmp_path, "parted")
     result = ps.rewrite_file_index(path, {"name": "bitmap"}, where="dt = 'd2'")
@@ -360,6 +386,38 @@ def test_racing_writers_one_wins_the_other_conflicts(java_tables: tuple[Path, di
     kinds = sorted(p.name.split("-")[0] if p.name != "snapshot-4" else p.name for p in winner)
     assert kinds == ["index", "index", "manifest", "manifest", "snapshot-4"], winner
     assert all(p.name.startswith("manifest-list-") for p in winner if p.name.startswith("manifest"))
+
+
+def test_concurrent_writers_lose_no_update(java_tables: tuple[Path, dict], tmp_path: Path) -> None:
+    """Four threads delete different rows at once, each retrying on CommitConflict: every
+    snapshot id is taken exactly once and no deletion is lost."""
+    import threading
+
+    _, reads = java_tables
+    path = _copy(java_tables, tmp_path, "parted")
+    names = ["n01", "n02", "n05", "n12"]
+    barrier = threading.Barrier(len(names))
+    outcome: dict[str, tuple[int, int]] = {}
+
+    def writer(name: str) -> None:
+        barrier.wait()
+        conflicts = 0
+        while True:
+            try:
+                result = ps.delete_where(path, col("name") == name)
+                outcome[name] = (result.snapshot_id, conflicts)
+                return
+            except ps.CommitConflict:
+                conflicts += 1
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in names]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(sid for sid, _ in outcome.values()) == [4, 5, 6, 7]
+    assert _rows(read_arrow(path)) == [r for r in reads["parted"] if r[1] not in names]
+    assert not list((path / "snapshot").glob(".*"))       # no temporary file left behind
 
 
 WRITER = textwrap.dedent("""
