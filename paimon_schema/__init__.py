@@ -22,14 +22,20 @@ from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.results import IndexResult
 
 
-def __getattr__(name: str):
-    """`rewrite_file_index`, `delete_where` and `CommitConflict` need the `table`
-    dependencies (pyarrow, fastavro): imported on first use."""
-    if name in ("rewrite_file_index", "delete_where", "CommitConflict"):
-        from paimon_schema import table_commit, table_write
+#: writers that need the `table` dependencies (pyarrow, fastavro): imported on first use
+_WRITERS = {"rewrite_file_index": "paimon_schema.table.file_index_rewrite",
+            "delete_where": "paimon_schema.table.delete",
+            "CommitConflict": "paimon_schema.table.commit"}
 
-        return getattr(table_write, name, None) or getattr(table_commit, name)
-    raise AttributeError(f"module 'paimon_schema' has no attribute {name!r}")
+
+def __getattr__(name: str) -> object:
+    module = _WRITERS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'paimon_schema' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
 
 __all__ = [
     "IndexResult",

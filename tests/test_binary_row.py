@@ -10,8 +10,8 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from paimon_schema.binary_row import encode_binary_row
-from paimon_schema.table import Table, decode_binary_row
+from paimon_schema.table.binary_row import encode_binary_row
+from paimon_schema.table.metadata import Table, decode_binary_row
 
 
 def test_fixture_partitions_round_trip(shared_fixtures: Path) -> None:

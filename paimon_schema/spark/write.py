@@ -9,8 +9,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_schema.query import Predicate
-from paimon_schema.table_write import (RewriteResult, build_container, commit_rewrite,
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.table.file_index_rewrite import (RewriteResult, build_container, commit_rewrite,
                                        plan_rewrite)
 
 __all__ = ["rewrite_file_index"]
@@ -19,7 +19,7 @@ __all__ = ["rewrite_file_index"]
 def rewrite_file_index(spark: Any, table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
                        options: Mapping[str, Any] | None = None,
                        where: Predicate | str | None = None, *, replace: bool = False) -> RewriteResult:
-    """`paimon_schema.table_write.rewrite_file_index` with one Spark task per data file: the
+    """`paimon_schema.table.file_index_rewrite.rewrite_file_index` with one Spark task per data file: the
     executors read the files and build the containers, the driver collects them (the
     containers only, a few KB to a few MB each), writes sidecars and commits."""
     plan = plan_rewrite(table, columns, options, where, replace=replace)

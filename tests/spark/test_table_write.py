@@ -18,7 +18,7 @@ import pytest
 
 import paimon_schema as ps
 from paimon_schema import col
-from paimon_schema import table_commit
+from paimon_schema.table import commit as table_commit
 from paimon_schema.spark import read_arrow
 from paimon_schema.table import Table, TableError
 
@@ -48,7 +48,7 @@ def java_tables(java_reference: Any, tmp_path_factory: pytest.TempPathFactory) -
     """Two append tables with deletion vectors and no index, written by Java (1000 rows in
     two commits, partition dt): `parted` (bucket -1) and `bucketed` (2 buckets), each with
     vectors Java already deleted; and Java's read of each: {name: sorted rows}."""
-    from paimon_schema.reference.java import (decode_rows, delete_positions_request,
+    from paimon_schema.selfcheck.reference.java import (decode_rows, delete_positions_request,
                                               read_table_request, run_table_ops,
                                               write_table_request)
 
@@ -92,19 +92,19 @@ def _deleted(row: tuple) -> bool:
 
 
 def _java(java_reference: Any, requests: list[dict]) -> list[dict]:
-    from paimon_schema.reference.java import run_table_ops
+    from paimon_schema.selfcheck.reference.java import run_table_ops
 
     return run_table_ops(java_reference, requests)
 
 
 def _java_rows(response: dict) -> list[tuple]:
-    from paimon_schema.reference.java import decode_rows
+    from paimon_schema.selfcheck.reference.java import decode_rows
 
     return sorted(r[1:] for r in decode_rows(response, list(TYPES.values())))
 
 
 def _scan(path: Path, where: Any, **options: str) -> dict:
-    from paimon_schema.reference.java import scan_table_request
+    from paimon_schema.selfcheck.reference.java import scan_table_request
 
     return scan_table_request(path.parent.parent, "db", path.name, where, TYPES, options)
 
@@ -112,7 +112,7 @@ def _scan(path: Path, where: Any, **options: str) -> dict:
 @pytest.mark.parametrize("stored", ["embedded", "sidecar"])
 def test_java_reads_and_prunes_with_our_indexes_and_deletes(
         java_tables: tuple[Path, dict], java_reference: Any, tmp_path: Path, stored: str) -> None:
-    from paimon_schema.reference.java import read_table_request
+    from paimon_schema.selfcheck.reference.java import read_table_request
 
     _, reads = java_tables
     path = _copy(java_tables, tmp_path, "parted")
@@ -189,7 +189,7 @@ def test_delete_where_equals_javas_deletion_of_the_same_rows(
         java_tables: tuple[Path, dict], java_reference: Any, tmp_path: Path) -> None:
     """Bucketed table (one vector file per bucket): our vectors equal the ones Paimon's
     AppendDeletionFileMaintainer writes when told the same complete positions."""
-    from paimon_schema.reference.java import delete_positions_request, read_table_request
+    from paimon_schema.selfcheck.reference.java import delete_positions_request, read_table_request
 
     _, reads = java_tables
     ours = _copy(java_tables, tmp_path, "bucketed")
@@ -275,7 +275,7 @@ def test_manifests_merge_after_merge_min_count(java_tables: tuple[Path, dict],
     are merged into one manifest, as Java's commit does; Java still reads the table."""
     import json
 
-    from paimon_schema.reference.java import read_table_request
+    from paimon_schema.selfcheck.reference.java import read_table_request
 
     _, reads = java_tables
     path = _copy(java_tables, tmp_path, "parted")
@@ -423,7 +423,7 @@ def test_concurrent_writers_lose_no_update(java_tables: tuple[Path, dict], tmp_p
 WRITER = textwrap.dedent("""
     import os, signal, sys
     import paimon_schema as ps
-    from paimon_schema import table_commit
+    from paimon_schema.table import commit as table_commit
     path, operation, kill_at = sys.argv[1:]
     steps = []
     def hook(step):
@@ -444,7 +444,7 @@ WRITER = textwrap.dedent("""
 @pytest.mark.parametrize("operation", ["index", "delete"])
 def test_writer_killed_at_every_step(java_tables: tuple[Path, dict], java_reference: Any,
                                      tmp_path: Path, operation: str) -> None:
-    from paimon_schema.reference.java import read_table_request
+    from paimon_schema.selfcheck.reference.java import read_table_request
 
     source = _copy(java_tables, tmp_path, "parted", "source")
     before = _state(source)
@@ -478,7 +478,7 @@ def test_pypaimon_table_indexed_and_deleted(java_reference: Any, tmp_path: Path)
     import numpy as np
     import pyarrow as pa
 
-    from paimon_schema.reference.java import read_table_request
+    from paimon_schema.selfcheck.reference.java import read_table_request
 
     pypaimon: Any = import_oracle("pypaimon")
     rng = np.random.default_rng(3)

@@ -1018,7 +1018,7 @@ def scan_table_request(
 
 
 def _encode_filter(predicate: Any, types: Mapping[str, str]) -> dict[str, Any]:
-    from paimon_schema.query import And, Leaf, Or
+    from paimon_schema.query.predicate import And, Leaf, Or
 
     if isinstance(predicate, (And, Or)):
         return {"and" if isinstance(predicate, And) else "or":

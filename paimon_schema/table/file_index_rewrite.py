@@ -1,96 +1,45 @@
-"""Write to an existing Paimon table without the JVM: file indexes for its data files
-(`rewrite_file_index`) and row deletes as deletion vectors (`delete_where`), each published
-as one new snapshot by `table_commit.commit`.
+"""`rewrite_file_index`: file indexes for the data files of an existing append table, built
+without the JVM and published as one new snapshot (`commit.commit`).
 
-`rewrite_file_index` does what Paimon's `rewrite_file_index` procedure does: for each live
-data file it builds the configured indexes from the file's rows (the file's own schema names
-and types the columns, as Java's writer would have), puts the container in the manifest entry
-when it is at most `file-index.in-manifest-threshold` bytes (Paimon's default 500) or else in
-a new `.index` sidecar listed in the entry's extra files, and commits a COMPACT snapshot that
-deletes each old entry and adds it again with the new index. Index entries the call does not
-rebuild are kept (`replace=True` drops them). An old sidecar is never overwritten: older
-snapshots still read it, so a rebuilt one gets a new name (`<file>-1.index`, ... as Java).
-
-`delete_where` does what Paimon's DELETE does on an append table with
-`deletion-vectors.enabled`: the rows matching the predicate (Spark SQL semantics: a NULL
-comparison deletes nothing) join each file's deletion vector; per partition and bucket one new
-deletion-vector index file holds every vector of that bucket, replacing the index files it
-supersedes in the index manifest; the commit is COMPACT, as Java's.
-
-Only append tables stored as Parquet or ORC on a local filesystem are written; anything else
-raises `TableError` naming what is not supported, before any file is written.
+What Paimon's `rewrite_file_index` procedure does: for each live data file the configured
+indexes are built from the file's rows (the file's own schema names and types the columns, as
+Java's writer would have), the container goes into the manifest entry when it is at most
+`file-index.in-manifest-threshold` bytes (Paimon's default 500), else into a new `.index`
+sidecar listed in the entry's extra files; the COMPACT commit deletes each old entry and adds
+it again with the new index. Index entries the call does not rebuild are kept (`replace=True`
+drops them). An old sidecar is never overwritten: older snapshots still read it, so a rebuilt
+one gets a new name (`<file>-1.index`, ... as Java). Containers are Java's bytes: columns and
+index types in Java's HashMap order.
 """
 
 from __future__ import annotations
 
 import os
-import posixpath
-import uuid
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from paimon_schema import options as index_options
-from paimon_schema.errors import FormatError, SchemaError
-from paimon_schema.indexes import build_index
-from paimon_schema.javaorder import java_map_order
-from paimon_schema.layouts.deletion_vectors import write_deletion_vectors
+from paimon_schema.layouts.bitmap_index.javaorder import java_map_order
 from paimon_schema.layouts.file_index import FileIndexFile, write_file_index
-from paimon_schema.query import Predicate
-from paimon_schema.table import (ADD, DELETE, DELETION_VECTORS, DataFile, Snapshot, Table,
-                                 TableError, TableSchema)
-from paimon_schema.table_commit import (CommitPlan, commit, create_new, fault, live_index_entries,
-                                        local_path)
+from paimon_schema.layouts.registry import build_index
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.table import predicates as preds
+from paimon_schema.table.commit import (CommitPlan, check_format, commit, create_new, fault,
+                                        remove_quietly, where_predicate, writable)
+from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
+from paimon_schema.values import options as index_options
+from paimon_schema.values.errors import FormatError, SchemaError
 
-__all__ = ["DeleteResult", "IndexTask", "RewriteResult", "build_container", "delete_where",
-           "rewrite_file_index"]
+__all__ = ["IndexTask", "RewritePlan", "RewriteResult", "build_container", "commit_rewrite",
+           "index_spec", "plan_rewrite", "rewrite_file_index"]
 
 #: Paimon's index type names
 INDEX_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
 DEFAULT_IN_MANIFEST_THRESHOLD = 500
-READABLE_FORMATS = ("parquet", "orc")
-_POSITION = "__paimon_schema_position"
-
-
-# ------------------------------------------------------------------------------ checks
-
-def writable(table: Any, *, deletion_vectors: bool = False) -> tuple[Table, Snapshot, TableSchema]:
-    """The table, its latest snapshot and schema, or TableError for a table these writers
-    do not support."""
-    tab = Table.open(table)
-    local_path(tab)
-    schema = tab.schema()
-    if schema.primary_keys:
-        raise TableError(f"{tab.path} is a primary-key table (keys {', '.join(schema.primary_keys)}): "
-                         f"only append tables can be written here")
-    if schema.data_evolution:
-        raise TableError(f"{tab.path} is a data-evolution table: writing it is not supported")
-    if deletion_vectors and not schema.deletion_vectors:
-        raise TableError(f"{tab.path} does not have 'deletion-vectors.enabled' = 'true': its rows "
-                         f"cannot be deleted by deletion vectors")
-    snap = tab.snapshot()
-    if snap is None:
-        raise TableError(f"{tab.path} has no snapshot yet: there is nothing to write to")
-    return tab, snap, schema
-
-
-def _check_format(data_file: DataFile) -> None:
-    if data_file.format not in READABLE_FORMATS:
-        raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
-                         f"(only {', '.join(READABLE_FORMATS)})")
-
-
-def _where(where: Predicate | str | None) -> Predicate | None:
-    if isinstance(where, str):
-        from paimon_schema.spark.predicates import parse_sql
-
-        return parse_sql(where)
-    return where
 
 
 # ------------------------------------------------------------------------------ index specs
@@ -254,11 +203,9 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
                  options: Mapping[str, Any] | None = None, where: Predicate | str | None = None,
                  *, replace: bool = False) -> RewritePlan:
     """One `IndexTask` per live data file (of the partitions `where` selects)."""
-    from paimon_schema.spark import predicates as preds
-
     tab, snap, schema = writable(table)
     spec, threshold = index_spec(schema, columns, options)
-    where = _where(where)
+    where = where_predicate(where)
     if where is not None:
         preds.check_columns(where, schema)
         outside = {leaf.column for leaf in preds.leaves(where)} - set(schema.partition_keys)
@@ -272,7 +219,7 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
         data_file = tab.data_file(entry, snap_schema)
         if where is not None and preds.partition_verdict(where, data_file.partition) is False:
             continue
-        _check_format(data_file)
+        check_format(data_file)
         file_schema = tab.schema(data_file.schema_id)
         columns_ = []
         for name, indexes in spec.items():
@@ -344,7 +291,7 @@ def commit_rewrite(plan: RewritePlan, containers: Sequence[bytes]) -> RewriteRes
             commit_plan.data_entries.append({**item.entry, "_KIND": ADD, "_FILE": meta})
     except BaseException:
         for path in commit_plan.written:
-            _unlink_quietly(path)
+            remove_quietly(path)
         raise
     snapshot = commit(plan.table, commit_plan)
     return RewriteResult(snapshot.id, len(plan.items), embedded, tuple(sidecars),
@@ -369,153 +316,3 @@ def _write_sidecar(tab: Table, data_file: DataFile, container: bytes, written: l
         except FileExistsError:
             continue
     raise TableError(f"no free sidecar name for {data_file.path}")
-
-
-def _unlink_quietly(path: str) -> None:
-    try:
-        os.unlink(path)
-    except OSError:
-        pass
-
-
-# ------------------------------------------------------------------------------ delete_where
-
-@dataclass(frozen=True)
-class DeleteResult:
-    """What `delete_where` did: the new snapshot (None when no row was deleted), the rows
-    newly deleted, the data files whose vectors changed, the index files written."""
-
-    snapshot_id: int | None
-    rows_deleted: int
-    files: int
-    index_files: tuple[str, ...]
-
-
-def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None = None
-                      ) -> tuple[Any, dict[tuple[str, int, str], np.ndarray]]:
-    """(the read plan, {(partition path, bucket, file name): positions matching `where`}),
-    files pruned by partition and index as a read would (deleted rows included)."""
-    from paimon_schema.spark import predicates as preds
-    from paimon_schema.spark.merge import BATCH_ROWS, _file_batches, evolve, plan_read
-
-    where = _where(where)
-    plan = plan_read(table, where, snapshot, columns=[], with_filter_columns=True)
-    expression = preds.to_arrow(where, plan.schema)
-    out = {}
-
-    def positions(task: Any) -> np.ndarray:
-        found, offset = [], 0
-        try:
-            for batch in _file_batches(task, BATCH_ROWS):
-                rows = np.arange(offset, offset + batch.num_rows, dtype=np.int64)
-                data = pa.Table.from_batches([evolve(batch, task)]).append_column(
-                    _POSITION, pa.array(rows))
-                found.append(data.filter(expression).column(_POSITION).to_numpy())
-                offset += batch.num_rows
-        except (OSError, pa.ArrowException) as exc:
-            raise TableError(f"data file {task.path} cannot be read: {exc}") from exc
-        if offset != task.row_count:
-            raise TableError(f"{task.path} has {offset} rows, its manifest entry says "
-                             f"{task.row_count}")
-        return np.concatenate(found) if found else np.zeros(0, np.int64)
-
-    workers = max(1, min(len(plan.tasks), os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers, thread_name_prefix="paimon-delete") as pool:
-        for task, found in zip(plan.tasks, pool.map(positions, plan.tasks)):
-            if len(found):
-                out[(task.partition_path, task.bucket, task.file_name)] = found
-    return plan, out
-
-
-def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
-    """Delete the rows matching `where` (a `ps.col` predicate or a Spark SQL condition) from
-    an append table with deletion vectors, as one new snapshot; see the module doc."""
-    from pyroaring import BitMap, BitMap64
-
-    tab, snap, schema = writable(table, deletion_vectors=True)
-    if where is None:
-        raise SchemaError("delete_where needs a predicate (deleting every row is not offered)")
-    for data_file in tab.data_files(snap):
-        _check_format(data_file)
-    _, matches = deleted_positions(tab, where, snap.id)
-    bitmap64 = schema.flag("deletion-vectors.bitmap64")
-    snap_schema = tab.schema(snap.schema_id)
-    with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
-    entries = {}
-    for entry in tab.live_entries(snap):
-        f = tab.data_file(entry, snap_schema)
-        key = (f.partition_path, f.bucket, f.file_name)
-        entries[key] = (entry, with_dvs[key])
-    changed: dict[tuple[bytes, int], dict[str, Any]] = {}
-    rows_deleted = 0
-    for key, positions in matches.items():
-        entry, data_file = entries[key]
-        old = tab.deletion_vector(data_file) if data_file.deletion_file else None
-        new = (BitMap64 if bitmap64 or (len(positions) and positions.max() >= 2**31) else BitMap)(
-            positions.astype(np.uint64) if bitmap64 else positions.astype(np.uint32))
-        merged = new | old if old is not None else new
-        added = len(merged) - (len(old) if old is not None else 0)
-        if added == 0:
-            continue
-        rows_deleted += added
-        changed.setdefault((bytes(entry["_PARTITION"]), entry["_BUCKET"]), {})[data_file.file_name] = merged
-    if not changed:
-        return DeleteResult(None, 0, 0, ())
-    commit_plan = CommitPlan(snap)
-    written_names = []
-    live_names: dict[tuple[bytes, int], set[str]] = {}
-    for e, f in entries.values():
-        live_names.setdefault((bytes(e["_PARTITION"]), e["_BUCKET"]), set()).add(f.file_name)
-    index_entries = [e for e in live_index_entries(tab, snap) if e["_INDEX_TYPE"] == DELETION_VECTORS]
-    try:
-        for (partition, bucket), updates in changed.items():
-            vectors: dict[str, Any] = {}
-            for entry in index_entries:
-                if bytes(entry["_PARTITION"]) != partition or entry["_BUCKET"] != bucket:
-                    continue
-                commit_plan.index_removed.add((partition, bucket, DELETION_VECTORS, entry["_FILE_NAME"]))
-                index_file = tab._index_file(entry, snap_schema)
-                for name, offset, length, cardinality in index_file.dv_ranges:
-                    if name in live_names[(partition, bucket)] and name not in updates:
-                        vectors[name] = _read_vector(tab, index_file.path, offset, length)
-            vectors.update(updates)
-            data, ranges = write_deletion_vectors(vectors, bitmap64=bitmap64)
-            name = f"index-{uuid.uuid4()}-0"
-            directory = _index_dir(tab, snap_schema, entries, partition, bucket)
-            fault("deletion-vectors")
-            os.makedirs(directory, exist_ok=True)
-            create_new(os.path.join(directory, name), data, commit_plan.written)
-            written_names.append(name)
-            commit_plan.index_added.append({
-                "_VERSION": 1, "_KIND": ADD, "_PARTITION": partition, "_BUCKET": bucket,
-                "_INDEX_TYPE": DELETION_VECTORS, "_FILE_NAME": name, "_FILE_SIZE": len(data),
-                "_ROW_COUNT": len(vectors),
-                "_DELETIONS_VECTORS_RANGES": [
-                    {"f0": n, "f1": ranges[n][0], "f2": ranges[n][1], "_CARDINALITY": len(v)}
-                    for n, v in vectors.items()],
-                "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None})
-    except BaseException:
-        for path in commit_plan.written:
-            _unlink_quietly(path)
-        raise
-    snapshot = commit(tab, commit_plan)
-    return DeleteResult(snapshot.id, rows_deleted, sum(len(u) for u in changed.values()),
-                        tuple(written_names))
-
-
-def _read_vector(tab: Table, path: str, offset: int, length: int) -> Any:
-    from paimon_schema.layouts.deletion_vectors import read_deletion_vector
-
-    chunk = tab.read_bytes(path, offset, length + 8)
-    return read_deletion_vector(chunk, 0, length)
-
-
-def _index_dir(tab: Table, schema: TableSchema, entries: Mapping, partition: bytes,
-               bucket: int) -> str:
-    """Where Paimon puts a new index file: `index/`, or the bucket's data directory with
-    `index-file-in-data-file-dir`."""
-    if schema.flag("index-file-in-data-file-dir"):
-        for entry, data_file in entries.values():
-            if bytes(entry["_PARTITION"]) == partition and entry["_BUCKET"] == bucket:
-                return posixpath.dirname(data_file.path)
-    return os.path.join(tab.path, "index")

@@ -17,8 +17,8 @@ import struct
 from collections.abc import Sequence
 from typing import Any
 
-from paimon_schema.errors import SchemaError
-from paimon_schema.types import DataType
+from paimon_schema.values.errors import SchemaError
+from paimon_schema.values.types import DataType
 
 __all__ = ["encode_binary_row"]
 

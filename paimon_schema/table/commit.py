@@ -32,15 +32,18 @@ from typing import Any
 import fastavro
 import pyarrow.fs as pafs
 
-from paimon_schema.binary_row import encode_binary_row
-from paimon_schema.table import ADD, DELETE, Snapshot, Table, TableError, decode_binary_row
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.table.binary_row import encode_binary_row
+from paimon_schema.table.metadata import (ADD, DELETE, DataFile, Snapshot, Table, TableError,
+                                          TableSchema, decode_binary_row)
 
-__all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "commit", "create_new",
-           "live_index_entries", "local_path"]
+__all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "check_format", "commit", "create_new",
+           "live_index_entries", "local_path", "remove_quietly", "where_predicate", "writable"]
 
 COMPACT = "COMPACT"
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1         # Java's BatchWriteBuilder.COMMIT_IDENTIFIER
 MERGE_MIN_COUNT = 30                        # Paimon's manifest.merge-min-count default
+READABLE_FORMATS = ("parquet", "orc")
 
 #: A test hook called with a step name before each file of a commit is written (and before
 #: the snapshot is linked and the hint updated): fault injection kills the writer there.
@@ -118,6 +121,42 @@ _CODECS = {"zstd": "zstandard", "zstandard": "zstandard", "snappy": "snappy",
            "deflate": "deflate", "none": "null", "null": "null"}
 
 
+# ------------------------------------------------------------------------------ what writers check
+
+def writable(table: Any, *, deletion_vectors: bool = False) -> tuple[Table, Snapshot, TableSchema]:
+    """The table, its latest snapshot and schema, or TableError for a table these writers
+    do not support."""
+    tab = Table.open(table)
+    local_path(tab)
+    schema = tab.schema()
+    if schema.primary_keys:
+        raise TableError(f"{tab.path} is a primary-key table (keys {', '.join(schema.primary_keys)}): "
+                         f"only append tables can be written here")
+    if schema.data_evolution:
+        raise TableError(f"{tab.path} is a data-evolution table: writing it is not supported")
+    if deletion_vectors and not schema.deletion_vectors:
+        raise TableError(f"{tab.path} does not have 'deletion-vectors.enabled' = 'true': its rows "
+                         f"cannot be deleted by deletion vectors")
+    snap = tab.snapshot()
+    if snap is None:
+        raise TableError(f"{tab.path} has no snapshot yet: there is nothing to write to")
+    return tab, snap, schema
+
+
+def check_format(data_file: DataFile) -> None:
+    if data_file.format not in READABLE_FORMATS:
+        raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
+                         f"(only {', '.join(READABLE_FORMATS)})")
+
+
+def where_predicate(where: Predicate | str | None) -> Predicate | None:
+    if isinstance(where, str):
+        from paimon_schema.query.sql import parse_sql
+
+        return parse_sql(where)
+    return where
+
+
 @dataclass
 class CommitPlan:
     """What one commit changes: data-manifest entries (raw Avro records: an old entry with
@@ -185,7 +224,7 @@ def commit(table: Table, plan: CommitPlan) -> Snapshot:
         return _commit(table, root, plan)
     except BaseException:
         for path in reversed(plan.written):
-            _unlink_quietly(path)
+            remove_quietly(path)
         raise
 
 
@@ -264,7 +303,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
             f"after this commit read snapshot {base.id}; nothing was changed (read the table "
             f"again and retry)") from None
     plan.written.clear()                      # published: nothing may be removed any more
-    _unlink_quietly(temp)
+    remove_quietly(temp)
     _sync_directories([target])
     fault("latest")
     _write_hint(snapshot_dir, "LATEST", str(new_id), names.uuid)
@@ -281,7 +320,8 @@ def _sync_directories(paths: Iterable[str]) -> None:
             os.close(fd)
 
 
-def _unlink_quietly(path: str) -> None:
+def remove_quietly(path: str) -> None:
+    """Remove a file this writer made, if it is still there."""
     try:
         os.unlink(path)
     except OSError:
@@ -296,7 +336,7 @@ def _write_hint(directory: str, name: str, text: str, token: str) -> None:
         create_new(temp, text.encode())
         os.replace(temp, os.path.join(directory, name))
     except OSError:
-        _unlink_quietly(temp)
+        remove_quietly(temp)
 
 
 def _snapshot_document(table: Table, base: Snapshot, base_list: str, base_size: int,
