@@ -34,6 +34,7 @@ from paimon_schema.values.errors import SchemaError
 __all__ = ["DeleteResult", "delete_where", "deleted_positions"]
 
 _POSITION = "__paimon_schema_position"
+MAX_32_BIT_POSITION = 2**31 - 1
 
 
 @dataclass(frozen=True)
@@ -88,12 +89,12 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
     tab, snap, schema = writable(table, deletion_vectors=True)
     if where is None:
         raise SchemaError("delete_where needs a predicate (deleting every row is not offered)")
-    for data_file in tab.data_files(snap):
+    with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
+    for data_file in with_dvs.values():
         check_format(data_file)
     _, matches = deleted_positions(tab, where, snap.id)
     bitmap64 = schema.flag("deletion-vectors.bitmap64")
     snap_schema = tab.schema(snap.schema_id)
-    with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
     entries = {}
     for entry in tab.live_entries(snap):
         f = tab.data_file(entry, snap_schema)
@@ -103,9 +104,13 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
     rows_deleted = 0
     for key, positions in matches.items():
         entry, data_file = entries[key]
+        if not bitmap64 and positions.max() > MAX_32_BIT_POSITION:
+            raise TableError(f"{data_file.path}: row {positions.max()} does not fit a 32-bit "
+                             f"deletion vector (set 'deletion-vectors.bitmap64' = 'true')")
+        new = BitMap64(positions.astype(np.uint64)) if bitmap64 else BitMap(positions.astype(np.uint32))
         old = tab.deletion_vector(data_file) if data_file.deletion_file else None
-        new = (BitMap64 if bitmap64 or (len(positions) and positions.max() >= 2**31) else BitMap)(
-            positions.astype(np.uint64) if bitmap64 else positions.astype(np.uint32))
+        if old is not None and type(old) is not type(new):
+            old = type(new)(old)
         merged = new | old if old is not None else new
         added = len(merged) - (len(old) if old is not None else 0)
         if added == 0:
@@ -127,7 +132,7 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
                 if bytes(entry["_PARTITION"]) != partition or entry["_BUCKET"] != bucket:
                     continue
                 commit_plan.index_removed.add((partition, bucket, DELETION_VECTORS, entry["_FILE_NAME"]))
-                index_file = tab._index_file(entry, snap_schema)
+                index_file = tab.index_file(entry, snap_schema)
                 for name, offset, length, cardinality in index_file.dv_ranges:
                     if name in live_names[(partition, bucket)] and name not in updates:
                         vectors[name] = _read_vector(tab, index_file.path, offset, length)

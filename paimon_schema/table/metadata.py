@@ -593,9 +593,14 @@ class Table:
                                   path="_KIND")
         return [entry for entry in live.values() if entry["_KIND"] == ADD]
 
-    def data_file(self, entry: dict, schema: TableSchema | None = None) -> DataFile:
-        """The `DataFile` of a raw manifest entry (without its deletion vector)."""
-        return self._data_file(entry, schema or self.schema(entry["_FILE"]["_SCHEMA_ID"]))
+    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+        """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
+        the snapshot's."""
+        return self._data_file(entry, schema)
+
+    def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
+        """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
+        return self._index_file(entry, schema)
 
     def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
         yield from self._manifest_entries(snap.base_manifest_list)
