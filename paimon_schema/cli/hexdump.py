@@ -106,30 +106,3 @@ def _show(value: Any, size: int) -> str:
         return f"{value} (0x{value:x})"
     return repr(value)
 
-
-def parse_layout(layout: str, data: bytes, data_type: str | None = None) -> KaitaiStruct:
-    """`data` parsed by the generated parser of a CLI layout name (index blobs need the
-    column's data type, which decides their key encoding)."""
-    from paimon_schema.generated.bitmap_index import BitmapIndex
-    from paimon_schema.generated.bloom_filter import BloomFilter
-    from paimon_schema.generated.bsi_index import BsiIndex
-    from paimon_schema.generated.deletion_vectors import DeletionVectors
-    from paimon_schema.generated.file_index import FileIndex
-    from paimon_schema.generated.hash_index import HashIndex
-    from paimon_schema.generated.range_bitmap import RangeBitmap
-    from paimon_schema.layouts import paimon_common as keys
-    from paimon_schema.runtime import kaitai as parsing
-
-    plain = {"file-index": FileIndex, "dv": DeletionVectors, "hash": HashIndex,
-             "bloom-filter": BloomFilter, "bsi": BsiIndex}
-    if layout in plain:
-        return parsing.parse(plain[layout], data)
-    if data_type is None:
-        raise ValueError(f"a {layout} blob needs its column's data type")
-    if layout == "bitmap":
-        kind = int(keys.bitmap_keys(data_type).kind)
-        return parsing.parse(lambda io: BitmapIndex(kind, io), data)
-    if layout == "range-bitmap":
-        kind = int(keys.range_bitmap_keys(data_type).kind)
-        return parsing.parse(lambda io: RangeBitmap(kind, io), data)
-    raise ValueError(f"no hex dump for layout {layout!r}")

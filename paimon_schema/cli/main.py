@@ -31,7 +31,6 @@ from paimon_schema.cli.presenters import (
     Types,
     UsageError,
     count,
-    detect,
     dump_json,
     dump_lines,
     format_error_lines,
@@ -41,11 +40,12 @@ from paimon_schema.cli.presenters import (
     read_bytes,
     warnings_of,
 )
+from paimon_schema.layouts import registry
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
 
-LAYOUT_CHOICES = ("auto", "file-index", *INDEX_TYPES, "dv", "hash")
+LAYOUT_CHOICES = ("auto", *registry.LAYOUTS)
 MAX_ECHO = 200          # characters of the query echoed under its result
 
 EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
@@ -122,7 +122,7 @@ def _parsed(path: str, parse: Callable[[bytes], Any]) -> tuple[bytes, Any]:
 
 def load_container(path: str) -> ps.FileIndexFile:
     def parse(data: bytes) -> ps.FileIndexFile:
-        if detect(data) != "file-index":
+        if registry.detect(data) != "file-index":
             raise UsageError(f"{path}: query needs a file-index container (no container magic)")
         return ps.FileIndexFile.parse(data)
 
@@ -275,13 +275,13 @@ def cmd_dump(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 def _hex_dump(args: argparse.Namespace, out: TextIO) -> int:
     """Every field with its offset, raw bytes and value, as the generated parser reads it."""
     data = read_bytes(args.file)
-    name = detect(data) if args.layout == "auto" else args.layout
+    name = registry.detect(data) if args.layout == "auto" else args.layout
     if name is None:
         raise UsageError("cannot tell the layout: pass --layout")
     types = types_of(args)
     if name in INDEX_TYPES and types.data_type is None:
         raise UsageError(f"a {name} blob needs --type (its column's data type)")
-    for line in hexdump.render(hexdump.parse_layout(name, data, types.data_type), data):
+    for line in hexdump.render(registry.parse_generated(name, data, types.data_type), data):
         print(line, file=out)
     return EXIT_OK
 

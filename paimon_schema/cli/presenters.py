@@ -20,14 +20,10 @@ import numpy as np
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema.generated.deletion_vectors import DeletionVectors
-from paimon_schema.layouts import file_index
-from paimon_schema.layouts.registry import READERS
+from paimon_schema.layouts import registry
+from paimon_schema.layouts.registry import INDEX_TYPES, detect
 from paimon_schema.values.types import DataType
 
-INDEX_TYPES = ("bitmap", "bloom-filter", "bsi", "range-bitmap")
-CONTAINER_MAGIC = file_index.MAGIC.to_bytes(8, "big")
-DV_MAGICS = tuple(int(m.value).to_bytes(4, "big") for m in DeletionVectors.BinMagic)
 MAX_RANGES = 20
 RANGES_CHUNK = 1 << 22  # positions turned into one numpy array at most
 MAX_HASHES = 32
@@ -465,7 +461,7 @@ def parse_container(data: bytes, types: Types) -> Container:
         if e.blob is None:
             continue
         data_type = types.of(e.column)
-        if e.index_type not in READERS:
+        if e.index_type not in INDEX_TYPES:
             unknown.append(_blob_name(e))
         elif data_type is None:
             untyped.append(repr(e.column))
@@ -567,7 +563,7 @@ def _hash_json(hashes: np.ndarray) -> dict[str, Any]:
     return {"count": len(hashes), "hashes": hashes.tolist()}
 
 
-LAYOUTS: dict[str, Layout] = {
+_PRESENTERS: dict[str, Layout] = {
     "dv": Layout("dv", lambda data, _: ps.DeletionVectorFile.parse(data),
                  _dv_text, _dv_json, _dv_summary),
     "file-index": Layout("file-index", parse_container, _container_text, _container_json,
@@ -583,18 +579,12 @@ LAYOUTS: dict[str, Layout] = {
     "range-bitmap": _index_layout("range-bitmap", _range_text, _range_json, _range_summary,
                                   _range_check),
 }
+#: How each layout of the registry is shown, in the registry's order (a layout without a
+#: presenter fails here, at import).
+LAYOUTS: dict[str, Layout] = {name: _PRESENTERS[name] for name in registry.LAYOUTS}
 
 
 # -- choosing a layout --------------------------------------------------------------------------
-
-
-def detect(data: bytes) -> str | None:
-    """The layout of a file that carries a signature, or None (hash index, index blobs)."""
-    if data[:8] == CONTAINER_MAGIC:
-        return "file-index"
-    if data == b"\x01" or (data[:1] == b"\x01" and data[5:9] in DV_MAGICS):
-        return "dv"
-    return None
 
 
 def resolve(name: str, data: bytes, types: Types) -> Layout:

@@ -34,6 +34,15 @@ MAX_POSITION_64 = 0x7FFF_FFFE_8000_0000     # Java's Bitmap64DeletionVector limi
 #: Java writes every high key up to the largest; past this many the dense form is refused.
 MAX_BUCKETS_64 = 1 << 24
 
+_MAGICS = tuple(int(m).to_bytes(4, "big") for m in Bitmap)
+
+
+def has_signature(data: bytes | memoryview) -> bool:
+    """Whether `data` is a deletion-vector file by its look: the version byte alone (no bins),
+    or followed by a bin whose magic is known."""
+    head = bytes(data[:9])
+    return head == b"\x01" or (head[:1] == b"\x01" and head[5:9] in _MAGICS)
+
 
 @dataclass(frozen=True)
 class DeletionVectorBin:

@@ -26,6 +26,11 @@ VERSION = int(FileIndex.Version.v1)
 FIXED_HEAD = 8 + 4 + 4 + 4 + 4
 
 
+def has_signature(data: bytes | memoryview) -> bool:
+    """Whether `data` starts with the container's magic number."""
+    return bytes(data[:8]) == MAGIC.to_bytes(8, "big")
+
+
 @dataclass(frozen=True)
 class IndexEntry:
     """One head entry: where the blob of one index of one column lies (`offset` -1: empty)."""

@@ -1,27 +1,113 @@
-"""The four file indexes by Paimon's type names: `open_index` reads a blob, `build_index`
-writes one."""
+"""The one list of layouts: every formats/*.ksy file Paimon writes on its own, by Paimon's name.
+
+`open_index` and `build_index` read it for the four file indexes, the command line for its
+layout choices and presenters, and the hex dump for the generated parser of each layout. A new
+layout is added here once and everything that lists layouts follows (test_house.py checks the
+CLI has a presenter for each).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from kaitaistruct import KaitaiStream, KaitaiStruct
+
+from paimon_schema.generated.bitmap_index import BitmapIndex
+from paimon_schema.generated.bloom_filter import BloomFilter
+from paimon_schema.generated.bsi_index import BsiIndex
+from paimon_schema.generated.deletion_vectors import DeletionVectors
+from paimon_schema.generated.file_index import FileIndex
+from paimon_schema.generated.hash_index import HashIndex
+from paimon_schema.generated.range_bitmap import RangeBitmap
+from paimon_schema.layouts import deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
 from paimon_schema.layouts.bsi_index import BsiIndexReader, build_bsi
 from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
+from paimon_schema.runtime import kaitai
 from paimon_schema.values import options
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.results import FileIndexReader
 from paimon_schema.values.types import DataType
 
-#: index type name -> reader factory `(blob, data_type) -> FileIndexReader`
-READERS: dict[str, Callable[[bytes, DataType], FileIndexReader]] = {
-    "bitmap": BitmapIndexReader.open,
-    "bloom-filter": BloomFilterIndexReader.open,
-    "bsi": BsiIndexReader.open,
-    "range-bitmap": RangeBitmapIndexReader.open,
-}
+Parser = Callable[[KaitaiStream], KaitaiStruct]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """One layout: its spec, its generated parser and, for a file index, its reader and writer."""
+
+    name: str                                            # Paimon's name for it
+    spec: str                                            # formats/<spec>.ksy
+    parser: Callable[[DataType | None], Parser]          # the generated parser (keyed: for a type)
+    keyed: bool = False                                  # key encoding depends on the column type
+    open: Callable[[bytes, DataType], FileIndexReader] | None = None      # file indexes only
+    build: Callable[[DataType | str, Iterable[Any], Mapping[str, Any]], bytes] | None = None
+    options: tuple[str, ...] = ()                        # `build_index` options, Paimon's names
+    signature: Callable[[bytes], bool] | None = None     # files that say what they are
+
+    @property
+    def is_index(self) -> bool:
+        return self.open is not None
+
+
+def _plain(root: Callable[[KaitaiStream], KaitaiStruct]) -> Callable[[DataType | None], Parser]:
+    return lambda data_type: root
+
+
+def _keyed(root: Callable[[int, KaitaiStream], KaitaiStruct],
+           codec: Callable[[DataType], paimon_common.KeyCodec]) -> Callable[[DataType | None], Parser]:
+    def parser(data_type: DataType | None) -> Parser:
+        if data_type is None:
+            raise SchemaError("this index blob needs its column's data type")
+        kind = int(codec(data_type).kind)
+        return lambda io: root(kind, io)
+    return parser
+
+
+def _build_bitmap(data_type: DataType | str, values: Iterable[Any], given: Mapping[str, Any]) -> bytes:
+    return build_bitmap_index(data_type, values,
+                              version=options.integer(given.get("version", 2), "version"),
+                              index_block_size=options.memory_size(given.get("index-block-size", "16kb")))
+
+
+def _build_bloom(data_type: DataType | str, values: Iterable[Any], given: Mapping[str, Any]) -> bytes:
+    return build_bloom_filter(data_type, values,
+                              items=options.integer(given.get("items", 1_000_000), "items"),
+                              fpp=options.number(given.get("fpp", 0.1), "fpp"))
+
+
+#: Every layout by name, in the order the command line lists them.
+LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
+    Layout("dv", "deletion_vectors", _plain(DeletionVectors),
+           signature=deletion_vectors.has_signature),
+    Layout("file-index", "file_index", _plain(FileIndex), signature=file_index.has_signature),
+    Layout("hash", "hash_index", _plain(HashIndex)),
+    Layout("bitmap", "bitmap_index", _keyed(BitmapIndex, paimon_common.bitmap_keys), keyed=True,
+           open=BitmapIndexReader.open, build=_build_bitmap, options=("version", "index-block-size")),
+    Layout("bloom-filter", "bloom_filter", _plain(BloomFilter), open=BloomFilterIndexReader.open,
+           build=_build_bloom, options=("items", "fpp")),
+    Layout("bsi", "bsi_index", _plain(BsiIndex), open=BsiIndexReader.open,
+           build=lambda data_type, values, given: build_bsi(data_type, values)),
+    Layout("range-bitmap", "range_bitmap", _keyed(RangeBitmap, paimon_common.range_bitmap_keys),
+           keyed=True, open=RangeBitmapIndexReader.open,
+           build=lambda data_type, values, given: build_range_bitmap(data_type, values,
+                                                                     chunk_size=given.get("chunk-size")),
+           options=("chunk-size",)),
+]}
+
+#: The file indexes, by the index type names of Paimon's containers.
+INDEX_TYPES: tuple[str, ...] = tuple(name for name, layout in LAYOUTS.items() if layout.is_index)
+
+
+def index_layout(index_type: str) -> Layout:
+    """The file index named `index_type`; SchemaError for another name."""
+    layout = LAYOUTS.get(index_type)
+    if layout is None or not layout.is_index:
+        raise SchemaError(f"unknown index type {index_type!r} (known: {', '.join(sorted(INDEX_TYPES))})")
+    return layout
 
 
 def open_index(index_type: str, blob: bytes, data_type: str | DataType) -> FileIndexReader:
@@ -31,11 +117,9 @@ def open_index(index_type: str, blob: bytes, data_type: str | DataType) -> FileI
     FormatError for malformed bytes.
     """
     dtype = DataType.parse(data_type)
-    try:
-        factory = READERS[index_type]
-    except KeyError:
-        raise SchemaError(f"unknown index type {index_type!r} (known: {', '.join(sorted(READERS))})") from None
-    return factory(bytes(blob), dtype)
+    layout = index_layout(index_type)
+    assert layout.open is not None
+    return layout.open(bytes(blob), dtype)
 
 
 def build_index(index_type: str, data_type: str | DataType, values: Iterable[Any], **opts: Any) -> bytes:
@@ -44,16 +128,21 @@ def build_index(index_type: str, data_type: str | DataType, values: Iterable[Any
     Options take Paimon's names (`index-block-size`) or Python keywords (`index_block_size`),
     with Paimon's units ("16kb").
     """
-    given = options.normalize(index_type, opts)
-    if index_type == "bitmap":
-        version = options.integer(given.get("version", 2), "version")
-        block = given.get("index-block-size", "16kb")
-        return build_bitmap_index(data_type, values, version=version,
-                                  index_block_size=options.memory_size(block))
-    if index_type == "bloom-filter":
-        return build_bloom_filter(data_type, values,
-                                  items=options.integer(given.get("items", 1_000_000), "items"),
-                                  fpp=options.number(given.get("fpp", 0.1), "fpp"))
-    if index_type == "bsi":
-        return build_bsi(data_type, values)
-    return build_range_bitmap(data_type, values, chunk_size=given.get("chunk-size"))
+    layout = index_layout(index_type)
+    assert layout.build is not None
+    return layout.build(data_type, values, options.normalize(index_type, layout.options, opts))
+
+
+def detect(data: bytes) -> str | None:
+    """The layout of a file that carries a signature, or None (hash index, index blobs)."""
+    return next((name for name, layout in LAYOUTS.items()
+                 if layout.signature is not None and layout.signature(data)), None)
+
+
+def parse_generated(name: str, data: bytes | memoryview, data_type: str | DataType | None = None
+                    ) -> KaitaiStruct:
+    """`data` parsed by the generated parser of layout `name` (a keyed index blob needs its
+    column's data type, which decides the key encoding)."""
+    layout = LAYOUTS[name]
+    dtype = DataType.parse(data_type) if layout.keyed and data_type is not None else None
+    return kaitai.parse(layout.parser(dtype), data)

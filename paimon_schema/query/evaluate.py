@@ -14,7 +14,7 @@ from typing import Any
 from pyroaring import BitMap, BitMap64
 
 from paimon_schema.layouts.file_index import FileIndexFile
-from paimon_schema.layouts.registry import READERS, open_index
+from paimon_schema.layouts.registry import INDEX_TYPES, open_index
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.positions import as_array, fresh_bitmap
@@ -82,7 +82,7 @@ class _Readers:
             data_type = _data_type(self.row_type, column) if indexes else None
             opened = []
             for index_type, blob in indexes.items():
-                if index_type not in READERS:
+                if index_type not in INDEX_TYPES:
                     continue
                 path, offset = _blob_location(self.container, column, index_type)
                 try:

@@ -28,9 +28,9 @@ import numpy as np
 import pyarrow as pa
 import xxhash
 
+from paimon_schema.query import sql
 from paimon_schema.query.masks import keep_mask, row_mask
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.query import sql
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task

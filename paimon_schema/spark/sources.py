@@ -23,7 +23,7 @@ import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-from paimon_schema.layouts.registry import READERS, open_index
+from paimon_schema.layouts.registry import INDEX_TYPES, open_index
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
 from paimon_schema.table.merge import plan_read, read_task
@@ -301,7 +301,7 @@ def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) 
     """(row_count, distinct_values, null_count[, values]) of one index; None where the index
     does not record it (a bloom filter records none of them)."""
     empty = (None, None, None) + ((None,) if values else ())
-    if blob is None or data_type is None or index_type not in READERS:
+    if blob is None or data_type is None or index_type not in INDEX_TYPES:
         return empty
     reader = open_index(index_type, blob, data_type)
     if index_type == "bloom-filter":

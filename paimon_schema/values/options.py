@@ -17,15 +17,6 @@ _UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1
           "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}
 _SIZE = re.compile(r"\s*(\d+)\s*([a-zA-Z]*)\s*")
 
-#: the options each index type takes
-KNOWN: dict[str, tuple[str, ...]] = {
-    "bitmap": ("version", "index-block-size"),
-    "bloom-filter": ("items", "fpp"),
-    "bsi": (),
-    "range-bitmap": ("chunk-size",),
-}
-
-
 def memory_size(value: object) -> int:
     """Paimon's `MemorySize.parse`: a number and a binary unit, e.g. "16kb" = 16384."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -38,11 +29,8 @@ def memory_size(value: object) -> int:
     return int(match[1]) * _UNITS[match[2].lower()]
 
 
-def normalize(index_type: str, options: Mapping[str, Any]) -> dict[str, Any]:
-    """Options keyed by Paimon's names; SchemaError for one the index type does not take."""
-    known = KNOWN.get(index_type)
-    if known is None:
-        raise SchemaError(f"unknown index type {index_type!r} (known: {', '.join(KNOWN)})")
+def normalize(index_type: str, known: tuple[str, ...], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Options keyed by Paimon's names; SchemaError for one not `known` to the index type."""
     result = {}
     for key, value in options.items():
         name = key.replace("_", "-")

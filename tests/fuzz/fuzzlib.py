@@ -35,6 +35,7 @@ from pyroaring import BitMap
 import paimon_schema as ps
 from paimon_schema.cli import main as cli_main
 from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.registry import INDEX_TYPES
 
 #: The ../shared/fixtures folder beside the checkout (same as tests/conftest.py).
 SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
@@ -42,7 +43,6 @@ SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 MAX_SEED = 64 * 1024
 
 LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring")
-INDEX_TYPES = ("bitmap", "bloom-filter", "bsi", "range-bitmap")
 
 
 # ----------------------------------------------------------------------------------- seeds

@@ -34,7 +34,7 @@ from paimon_schema.generated.roaring_bitmap import RoaringBitmap
 
 import paimon_schema as ps
 from paimon_schema.layouts.paimon_common import bitmap_keys, range_bitmap_keys
-from paimon_schema.layouts.registry import READERS
+from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.runtime import kaitai as parsing
 
 
@@ -167,7 +167,7 @@ def container_blobs(seed: Seed) -> list[tuple[int, Seed]]:
     return [(i, Seed(f"{seed.name}#{e.column}/{e.index_type}", e.index_type, e.blob,
                      data_type=row_type[e.column]))
             for i, e in enumerate(ps.FileIndexFile.parse(seed.data).entries)
-            if e.blob is not None and e.index_type in READERS and e.column in row_type]
+            if e.blob is not None and e.index_type in INDEX_TYPES and e.column in row_type]
 
 
 def replace_blob(seed: Seed, entry: int, blob: bytes) -> bytes:

@@ -1,0 +1,114 @@
+"""The house rules of issue 13, checked on the source: imports flow down the floors, only
+layouts/ import generated/, only runtime/ reads Kaitai's private `_debug`, and the library never
+imports the self-check wing (the CLI only inside its `demo`/`pipeline` subcommands)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import paimon_schema
+import paimon_schema as ps
+from paimon_schema.cli import hexdump, main, presenters
+from paimon_schema.layouts import registry
+
+PACKAGE = Path(paimon_schema.__file__).parent
+
+#: Floor of each subpackage; a module may import its own floor and the ones below.
+FLOORS = {"values": 1, "runtime": 2, "generated": 2.5, "layouts": 3, "query": 4, "table": 4.5,
+          "": 4.8, "spark": 5, "cli": 5, "selfcheck": 6, "docs": 0}
+
+
+def _modules() -> list[tuple[str, Path]]:
+    out = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).with_suffix("")
+        out.append((".".join(("paimon_schema", *rel.parts)).removesuffix(".__init__"), path))
+    return out
+
+
+def _floor(module: str) -> float:
+    parts = module.split(".")
+    return FLOORS[parts[1] if len(parts) > 1 and parts[1] in FLOORS else ""]
+
+
+def _imports(path: Path) -> list[tuple[str, bool]]:
+    """(imported paimon_schema module, imported at module level) for every import statement."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nested = {id(n) for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+              for n in ast.walk(f)}
+    found = []
+    for node in ast.walk(tree):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = ["paimon_schema.selfcheck.reference"]   # relative: only reference/__init__ uses it
+        found += [(n, id(node) not in nested) for n in names if n.split(".")[0] == "paimon_schema"
+                  and (n.count(".") == 0 or n.split(".")[1] in FLOORS)]
+    return found
+
+
+MODULES = _modules()
+
+
+@pytest.mark.parametrize("module, path", MODULES, ids=[m for m, _ in MODULES])
+def test_imports_flow_down_the_floors(module: str, path: Path) -> None:
+    if module.startswith("paimon_schema.generated") or module == "paimon_schema.__main__":
+        return
+    for imported, _ in _imports(path):
+        if imported == "paimon_schema":
+            assert _floor(module) >= 5, f"{module} imports the package root"
+            continue
+        if module == "paimon_schema.cli.main" and imported.startswith("paimon_schema.selfcheck"):
+            continue
+        assert _floor(imported) <= _floor(module), f"{module} imports {imported} from a higher floor"
+
+
+
+# -- the one layout registry ----------------------------------------------------------------------
+
+def test_every_spec_written_on_its_own_is_one_registered_layout() -> None:
+    specs = {p.stem for p in (Path(__file__).parents[1] / "formats").glob("*.ksy")}
+    embedded = {"roaring_bitmap", "paimon_common"}        # only ever inside other layouts
+    assert sorted(layout.spec for layout in registry.LAYOUTS.values()) == sorted(specs - embedded)
+
+
+def test_the_cli_lists_what_the_registry_lists() -> None:
+    assert main.LAYOUT_CHOICES == ("auto", *registry.LAYOUTS)
+    assert list(presenters.LAYOUTS) == list(registry.LAYOUTS)
+    assert [n for n, p in presenters.LAYOUTS.items() if p.needs_type] == list(registry.INDEX_TYPES)
+    assert registry.INDEX_TYPES == ("bitmap", "bloom-filter", "bsi", "range-bitmap")
+
+
+@pytest.mark.parametrize("index_type", registry.INDEX_TYPES)
+def test_each_index_builds_opens_and_hex_dumps_through_the_registry(index_type: str) -> None:
+    values = [3, None, 1, 3, 2]
+    blob = ps.build_index(index_type, "INT", values)
+    result = ps.open_index(index_type, blob, "INT").equal(3)
+    assert result.remain and (result.rows is None or list(result.rows) == [0, 3])  # bloom: REMAIN
+    parsed = registry.parse_generated(index_type, blob, "INT")
+    assert any(line for line in hexdump.render(parsed, blob))
+    assert registry.detect(blob) is None
+
+
+def test_files_with_a_signature_are_detected() -> None:
+    dv, _ = ps.write_deletion_vectors({"a": [1, 2]})
+    container = ps.write_file_index({"c": {"bsi": ps.build_index("bsi", "INT", [1])}})
+    assert registry.detect(dv) == "dv" and registry.detect(b"\x01") == "dv"
+    assert registry.detect(container) == "file-index"
+    assert registry.detect(ps.write_hash_index([1, 2])) is None
+
+
+def test_unknown_index_types_and_options_are_refused_by_name() -> None:
+    with pytest.raises(ps.SchemaError, match="unknown index type 'zonemap' \\(known: bitmap, "
+                                             "bloom-filter, bsi, range-bitmap\\)"):
+        ps.build_index("zonemap", "INT", [1])
+    with pytest.raises(ps.SchemaError, match="unknown index type"):
+        ps.open_index("dv", b"\x01", "INT")
+    with pytest.raises(ps.SchemaError, match="bsi takes no option 'fpp'"):
+        ps.build_index("bsi", "INT", [1], fpp=0.1)
