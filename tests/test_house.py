@@ -112,3 +112,29 @@ def test_unknown_index_types_and_options_are_refused_by_name() -> None:
         ps.open_index("dv", b"\x01", "INT")
     with pytest.raises(ps.SchemaError, match="bsi takes no option 'fpp'"):
         ps.build_index("bsi", "INT", [1], fpp=0.1)
+
+
+@pytest.mark.parametrize("module, path", MODULES, ids=[m for m, _ in MODULES])
+def test_only_layouts_import_generated_code(module: str, path: Path) -> None:
+    if module.startswith(("paimon_schema.layouts", "paimon_schema.generated")):
+        return
+    bad = [i for i, _ in _imports(path) if i.startswith("paimon_schema.generated")]
+    assert not bad, f"{module} imports {bad}: go through layouts/"
+
+
+def test_the_self_check_wing_is_reached_only_inside_cli_subcommands() -> None:
+    for module, path in MODULES:
+        if module.startswith("paimon_schema.selfcheck"):
+            bad = [i for i, _ in _imports(path) if i.startswith("paimon_schema.cli.main")]
+            assert not bad, f"{module} imports the CLI's main module: an import circle"
+            continue
+        for imported, top_level in _imports(path):
+            if imported.startswith("paimon_schema.selfcheck"):
+                assert module == "paimon_schema.cli.main" and not top_level, \
+                    f"{module} imports {imported}"
+
+
+def test_only_the_runtime_reads_kaitai_debug_spans() -> None:
+    readers = sorted(m for m, path in MODULES if "_debug" in path.read_text(encoding="utf-8")
+                     and not m.startswith(("paimon_schema.runtime", "paimon_schema.generated")))
+    assert readers == []

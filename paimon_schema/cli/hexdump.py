@@ -15,6 +15,8 @@ from typing import Any
 
 from kaitaistruct import KaitaiStruct
 
+from paimon_schema.runtime import kaitai
+
 MAX_SHOWN_BYTES = 16
 
 
@@ -49,40 +51,41 @@ def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHO
 
 
 def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any) -> Iterator[Field]:
-    debug = obj._debug
+    read = kaitai.spans(obj)
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
-        if name in debug:
-            yield from _field(obj, name, getattr(obj, name, None), debug[name], base, prefix, data)
+        if name in read:
+            yield from _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data)
     for name in _instances(type(obj)):
         try:
             value = getattr(obj, name)
         except Exception:       # a dump shows what reads; `verify` reports what does not
             continue
-        info = debug.get(f"_m_{name}")
-        if info is not None:
-            yield from _field(obj, name, value, info, base, prefix, data)
+        span = kaitai.spans(obj).get(name)
+        if span is not None:
+            yield from _field(obj, name, value, span, base, prefix, data)
         elif value is not None and not isinstance(value, (KaitaiStruct, list)):   # derived: no bytes
             yield Field(None, 0, f"{prefix}{name}", value)
 
 
-def _field(obj: Any, name: str, value: Any, info: dict, base: int, prefix: str, data: Any) -> Iterator[Field]:
+def _field(obj: Any, name: str, value: Any, span: kaitai.Span, base: int, prefix: str,
+           data: Any) -> Iterator[Field]:
     path = f"{prefix}{name}"
     if isinstance(value, list):
-        for i, (item, span) in enumerate(zip(value, info.get("arr", []))):
-            yield from _one(obj, item, span, base, f"{path}[{i}]", data)
+        for i, (item, item_span) in enumerate(zip(value, span.items)):
+            yield from _one(obj, item, item_span, base, f"{path}[{i}]", data)
         return
-    yield from _one(obj, value, info, base, path, data)
+    yield from _one(obj, value, span, base, path, data)
 
 
-def _one(owner: Any, value: Any, span: dict, base: int, path: str, data: Any) -> Iterator[Field]:
-    start = span.get("start")
+def _one(owner: Any, value: Any, span: kaitai.Span, base: int, path: str, data: Any) -> Iterator[Field]:
+    start = span.start
     if isinstance(value, KaitaiStruct):
-        child_base = base if value._io is owner._io or start is None else base + start
+        child_base = base if start is None or not kaitai.in_substream(value, owner) else base + start
         yield from _walk(value, child_base, f"{path}.", data)
         return
-    end = span.get("end", start)
+    end = span.end if span.end is not None else start
     offset = None if start is None else base + start
-    yield Field(offset, 0 if start is None else end - start, path, value)
+    yield Field(offset, 0 if start is None or end is None else end - start, path, value)
 
 
 def _instances(cls: type) -> list[str]:

@@ -38,6 +38,7 @@ from paimon_schema.cli.presenters import (
     positions_json,
     positions_text,
     read_bytes,
+    result_kind,
     warnings_of,
 )
 from paimon_schema.layouts import registry
@@ -215,10 +216,6 @@ def run_query(fi: ps.FileIndexFile, request: QueryRequest, types: Types) -> ps.I
     return ps.top_n(fi, request.order_by, request.limit, row_type,
                     ascending=not request.descending, nulls_first=request.nulls_first,
                     row_count=request.row_count, deletion_vector=dv)
-
-
-def result_kind(result: ps.IndexResult) -> str:
-    return "skip" if not result.remain else "remain" if result.rows is None else "rows"
 
 
 def query_lines(path: str, request: QueryRequest, result: ps.IndexResult) -> Iterator[str]:

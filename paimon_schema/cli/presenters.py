@@ -263,15 +263,10 @@ def _bitmap_check(ix: OpenIndex) -> Iterator[str]:
         yield f"{count(r.num_rows - len(covered), 'row')} have neither a key nor null"
 
 
-def _bloom_set_bits(ix: OpenIndex) -> int:
-    # The reader has no public accessor for its bit set yet.
-    return int(np.unpackbits(np.frombuffer(ix.reader._bitset, dtype=np.uint8)).sum())
-
-
 def _bloom_facts(ix: OpenIndex) -> tuple[int, int, int, float]:
     """(k, bits, bits set, false-positive rate as Java's reader probes)."""
     r = ix.reader
-    bits, set_bits = r.num_bits, _bloom_set_bits(ix)
+    bits, set_bits = r.num_bits, r.set_bits
     return r.num_hash_functions, bits, set_bits, (set_bits / bits) ** r.probes   # bits >= 8
 
 
@@ -349,7 +344,7 @@ def _range_shape(ix: OpenIndex) -> tuple[int, int]:
     """(dictionary chunks, BSI slices)."""
     # The reader has no public accessors for these yet.
     r = ix.reader
-    return r._dictionary.num_chunks, r._bsi.num_slices
+    return r.num_chunks, r.num_slices
 
 
 def _range_text(ix: OpenIndex) -> Iterator[str]:
@@ -631,6 +626,11 @@ def dump_lines(path: str, layout: Layout, data: bytes, model: Any) -> Iterator[s
 def dump_json(path: str, layout: Layout, data: bytes, model: Any) -> dict[str, Any]:
     return {"file": path, "layout": layout.name, "size": len(data), **layout.json(model),
             "warnings": warnings_of(model)}
+
+
+def result_kind(result: ps.IndexResult) -> str:
+    """What a query answered: `skip` (no row matches), `remain` (cannot tell) or `rows`."""
+    return "skip" if not result.remain else "remain" if result.rows is None else "rows"
 
 
 def format_error_lines(path: str, exc: ps.FormatError) -> list[str]:

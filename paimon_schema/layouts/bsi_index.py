@@ -120,10 +120,10 @@ class BsiIndexReader(FileIndexReader):
             if part.ebm and part.ebm.max() >= parsed.num_rows:
                 raise FormatError(f"row {part.ebm.max()} has a value but the index has "
                                   f"{parsed.num_rows} rows", path=f"{name}.ebm",
-                                  offset=getattr(parsed, name)._debug["ebm"]["start"])
+                                  offset=parsing.field_start(getattr(parsed, name), "ebm"))
         if positive.ebm.intersection_cardinality(negative.ebm):
             raise FormatError("a row is both in the positive and the negative part",
-                              path="negative.ebm", offset=parsed.negative._debug["ebm"]["start"])
+                              path="negative.ebm", offset=parsing.field_start(parsed.negative, "ebm"))
         return cls(dtype, parsed.num_rows, positive, negative)
 
     # -- enumeration ---------------------------------------------------------------------------
@@ -218,22 +218,23 @@ def _part(view: memoryview, parsed: BsiIndex, name: str) -> BsiPart:
         return BsiPart()
     if raw.max_value < raw.min_value:
         raise FormatError(f"max {raw.max_value} is below min {raw.min_value}",
-                          offset=raw._debug["max_value"]["start"], path=f"{name}.max_value")
+                          offset=parsing.field_start(raw, "max_value"), path=f"{name}.max_value")
     expected = (raw.max_value - raw.min_value).bit_length()
     if raw.num_slices != expected:
         raise FormatError(f"{raw.num_slices} slices, but values up to {raw.max_value} need "
-                          f"{expected}", offset=raw._debug["num_slices"]["start"],
+                          f"{expected}", offset=parsing.field_start(raw, "num_slices"),
                           path=f"{name}.num_slices")
-    ebm = _bitmap(view, raw._debug["ebm"], f"{name}.ebm")
-    slices = [_bitmap(view, span, f"{name}.slices[{i}]")
-              for i, span in enumerate(raw._debug["slices"]["arr"])]
+    spans = parsing.spans(raw)
+    ebm = _bitmap(view, spans["ebm"], f"{name}.ebm")
+    slices = [_bitmap(view, span, f"{name}.slices[{i}]") for i, span in enumerate(spans["slices"].items)]
     return BsiPart(raw.min_value, raw.max_value, ebm, slices)
 
 
-def _bitmap(view: memoryview, span: dict[str, int], path: str) -> BitMap:
+def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
     """The bitmap the generated parser delimited at `span`, decoded by pyroaring."""
+    assert span.start is not None and span.end is not None
     try:
-        bitmap, _ = roaring.deserialize(view[:span["end"]], span["start"], exact=True)
+        bitmap, _ = roaring.deserialize(view[:span.end], span.start, exact=True)
     except FormatError as exc:
         raise exc.within(path, 0) from exc
     return bitmap

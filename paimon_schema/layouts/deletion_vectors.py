@@ -74,7 +74,7 @@ class DeletionVectorFile:
         warnings: list[str] = []
         bins = []
         for i, raw in enumerate(parsed.bins):
-            start = parsed._debug["bins"]["arr"][i]["start"]
+            start = parsing.field_start(parsed, "bins", i)
             bins.append(_decode_bin(view, start, raw, verify_checksum, f"bins[{i}]", warnings))
         return cls(version=int(parsed.version), bins=bins, warnings=warnings)
 

@@ -63,17 +63,18 @@ class FileIndexFile:
         names: list[str] = []
         for i, column in enumerate(parsed.columns):
             name = _text(column.name.value, parsed, f"columns[{i}].name.value",
-                         column.name._debug["value"]["start"])
+                         parsing.field_start(column.name, "value"))
             names.append(name)
             indexes = columns.setdefault(name, {})
             for j, raw in enumerate(column.indexes):
                 where = f"columns[{i}].indexes[{j}]"
                 index_type = _text(raw.index_type.value, parsed, f"{where}.index_type.value",
-                                   raw.index_type._debug["value"]["start"])
+                                   parsing.field_start(raw.index_type, "value"))
                 if not raw.is_empty and raw.ofs_blob + raw.len_blob > len(data):
                     raise FormatError(f"the blob at {raw.ofs_blob} ({raw.len_blob} bytes) lies past "
                                       f"the end of the {len(data)}-byte container",
-                                      offset=raw._debug["ofs_blob"]["start"], path=f"{where}.ofs_blob")
+                                      offset=parsing.field_start(raw, "ofs_blob"),
+                                      path=f"{where}.ofs_blob")
                 blob = None if raw.is_empty else bytes(parsing.read_lazily(raw, "blob", where))
                 if raw.is_empty and raw.len_blob != 0:
                     warnings.append(f"{where}: empty entry with length {raw.len_blob} (ignored)")

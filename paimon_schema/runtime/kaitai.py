@@ -10,6 +10,7 @@ started gives the absolute offset.
 from __future__ import annotations
 
 import struct
+from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationFailedError
@@ -84,6 +85,53 @@ def read_lazily(obj: Any, attribute: str, path: str = "") -> Any:
         obj.__dict__.pop(f"_m_{attribute}", None)
         raise error from exc
 
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a field of a parsed object lies in that object's stream: `start`, `end` (None until
+    read to its end) and, for a repeated field, one Span per element read."""
+
+    start: int | None
+    end: int | None
+    items: tuple[Span, ...] = ()
+
+
+def spans(obj: Any) -> dict[str, Span]:
+    """The fields of a parsed object read so far, in reading order: sequence fields by id,
+    positioned instances by name. The generated parsers are compiled in debug mode and record
+    these; this is the one place that reads the record."""
+    return {name[3:] if name.startswith("_m_") else name: _span(info)
+            for name, info in obj._debug.items()}
+
+
+def field_start(obj: Any, name: str, index: int | None = None) -> int:
+    """Where field `name` (its element `index`, for a repeated field) of a parsed object starts
+    in the object's stream; the field must have been read."""
+    info = _info(obj, name)
+    start = (info if index is None else info["arr"][index])["start"]
+    return int(start)
+
+
+def field_end(obj: Any, name: str) -> int:
+    """Where field `name` of a parsed object ends in the object's stream (read to its end)."""
+    return int(_info(obj, name)["end"])
+
+
+def in_substream(child: Any, owner: Any) -> bool:
+    """Whether a parsed child object reads its own substream (a sized or positioned field), so
+    that its spans count from its own start rather than its owner's."""
+    return child._io is not owner._io
+
+
+def _info(obj: Any, name: str) -> dict[str, Any]:
+    debug = obj._debug
+    info = debug.get(name)
+    return info if info is not None else debug[f"_m_{name}"]
+
+
+def _span(info: dict[str, Any]) -> Span:
+    return Span(info.get("start"), info.get("end"), tuple(_span(a) for a in info.get("arr", ())))
 
 def located(root: Any, exc: BaseException, prefix: str = "") -> FormatError:
     """A FormatError for `exc`, raised somewhere while `root` was being read."""

@@ -34,7 +34,6 @@ import numpy as np
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from paimon_schema.cli import main as cli_main
 from paimon_schema.cli import presenters
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
 from paimon_schema.query.where import parse_where
@@ -585,7 +584,7 @@ def truth(predicate: Predicate, columns: Mapping[str, Sequence[Any]]) -> BitMap:
 
 
 def _answer(result: ps.IndexResult) -> str:
-    kind = cli_main.result_kind(result)
+    kind = presenters.result_kind(result)
     return "SKIP" if kind == "skip" else "REMAIN" if kind == "remain" else \
         presenters.count(len(result.rows), "row")
 

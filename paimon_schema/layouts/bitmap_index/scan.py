@@ -65,7 +65,7 @@ def parse_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary:
         num_rows=index.num_rows, has_null=bool(index.has_null),
         ofs_null_bitmap=index.ofs_null_bitmap if index.has_null else 0,
         keys=[keys.raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
-        ofs_entries=index.index._debug["entries"]["start"], ofs_body=index.ofs_body)
+        ofs_entries=parsing.field_start(index.index, "entries"), ofs_body=index.ofs_body)
 
 
 def scan_v1_dictionary(data: bytes, kind: KeyKind) -> V1Dictionary | None:
@@ -142,7 +142,7 @@ def parse_v2_head(data: bytes, kind: KeyKind) -> V2Head:
         len_null_bitmap=v2.len_null_bitmap if index.has_null else 0,
         first_keys=[keys.raw_key(ref.first_key) for ref in v2.blocks],
         block_offsets=[ref.ofs_block for ref in v2.blocks],
-        ofs_num_blocks=v2._debug["num_blocks"]["start"], ofs_index_blocks=v2.ofs_index_blocks,
+        ofs_num_blocks=parsing.field_start(v2, "num_blocks"), ofs_index_blocks=v2.ofs_index_blocks,
         len_index_blocks=v2.len_index_blocks)
 
 

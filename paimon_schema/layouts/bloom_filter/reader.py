@@ -7,6 +7,8 @@ Java's `BloomFilterFileIndex.Reader` answers.
 
 from __future__ import annotations
 
+import numpy as np
+
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.layouts.bloom_filter import hashing
 from paimon_schema.layouts.bloom_filter.hashing import hash_function
@@ -53,6 +55,11 @@ class BloomFilterIndexReader(FileIndexReader):
     @property
     def num_bits(self) -> int:
         return len(self._bitset) * 8
+
+    @property
+    def set_bits(self) -> int:
+        """How many bits of the filter are set (its fill decides the false-positive rate)."""
+        return int(np.unpackbits(np.frombuffer(self._bitset, dtype=np.uint8)).sum())
 
     @property
     def probes(self) -> int:

@@ -321,6 +321,16 @@ class RangeBitmapIndexReader(FileIndexReader):
             return header.code + 1 + at
         return -(header.code + 1 + at) - 1
 
+    @property
+    def num_chunks(self) -> int:
+        """Chunks of the key dictionary (reads the dictionary header)."""
+        return self._dictionary.num_chunks
+
+    @property
+    def num_slices(self) -> int:
+        """Bit slices of the codes (reads the BSI header)."""
+        return int(self._bsi.num_slices)
+
     @cached_property
     def _dictionary(self) -> DictionaryHead:
         """The dictionary header and chunk offsets."""
@@ -428,13 +438,13 @@ class RangeBitmapIndexReader(FileIndexReader):
     def _bsi(self) -> Any:
         """The BSI header and slice index."""
         self._check_inside(self._parsed.ofs_bsi, "header.len_dictionary",
-                           self._parsed._debug["header"]["start"]
-                           + self._parsed.header._debug["len_dictionary"]["start"])
+                           parsing.field_start(self._parsed, "header")
+                           + parsing.field_start(self._parsed.header, "len_dictionary"))
         bsi = _instance(self._parsed, "bsi")
         expected = max((self.num_keys - 1).bit_length(), 1) if self.num_keys > 0 else 64
         if bsi.num_slices != expected:
             raise FormatError(f"{bsi.num_slices} slices, but codes 0..{self.num_keys - 1} "
-                              f"need {expected}", offset=bsi._debug["num_slices"]["start"],
+                              f"need {expected}", offset=parsing.field_start(bsi, "num_slices"),
                               path="bsi.num_slices")
         return bsi
 
@@ -453,7 +463,7 @@ class RangeBitmapIndexReader(FileIndexReader):
             entry = self._bsi.slices[i]
             where = f"bsi.slices[{i}]"
             start = self._bsi.ofs_slices + entry.ofs_bitmap
-            self._check_inside(start, f"{where}.ofs_bitmap", entry._debug["ofs_bitmap"]["start"])
+            self._check_inside(start, f"{where}.ofs_bitmap", parsing.field_start(entry, "ofs_bitmap"))
             self._slice_cache[i] = self._bitmap(entry, "bitmap", start, where)
         return self._slice_cache[i]
 
