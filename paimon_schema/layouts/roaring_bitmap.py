@@ -6,11 +6,15 @@ ignores trailing bytes, raises IndexError on an empty buffer and reports no posi
 header is read here first (a few numpy operations per bitmap, not per value: this runs on
 every deletion vector), which yields the serialized size that delimits the bitmap, and the
 located `FormatError`s. `test_roaring.py` proves it equal to the generated parser.
+
+`containers` is that one walk of the header; the row masks of query/masks.py read the container
+data it locates directly.
 """
 
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
@@ -24,9 +28,25 @@ ARRAY_MAX = 4096
 BITMAP_BYTES = 8192
 
 
+class Containers(NamedTuple):
+    """The containers of one portable RoaringBitmap, as its header describes them."""
+
+    keys: np.ndarray            # high 16 bits of each container's values (int64, ascending)
+    cardinalities: np.ndarray   # values per container (int64)
+    runs: np.ndarray            # run container? (bool)
+    offsets: np.ndarray         # absolute start of each container's data in the buffer (int64)
+    end: int                    # absolute end of the bitmap
+
+
 def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
     """Byte length of the portable RoaringBitmap starting at `buf[pos]`, after checking that
     its header is well formed and that every container lies inside `buf`."""
+    return containers(buf, pos).end - pos
+
+
+def containers(buf: bytes | memoryview, pos: int = 0) -> Containers:
+    """The header of the portable RoaringBitmap at `buf[pos]`, checked: well formed, keys
+    ascending, every container inside `buf`; FormatError (located) otherwise."""
     end = len(buf)
 
     def need(n: int, at: int, field: str) -> None:
@@ -65,12 +85,16 @@ def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
         raise FormatError("roaring container keys are not strictly ascending",
                           offset=at + 4 * bad, path=f"descriptors[{bad}].key")
     at += 4 * count
+    ofs_at = at
     if has_offsets:
         need(4 * count, at, "ofs_containers")
         at += 4 * count
     sizes = np.where(cardinalities > ARRAY_MAX, BITMAP_BYTES, 2 * cardinalities)
+    runs = np.flatnonzero(run_flags)
+    if runs.size and has_offsets and _run_sizes_at_offsets(buf, pos, ofs_at, at, sizes, runs):
+        runs = runs[:0]
     start, counted = at, 0
-    for i in np.flatnonzero(run_flags):
+    for i in runs:
         # Run containers carry their size; the ones before them are already known (summed
         # incrementally: a bitmap may have 65536 run containers).
         start += int(sizes[counted:i].sum())
@@ -78,14 +102,33 @@ def serialized_size(buf: bytes | memoryview, pos: int = 0) -> int:
         need(2, start, f"containers[{i}].num_runs")
         (num_runs,) = struct.unpack_from("<H", buf, start)
         sizes[i] = 2 + 4 * num_runs
-    total = at + int(sizes.sum())
+    ends = at + np.cumsum(sizes)
+    total = int(ends[-1]) if count else at
     if total > end:
-        ends = at + np.cumsum(sizes)
         bad = int(np.argmax(ends > end))
         raise FormatError(f"roaring bitmap truncated: container {bad} ends at byte "
                           f"{int(ends[bad]) - pos} of the bitmap, only {end - pos} available",
                           offset=int(ends[bad] - sizes[bad]), path=f"containers[{bad}]")
-    return total - pos
+    return Containers(keys, cardinalities, run_flags, ends - sizes, total)
+
+
+def _run_sizes_at_offsets(buf: bytes | memoryview, pos: int, ofs_at: int, at: int,
+                          sizes: np.ndarray, runs: np.ndarray) -> bool:
+    """Size the run containers in one numpy pass, reading their run counts where the stored
+    offsets put them, and keep those sizes only if every stored offset is where the sizes say
+    the container starts: by induction, exactly what the walk in order would read. Every
+    bitmap CRoaring and Java write passes; anything else is left to the walk (False)."""
+    stored = np.frombuffer(buf, "<u4", len(sizes), ofs_at).astype(np.int64) + pos
+    starts = stored[runs]
+    if int(starts.min()) < at or int(starts.max()) + 2 > len(buf):
+        return False
+    raw = np.frombuffer(buf, np.uint8)
+    trial = sizes.copy()
+    trial[runs] = 2 + 4 * (raw[starts].astype(np.int64) | raw[starts + 1].astype(np.int64) << 8)
+    if not np.array_equal(at + np.cumsum(trial) - trial, stored):
+        return False
+    sizes[runs] = trial[runs]
+    return True
 
 
 def deserialize(buf: bytes | memoryview, pos: int = 0, *, exact: bool = False) -> tuple[BitMap, int]:

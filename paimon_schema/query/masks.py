@@ -48,8 +48,6 @@ __all__ = ["apply_deletion_vector", "delete_mask", "keep_mask", "row_mask"]
 _CHUNK = 1 << 16                 # rows per roaring container
 _BITSET_BYTES = _CHUNK // 8
 _ARRAY_MAX = 4096
-_NO_RUNS_COOKIE = 12346
-_RUNS_COOKIE = 12347
 _MAX_32 = 1 << 32
 _MAX_POSITION = (1 << 63) - 1
 #: Below this fraction of rows deleted a RecordBatch goes through `filter`, above it `take`.
@@ -240,7 +238,7 @@ def _arrow_mask(mask: np.ndarray) -> Any:
 def _portable_mask(buf: memoryview, pos: int, n: int, *, keep: bool) -> np.ndarray:
     """The mask of the portable 32-bit Roaring bitmap at `buf[pos]` (as pyroaring serialized it,
     every value below `n`): `keep` -> False at its values, else True at its values."""
-    keys, cards, runs, offsets = _containers(buf, pos)
+    keys, cards, runs, offsets, _ = roaring.containers(buf, pos)
     chunks = -(-n // _CHUNK)
     raw = np.frombuffer(buf, dtype=np.uint8)
     bitsets = np.flatnonzero(~runs & (cards > _ARRAY_MAX))
@@ -299,37 +297,3 @@ def _portable_mask(buf: memoryview, pos: int, n: int, *, keep: bool) -> np.ndarr
             out[np.arange(total, dtype=np.int64) + np.repeat(starts - before, lengths)] = hit
     return out[:n]
 
-
-def _containers(buf: memoryview, pos: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Keys, cardinalities, run flags and absolute data offsets of the containers of the
-    portable bitmap at `buf[pos]` (pyroaring's own output: trusted, not re-validated)."""
-    cookie = int.from_bytes(buf[pos:pos + 4], "little")
-    at = pos + 4
-    if cookie & 0xFFFF == _RUNS_COOKIE:
-        count = (cookie >> 16) + 1
-        flag_bytes = (count + 7) // 8
-        runs = np.unpackbits(np.frombuffer(buf, np.uint8, flag_bytes, at),
-                             bitorder="little")[:count].astype(bool)
-        at += flag_bytes
-        has_offsets = count >= 4
-    elif cookie == _NO_RUNS_COOKIE:
-        count = int.from_bytes(buf[at:at + 4], "little")
-        at += 4
-        runs = np.zeros(count, dtype=bool)
-        has_offsets = True
-    else:                                # pragma: no cover - pyroaring writes only these two
-        raise AssertionError(f"unexpected roaring cookie {cookie}")
-    descriptors = np.frombuffer(buf, "<u2", 2 * count, at).reshape(count, 2).astype(np.int64)
-    keys, cards = descriptors[:, 0], descriptors[:, 1] + 1
-    at += 4 * count
-    if has_offsets:
-        offsets = np.frombuffer(buf, "<u4", count, at).astype(np.int64) + pos
-    else:                                # fewer than 4 containers: sizes in order
-        offsets = np.empty(count, dtype=np.int64)
-        for i in range(count):
-            offsets[i] = at
-            if runs[i]:
-                at += 2 + 4 * int.from_bytes(buf[at:at + 2], "little")
-            else:
-                at += _BITSET_BYTES if cards[i] > _ARRAY_MAX else 2 * int(cards[i])
-    return keys, cards, runs, offsets
