@@ -46,7 +46,7 @@ def _column(reader: BitmapIndexReader) -> list:
 
 def _blobs(root: Path) -> list[tuple[str, str, bytes]]:
     found = [(rel, t, (root / rel).read_bytes()) for rel, t in STANDALONE.items()]
-    for rel, (_, entries) in CONTAINERS.items():
+    for rel in CONTAINERS:
         container = ps.FileIndexFile.parse((root / rel).read_bytes())
         for column, indexes in container.columns.items():
             if "bitmap" in indexes:

@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema.cli.main import Types, UsageError, main
+from paimon_schema.cli.main import Types, main
 from paimon_schema.cli.presenters import bitmap_ranges
 from paimon_schema.query.predicate import Or
 from paimon_schema.query.where import WhereError, parse_where, sql_text

@@ -112,7 +112,7 @@ def test_one_walk_locates_every_container_whatever_the_stored_offsets_say(bitmap
     raw = bytearray(bitmap.serialize())
     walked = roaring.containers(bytes(raw))
     values = np.array(bitmap.to_array(), dtype=np.int64)
-    for i, (key, card, run, start) in enumerate(zip(*walked[:4])):
+    for key, card, run, start in zip(*walked[:4]):
         chunk = values[values >> 16 == key] & 0xFFFF
         assert len(chunk) == card
         if not run and card <= 4096:                       # an array container: its values

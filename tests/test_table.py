@@ -299,7 +299,7 @@ def test_binary_row_fixed_values() -> None:
 
 def test_binary_row_strings_inline_and_in_the_variable_part() -> None:
     inline = b"Alice\x00\x00\x85"
-    long_text = "Two roads diverged".encode()
+    long_text = b"Two roads diverged"
     base = 8 + 16                                     # bitset + two slots
     pointer = struct.pack("<q", base << 32 | len(long_text))
     row = _row(2, [inline, pointer], long_text + bytes(-len(long_text) % 8))

@@ -46,7 +46,7 @@ class Ty:
     path: tuple[str, ...] = ()
     array: bool = False
 
-    def element(self) -> "Ty":
+    def element(self) -> Ty:
         return Ty(self.kind, self.spec, self.path)
 
 
@@ -80,7 +80,7 @@ BINARY = [  # lowest to highest precedence
 class ExprTranslator:
     """Kaitai expression text -> Python source over the Construct context."""
 
-    def __init__(self, emitter: "Emitter", text: str | int | bool, scope: Scope, where: str) -> None:
+    def __init__(self, emitter: Emitter, text: str | int | bool, scope: Scope, where: str) -> None:
         self.emitter = emitter
         self.scope = scope
         self.where = where

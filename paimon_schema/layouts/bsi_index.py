@@ -106,7 +106,7 @@ class BsiIndexReader(FileIndexReader):
         self.negative = negative
 
     @classmethod
-    def open(cls, blob: bytes, data_type: str | DataType) -> "BsiIndexReader":
+    def open(cls, blob: bytes, data_type: str | DataType) -> BsiIndexReader:
         """Parse and decode the blob; SchemaError for a type the index refuses, FormatError
         for bad bytes."""
         dtype = DataType.parse(data_type)

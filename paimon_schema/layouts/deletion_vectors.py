@@ -68,7 +68,7 @@ class DeletionVectorFile:
     warnings: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
-    def parse(cls, data: bytes, *, verify_checksum: bool = True) -> "DeletionVectorFile":
+    def parse(cls, data: bytes, *, verify_checksum: bool = True) -> DeletionVectorFile:
         view = memoryview(data)
         parsed = parsing.parse(DeletionVectors, view)
         warnings: list[str] = []

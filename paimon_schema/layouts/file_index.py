@@ -55,7 +55,7 @@ class FileIndexFile:
     warnings: list[str] = field(default_factory=list, compare=False)
 
     @classmethod
-    def parse(cls, data: bytes) -> "FileIndexFile":
+    def parse(cls, data: bytes) -> FileIndexFile:
         parsed = parsing.parse(FileIndex, data)
         warnings: list[str] = []
         columns: dict[str, dict[str, bytes | None]] = {}

@@ -14,7 +14,7 @@ data it locates directly.
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
@@ -93,12 +93,13 @@ def containers(buf: bytes | memoryview, pos: int = 0) -> Containers:
     runs = np.flatnonzero(run_flags)
     if runs.size and has_offsets and _run_sizes_at_offsets(buf, pos, ofs_at, at, sizes, runs):
         runs = runs[:0]
-    start, counted = at, 0
+    start: int = at
+    counted = 0
     for i in runs:
         # Run containers carry their size; the ones before them are already known (summed
         # incrementally: a bitmap may have 65536 run containers).
         start += int(sizes[counted:i].sum())
-        counted = i
+        counted = int(i)
         need(2, start, f"containers[{i}].num_runs")
         (num_runs,) = struct.unpack_from("<H", buf, start)
         sizes[i] = 2 + 4 * num_runs
@@ -141,7 +142,7 @@ def deserialize(buf: bytes | memoryview, pos: int = 0, *, exact: bool = False) -
         raise FormatError(f"{len(buf) - pos - size} bytes follow the roaring bitmap",
                           offset=pos + size, path="trailing")
     try:
-        bitmap = BitMap.deserialize(memoryview(buf)[pos:pos + size])
+        bitmap = BitMap.deserialize(cast(bytes, memoryview(buf)[pos:pos + size]))   # any buffer
     except ValueError as exc:
         raise FormatError(f"invalid roaring bitmap: {exc}", offset=pos, path="containers") from exc
     return bitmap, size
@@ -150,7 +151,7 @@ def deserialize(buf: bytes | memoryview, pos: int = 0, *, exact: bool = False) -
 def deserialize64(buf: bytes | memoryview) -> BitMap64:
     """Decode a 64-bit portable Roaring bitmap whose layout was already checked."""
     try:
-        return BitMap64.deserialize(buf)
+        return BitMap64.deserialize(cast(bytes, buf))                 # any buffer
     except ValueError as exc:
         raise FormatError(f"invalid 64-bit roaring bitmap: {exc}", offset=0, path="buckets") from exc
 

@@ -1,7 +1,8 @@
 """Predicates over a whole file-index container: which rows of a data file can match.
 
-`evaluate` answers a predicate with every index of every column it touches, the way Paimon's `FileIndexPredicate` and `FileIndexEvaluator` do, except where
-Java's combination is wrong: results are combined so that no matching row is ever dropped.
+`evaluate` answers a predicate with every index of every column it touches, the way Paimon's
+`FileIndexPredicate` and `FileIndexEvaluator` do, except where Java's combination is wrong:
+results are combined so that no matching row is ever dropped.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ def top_n(file_index: FileIndexFile | bytes, column: str, k: int,
         return REMAIN
     path, offset = _blob_location(container, column, "range-bitmap")
     selection = _selection(row_count, deletion_vector)
-    if selection is _BYPASS:
+    if isinstance(selection, _Bypass):
         return REMAIN
     with _located_in(path, offset):
         reader = open_index("range-bitmap", blob, _data_type(row_type, column))
@@ -72,7 +73,7 @@ class _Readers:
     def __init__(self, container: FileIndexFile, row_type: Mapping[str, str | DataType]) -> None:
         self.container = container
         self.row_type = row_type
-        self._open: dict[str, list[FileIndexReader | None]] = {}
+        self._open: dict[str, list[tuple[FileIndexReader | None, str, int]]] = {}
 
     def of(self, column: str) -> list[tuple[FileIndexReader | None, str, int]]:
         """The column's readers in container order (None stands for an empty entry), each
@@ -84,6 +85,7 @@ class _Readers:
             for index_type, blob in indexes.items():
                 if index_type not in INDEX_TYPES:
                     continue
+                assert data_type is not None                  # the column has indexes
                 path, offset = _blob_location(self.container, column, index_type)
                 try:
                     with _located_in(path, offset):
@@ -165,7 +167,7 @@ def _apply_selection(result: IndexResult, row_count: int | None, deletion_vector
     selection = _selection(row_count, deletion_vector)
     if selection is None:
         return result
-    if selection is _BYPASS:
+    if isinstance(selection, _Bypass):
         return REMAIN
     if not result.remain:
         return result

@@ -33,7 +33,7 @@ check the whole vector against the file as `keep_mask` does.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from pyroaring import AbstractBitMap, AbstractBitMap64, BitMap, BitMap64
@@ -125,7 +125,7 @@ def apply_deletion_vector(batch_or_table: Any, dv: Any, *, offset: int = 0,
     if batch_or_table.num_columns == 0:      # rows without columns are all alike
         return batch_or_table.slice(0, n - deleted)
     single = isinstance(batch_or_table, pa.RecordBatch) or batch_or_table.column(0).num_chunks <= 1
-    if single and deleted >= TAKE_FRACTION * n and not isinstance(rel, np.ndarray):
+    if single and deleted >= TAKE_FRACTION * n and isinstance(rel, BitMap):
         kept = np.frombuffer(rel.flip(0, n).to_array(), dtype=np.uint32)
         return batch_or_table.take(pa.array(kept, type=pa.uint32()))
     return batch_or_table.filter(_arrow_mask(_relative_mask(rel, n, keep=True)))
@@ -200,7 +200,7 @@ def _low_bucket(bitmap64: AbstractBitMap64) -> BitMap:
     if int.from_bytes(data[:8], "little") == 0:
         return BitMap()
     assert int.from_bytes(data[8:12], "little") == 0, "values below 2^32 have high key 0"
-    return BitMap.deserialize(data[12:12 + roaring.serialized_size(data, 12)])
+    return BitMap.deserialize(cast(bytes, data[12:12 + roaring.serialized_size(data, 12)]))   # any buffer
 
 
 # --------------------------------------------------------------------------------------------

@@ -26,13 +26,13 @@ NEGATION = {
 class Predicate:
     """A predicate over the columns of one data file; combine with `&`, `|`, `~`."""
 
-    def __and__(self, other: "Predicate") -> "Predicate":
+    def __and__(self, other: Predicate) -> Predicate:
         return And((self, other))
 
-    def __or__(self, other: "Predicate") -> "Predicate":
+    def __or__(self, other: Predicate) -> Predicate:
         return Or((self, other))
 
-    def __invert__(self) -> "Predicate":
+    def __invert__(self) -> Predicate:
         raise NotImplementedError
 
     def columns(self) -> set[str]:

@@ -58,7 +58,9 @@ class _Spark(Dialect):
             return stamp.replace(tzinfo=None) if literal.prefix == "TIMESTAMP_NTZ" else stamp
         if token.kind != "number":
             return super().value(literal, column)
-        digits, suffix = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text).groups()
+        match = re.fullmatch(r"(.+?)(BD|bd|[LlDdFfSsYy])?", token.text)
+        assert match is not None                 # the tokenizer only makes such numbers
+        digits, suffix = match.groups()
         text, suffix = literal.sign + digits, (suffix or "").upper()
         if suffix == "F":
             return float32(float(text))

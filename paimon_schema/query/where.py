@@ -113,7 +113,7 @@ class Dialect:
                 what = {"'": "unterminated string", "`": "unterminated quoted name"}.get(text[pos])
                 raise WhereError(what or f"unexpected character {text[pos]!r}", text, pos)
             if match.lastgroup != "space":
-                tokens.append(Token(match.lastgroup, match.group(), pos))
+                tokens.append(Token(match.lastgroup or "", match.group(), pos))
             pos = match.end()
         return [*tokens, Token("end", "", len(text))]
 
@@ -414,6 +414,7 @@ def _flat(predicate: Predicate) -> Predicate:
     inside the OR that NOT made of the AND."""
     if isinstance(predicate, Leaf):
         return predicate
+    assert isinstance(predicate, (And, Or))
     return _joined(type(predicate), [_flat(c) for c in predicate.children])
 
 

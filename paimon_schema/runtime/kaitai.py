@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
-from kaitaistruct import KaitaiStream, KaitaiStructError, ValidationFailedError
+from kaitaistruct import KaitaiStream, KaitaiStruct, KaitaiStructError, ValidationFailedError
 
 from paimon_schema.values.errors import FormatError
 
-T = TypeVar("T")
+T = TypeVar("T", bound=KaitaiStruct)
 
 #: What a generated parser raises on bad input (never a bug in our code: those propagate).
 PARSE_ERRORS = (KaitaiStructError, EOFError, ValueError, IndexError, ZeroDivisionError,

@@ -3,8 +3,8 @@ data sources with a filter, and the run prints rows, files pruned and time.
 
 1. The Java reference (Paimon's BatchWriteBuilder) writes an append table with deletion vectors
    into a fresh warehouse: 200k rows in two partitions and two buckets (each city a range of
-   ids, so that few files hold a city), a bitmap index on `city` and a bloom filter on `id`, then deletes every tenth row of every file through
-   Paimon's AppendDeletionFileMaintainer.
+   ids, so that few files hold a city), a bitmap index on `city` and a bloom filter on `id`, then
+   deletes every tenth row of every file through Paimon's AppendDeletionFileMaintainer.
 2. A `local[2]` session reads it: `paimon-deletion-vectors` and `paimon-file-index` show the
    index files; the `paimon` source and `read_table` (Spark's Parquet scan) read the rows
    with a selective filter; both must give the rows Java's own read gives.
@@ -62,7 +62,8 @@ def spark_session() -> Any:
 
     spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
              .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -281,8 +281,7 @@ def _file_batches(task: FileTask, batch_rows: int) -> Iterator[pa.RecordBatch]:
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
                 return
-            for batch in reader.iter_batches(batch_size=batch_rows, columns=names):
-                yield batch
+            yield from reader.iter_batches(batch_size=batch_rows, columns=names)
         elif task.format == "orc":
             import pyarrow.orc as orc
 

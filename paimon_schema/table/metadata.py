@@ -103,7 +103,7 @@ class TableSchema:
     highest_field_id: int
 
     @classmethod
-    def from_json(cls, document: Mapping[str, Any]) -> "TableSchema":
+    def from_json(cls, document: Mapping[str, Any]) -> TableSchema:
         fields = tuple(DataField(f["id"], f["name"], f["type"], f.get("description"))
                        for f in document["fields"])
         return cls(int(document["id"]), fields, tuple(document.get("partitionKeys") or ()),
@@ -157,7 +157,7 @@ class Snapshot:
     total_record_count: int | None
 
     @classmethod
-    def from_json(cls, document: Mapping[str, Any]) -> "Snapshot":
+    def from_json(cls, document: Mapping[str, Any]) -> Snapshot:
         return cls(int(document["id"]), int(document["schemaId"]), document["baseManifestList"],
                    document["deltaManifestList"], document.get("indexManifest"),
                    document.get("commitKind", ""), int(document.get("timeMillis", 0)),
@@ -250,7 +250,7 @@ class ReadPlan:
     """What a batch read of one snapshot reads: `files` are the data files Paimon reads
     (with their deletion vectors), in the schema `schema` (the snapshot's, or the latest)."""
 
-    table: "Table"
+    table: Table
     snapshot: Snapshot | None
     schema: TableSchema
     files: tuple[DataFile, ...]
@@ -433,7 +433,7 @@ class Table:
         self._schemas: dict[int, TableSchema] = {}
 
     @classmethod
-    def open(cls, path: Any, filesystem: Any = None) -> "Table":
+    def open(cls, path: Any, filesystem: Any = None) -> Table:
         if isinstance(path, Table):
             return path
         text = str(path)
@@ -763,7 +763,7 @@ def _check_no_split_columns(files: Iterable[DataFile], schema: TableSchema) -> N
     rows can only be read by merging files, which is not supported here."""
     ranges = sorted((f.first_row_id, f.first_row_id + f.row_count, f.file_name)
                     for f in files if f.first_row_id is not None)
-    for (lo, hi, name), (lo2, hi2, name2) in zip(ranges, ranges[1:]):
+    for (_, hi, name), (lo2, hi2, name2) in zip(ranges, ranges[1:]):
         if lo2 < hi:
             raise TableError(
                 f"data-evolution table: rows {lo2}..{min(hi, hi2) - 1} have columns in both "

@@ -179,7 +179,8 @@ def _coerce(value: Any, dtype: DataType) -> Any:
             value = decimal.Decimal(int(value))
         if not isinstance(value, decimal.Decimal) or not value.is_finite():
             raise _Unusable
-        if value.as_tuple().exponent < -dtype.scale and value != value.quantize(decimal.Decimal(1).scaleb(-dtype.scale)):
+        if value.as_tuple().exponent < -dtype.scale \
+                and value != value.quantize(decimal.Decimal(1).scaleb(-dtype.scale)):
             raise _Unusable
     elif dtype.is_string:
         if not isinstance(value, str):

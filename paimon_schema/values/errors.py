@@ -22,7 +22,7 @@ class FormatError(ValueError):
             where.append(f"offset {offset}")
         super().__init__(f"{message} ({', '.join(where)})" if where else message)
 
-    def within(self, prefix: str, base: int) -> "FormatError":
+    def within(self, prefix: str, base: int) -> FormatError:
         """The same error seen from an enclosing structure that starts at `base`."""
         path = f"{prefix}.{self.path}" if prefix and self.path else prefix or self.path
         offset = None if self.offset is None else self.offset + base

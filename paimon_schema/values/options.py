@@ -57,6 +57,6 @@ def number(value: object, name: str) -> float:
     if isinstance(value, bool):
         raise SchemaError(f"{name} must be a number, not {value!r}")
     try:
-        return float(value)
+        return float(value)  # type: ignore[arg-type]    # anything float() takes
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"{name} must be a number, not {value!r}") from exc

@@ -20,11 +20,11 @@ class IndexResult:
     rows: BitMap | None = None
 
     @classmethod
-    def of(cls, rows: BitMap) -> "IndexResult":
+    def of(cls, rows: BitMap) -> IndexResult:
         """A row-level answer; an empty bitmap means the file can be skipped."""
         return cls(remain=len(rows) > 0, rows=rows)
 
-    def __and__(self, other: "IndexResult") -> "IndexResult":
+    def __and__(self, other: IndexResult) -> IndexResult:
         if not self.remain:
             return self
         if not other.remain:
@@ -35,7 +35,7 @@ class IndexResult:
             return self
         return IndexResult.of(self.rows & other.rows)
 
-    def __or__(self, other: "IndexResult") -> "IndexResult":
+    def __or__(self, other: IndexResult) -> IndexResult:
         if not self.remain:
             return other
         if not other.remain:

@@ -50,7 +50,7 @@ class DataType:
     length: int | None = None      # CHAR / VARCHAR / BINARY / VARBINARY n
 
     @classmethod
-    def parse(cls, text: "str | DataType") -> "DataType":
+    def parse(cls, text: str | DataType) -> DataType:
         if isinstance(text, DataType):
             return text
         match = _TYPE.match(text) if isinstance(text, str) else None
@@ -77,6 +77,7 @@ class DataType:
             return cls(name, length=a if a is not None else default)
         if name == "DECIMAL":
             p, s = (a, b or 0) if a is not None else DEFAULTS["DECIMAL"]
+            assert p is not None and s is not None
             if not 1 <= p <= 38 or not 0 <= s <= p:
                 raise SchemaError(f"DECIMAL({p}, {s}) is out of range: {text!r}")
             return cls(name, precision=p, scale=s)
@@ -216,6 +217,7 @@ def _integer(value: object, bits: int, where: str) -> int:
 
 
 def _unscaled(value: object, data_type: DataType, where: str) -> int:
+    assert data_type.precision is not None and data_type.scale is not None   # a parsed DECIMAL
     if isinstance(value, (bool, float)) or not isinstance(value, (int, decimal.Decimal, str)):
         raise SchemaError(f"not a decimal (decimal.Decimal, int or str): {where}")
     try:

@@ -68,7 +68,7 @@ class SoakResult:
     executions: int = 0
     failures: dict[str, list] = field(default_factory=dict)   # kind -> [count, example]
 
-    def merge(self, other: "SoakResult") -> None:
+    def merge(self, other: SoakResult) -> None:
         self.executions += other.executions
         for kind, (count, example) in other.failures.items():
             mine = self.failures.setdefault(kind, [0, example])

@@ -275,7 +275,7 @@ def _head_with_offsets(data: bytes, parsed: ps.FileIndexFile, other: ps.FileInde
     """`data`'s head with every entry's offset replaced by the one in `other`."""
     head = bytearray(data[:parsed.head_length])
     pos = 20
-    for i, name in enumerate(parsed.column_names):
+    for _ in parsed.column_names:
         pos += 2 + struct.unpack_from(">H", head, pos)[0]
         (count,) = struct.unpack_from(">i", head, pos)
         pos += 4

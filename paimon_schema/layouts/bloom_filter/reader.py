@@ -29,7 +29,7 @@ class BloomFilterIndexReader(FileIndexReader):
         self.data_type = data_type
 
     @classmethod
-    def open(cls, blob: bytes, data_type: str | DataType) -> "BloomFilterIndexReader":
+    def open(cls, blob: bytes, data_type: str | DataType) -> BloomFilterIndexReader:
         """Parse `blob` (FormatError if malformed) for a column of `data_type` (SchemaError if
         the bloom filter does not support it).
 

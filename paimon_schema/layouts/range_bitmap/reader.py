@@ -96,7 +96,7 @@ class RangeBitmapIndexReader(FileIndexReader):
         self._slices = _LazySlices(self)
 
     @classmethod
-    def open(cls, blob: bytes, data_type: str | DataType) -> "RangeBitmapIndexReader":
+    def open(cls, blob: bytes, data_type: str | DataType) -> RangeBitmapIndexReader:
         """Parse the header; SchemaError for a type the index refuses, FormatError for bad bytes."""
         codec = range_bitmap_keys(data_type)
         parsed = parsing.parse(lambda io: RangeBitmap(codec.kind, io), blob)
