@@ -78,7 +78,13 @@ types:
           (roaring_bitmap.ksy), kept as bytes for a bitmap library to decode.
       - id: checksum
         type: u4
-        doc: CRC32 (zlib polynomial) of the `len_payload` bytes of `magic` and `bitmap`.
+        -checksum:
+          algorithm: crc32
+          over: [magic, bitmap]
+        doc: |
+          CRC32 (zlib polynomial) of the `len_payload` bytes of `magic` and `bitmap`. Kaitai
+          cannot compute it; the `-checksum` key makes the generated codec compute it when
+          writing and check it when reading (Construct's `Checksum`).
   bitmap64:
     doc: A 64-bit Roaring bitmap in the portable 64-bit format, with dense buckets.
     seq:

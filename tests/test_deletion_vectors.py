@@ -6,7 +6,10 @@ import zlib
 from pathlib import Path
 
 import fastavro
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
@@ -150,3 +153,44 @@ def test_read_deletion_vector_checks_length_per_kind() -> None:
     assert err.path == "bin"
     err = _error(ps.read_deletion_vector, SPEC_32, 2, 28)
     assert err.path == "bin.magic"
+
+
+def _dv64_file(seed: int) -> bytes:
+    rng = np.random.default_rng(seed)
+    highs = rng.integers(0, 3, 400).astype(np.uint64) << np.uint64(32)
+    positions = np.unique(highs | rng.integers(0, 1 << 20, 400).astype(np.uint64))
+    return ps.write_deletion_vectors({"f": positions, "g": positions[:7]}, bitmap64=True)[0]
+
+
+def test_a_64_bit_bin_is_decoded_once_without_the_generated_parser(monkeypatch) -> None:
+    """The struct framing and the bucket-header walk accept a well-formed file, so only
+    pyroaring decodes its bitmaps; the generated parser is not run."""
+    from paimon_schema.layouts import deletion_vectors as dv
+
+    data = _dv64_file(1)
+    expected = ps.DeletionVectorFile.parse(data)
+    monkeypatch.setattr(dv.parsing, "parse", lambda *a, **k: pytest.fail("generated parser ran"))
+    assert ps.DeletionVectorFile.parse(data) == expected
+    assert ps.read_deletion_vector(data, expected.bins[0].offset, expected.bins[0].length) \
+        == expected.bins[0].bitmap
+
+
+@given(st.integers(0, 3), st.data())
+@settings(max_examples=200, deadline=None)
+def test_the_struct_walk_accepts_only_what_the_generated_parser_accepts(seed: int, data) -> None:
+    """Mutated 64-bit files: where `_scan_file` frames a file, the generated parser reads it
+    too, with the same bins; elsewhere the generated parser's located error is what callers see."""
+    from paimon_schema.layouts import deletion_vectors as dv
+    from paimon_schema.runtime import kaitai
+
+    blob = bytearray(_dv64_file(seed))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(blob) - 1))
+        blob[at] = data.draw(st.integers(0, 255))
+    cut = data.draw(st.integers(0, len(blob)))
+    view = memoryview(bytes(blob[:cut]))
+    frames = dv._scan_file(view)
+    if frames is not None:
+        parsed = kaitai.parse(dv.DeletionVectors, view)
+        assert [(kaitai.field_start(parsed, "bins", i), dv._frame(raw))
+                for i, raw in enumerate(parsed.bins)] == frames

@@ -14,6 +14,7 @@ substreams), so this emitter translates the subset the specs use:
 | `if`                            | `If`                                                   |
 | `switch-on`                     | `Switch`, raw bytes by default when sized              |
 | `contents`, `valid`             | `Const`, `Check`                                       |
+| `-checksum: {algorithm, over}`  | `Checksum` over the listed consecutive fields (`KsSpan`) |
 | `value` instances               | inlined into the expressions that use them             |
 | `pos` instances                 | `KsInstance` fields after the sequence (deferred reads) |
 | expressions                     | Python source over `this` (`KsExpr`), compilable       |
@@ -452,6 +453,27 @@ class Emitter:
             test = f"{value} is None or ({test})"
         return [f"Check(E({test!r}))"]
 
+    def checksum_spans(self, seq: list[dict], where: str) -> dict[str, list[str]]:
+        """field id -> the `Tell` marks to place before it: `_<checksum>_start` before the first
+        field a `-checksum` covers, `_<checksum>_end` before the field after the last."""
+        ids = [a["id"] for a in seq]
+        marks: dict[str, list[str]] = {}
+        for attr in seq:
+            spec = attr.get("-checksum")
+            if spec is None:
+                continue
+            over, name = list(spec.get("over", [])), attr["id"]
+            if spec.get("algorithm") not in ("crc32",):
+                raise EmitError(f"{where}/seq/{name}: -checksum algorithm "
+                                f"{spec.get('algorithm')!r} is not supported")
+            if not over or any(o not in ids for o in over) \
+                    or ids[ids.index(over[0]):ids.index(over[0]) + len(over)] != over:
+                raise EmitError(f"{where}/seq/{name}: -checksum must cover consecutive seq fields")
+            after = ids.index(over[-1]) + 1
+            marks.setdefault(over[0], []).append(f"_{name}_start")
+            marks.setdefault(ids[after], []).append(f"_{name}_end")
+        return marks
+
     def struct(self, ty: Ty) -> str:
         spec = self.type_spec(ty)
         where = f"formats/{ty.spec}.ksy:/{'/'.join(('types',) + ty.path) if ty.path else ''}"
@@ -459,9 +481,15 @@ class Emitter:
         params = spec.get("params", [])
         for param in params:
             members.append(f"{param['id']!r} / Computed({param['id']})")
+        covered = self.checksum_spans(spec.get("seq", []), where)
         for attr in spec.get("seq", []):
             fwhere = f"{where}/seq/{attr['id']}"
+            members.extend(f"{tell!r} / Tell" for tell in covered.get(attr["id"], []))
             construct = self.attr_construct(ty, attr, fwhere)
+            if "-checksum" in attr:
+                algorithm, name = attr["-checksum"]["algorithm"], attr["id"]
+                span = f"KsSpan({f'_{name}_start'!r}, {f'_{name}_end'!r})"
+                construct = f"Checksum({construct}, CHECKSUMS[{algorithm!r}], {span})"
             if "if" in attr:
                 cond = self.expr(attr["if"], Scope("this", ty), f"{fwhere}.if")
                 construct = f"If(E({cond!r}), {construct})"
@@ -494,7 +522,8 @@ class Emitter:
         imports = spec["meta"].get("imports", [])
         out = ["from construct import *  # noqa: F401,F403",
                "",
-               "from paimon_schema.runtime.constructs import KsExpr as E, KsInstance, KsRepeat  # noqa: F401"]
+               "from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, "
+               "KsSpan  # noqa: F401"]
         out += [f"from paimon_schema.generated import {i}_codec" for i in imports]
         out.append("")
 

@@ -4,15 +4,21 @@ A bin's `(offset, length)` is what Java records in `IndexFileMeta`: `offset` is 
 the bin's size field, `length` is the size `S` for a 32-bit bin and `S + 8` for a 64-bit bin.
 Writing follows `DeletionVectorsIndexFile`: bins in the mapping's order, every bitmap
 run-optimized, 64-bit bins with Java's empty gap buckets.
+
+Each bin's CRC is the spec's `-checksum`: the generated codec computes it when writing, and
+readers check the stored value with the codec's function. Bins are framed with `struct` and a
+64-bit bin's layout is checked by walking its bucket headers (`_scan_*`), so its bitmap is
+decoded once, by pyroaring; wherever the walk declines, the generated parser reads the file and
+locates the error.
 """
 
 from __future__ import annotations
 
-import zlib
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
@@ -35,6 +41,10 @@ MAX_POSITION_64 = 0x7FFF_FFFE_8000_0000     # Java's Bitmap64DeletionVector limi
 MAX_BUCKETS_64 = 1 << 24
 
 _MAGICS = tuple(int(m).to_bytes(4, "big") for m in Bitmap)
+_MAGIC_VALUES = frozenset(int(m) for m in Bitmap)
+_FRAME = struct.Struct(">iI")               # len_payload, magic
+MAX_NUM_BUCKETS = 0x7FFFFFFF                 # the spec's `valid` bounds of a 64-bit bitmap
+MAX_BUCKET_KEY = 0x7FFFFFFE
 
 
 def has_signature(data: bytes | memoryview) -> bool:
@@ -70,13 +80,15 @@ class DeletionVectorFile:
     @classmethod
     def parse(cls, data: bytes, *, verify_checksum: bool = True) -> DeletionVectorFile:
         view = memoryview(data)
-        parsed = parsing.parse(DeletionVectors, view)
+        frames = _scan_file(view)
+        if frames is None:                     # the generated parser locates what is wrong
+            parsed = parsing.parse(DeletionVectors, view)
+            frames = [(parsing.field_start(parsed, "bins", i), _frame(raw))
+                      for i, raw in enumerate(parsed.bins)]
         warnings: list[str] = []
-        bins = []
-        for i, raw in enumerate(parsed.bins):
-            start = parsing.field_start(parsed, "bins", i)
-            bins.append(_decode_bin(view, start, raw, verify_checksum, f"bins[{i}]", warnings))
-        return cls(version=int(parsed.version), bins=bins, warnings=warnings)
+        bins = [_decode_bin(view, start, frame, verify_checksum, f"bins[{i}]", warnings)
+                for i, (start, frame) in enumerate(frames)]
+        return cls(version=VERSION, bins=bins, warnings=warnings)
 
     def to_bytes(self) -> bytes:
         """The file again, bins in this model's order, each bitmap as Java serializes it."""
@@ -109,6 +121,11 @@ def _codec() -> Any:
 
 
 @cache
+def _checksum() -> Any:
+    return constructs.checksum(deletion_vectors_codec.t_bin(), "checksum")
+
+
+@cache
 def _bitmap64_codec() -> Any:
     return deletion_vectors_codec.t_bitmap64().compile()
 
@@ -130,9 +147,7 @@ def _bin_model(positions: Any, bitmap64: bool, name: str = "") -> dict[str, Any]
         values = as_array(positions, maximum=MAX_POSITION_32, what=what)
         bitmap = body = fresh_bitmap(values).serialize()
         magic = Bitmap.bitmap32
-    payload = int(magic).to_bytes(4, "big") + body
-    return {"len_payload": len(payload), "magic": int(magic), "bitmap": bitmap,
-            "checksum": zlib.crc32(payload)}
+    return {"len_payload": 4 + len(body), "magic": int(magic), "bitmap": bitmap}
 
 
 def _bitmap64_model(values: np.ndarray) -> dict[str, Any]:
@@ -160,7 +175,9 @@ def read_deletion_vector(data: bytes, offset: int, length: int, *,
     if not 0 <= offset < len(view):
         raise FormatError(f"deletion vector offset {offset} is outside the {len(view)}-byte file",
                           offset=None, path="bin")
-    raw = parsing.parse(lambda io: DeletionVectors.Bin(io), view, pos=offset, path="bin")
+    raw = _scan_bin(view, offset)
+    if raw is None:
+        raw = _frame(parsing.parse(lambda io: DeletionVectors.Bin(io), view, pos=offset, path="bin"))
     expected = length - 8 if raw.magic == Bitmap.bitmap64 else length
     if raw.len_payload != expected:
         raise FormatError(f"bin size {raw.len_payload} does not match the recorded length {length} "
@@ -169,16 +186,80 @@ def read_deletion_vector(data: bytes, offset: int, length: int, *,
     return _decode_bin(view, offset, raw, verify_checksum, "bin", []).bitmap
 
 
-def _kind(raw: DeletionVectors.Bin) -> str:
+class _Frame(NamedTuple):
+    """A bin's size, magic and stored checksum."""
+
+    len_payload: int
+    magic: int
+    checksum: int
+
+
+def _frame(raw: DeletionVectors.Bin) -> _Frame:
+    return _Frame(raw.len_payload, int(raw.magic), raw.checksum)
+
+
+def _scan_file(view: memoryview) -> list[tuple[int, _Frame]] | None:
+    """Every bin's start and frame via struct, or None where the generated parser would fail."""
+    if len(view) < 1 or view[0] != VERSION:
+        return None
+    frames, pos = [], 1
+    while pos < len(view):
+        frame = _scan_bin(view, pos)
+        if frame is None:
+            return None
+        frames.append((pos, frame))
+        pos += SIZE_FIELD + frame.len_payload + CHECKSUM_FIELD
+    return frames
+
+
+def _scan_bin(view: memoryview, start: int) -> _Frame | None:
+    """The bin at `start` framed via struct (a 64-bit bitmap's layout checked too), or None
+    where the generated parser would fail."""
+    if start < 0 or start + 8 > len(view):
+        return None
+    len_payload, magic = _FRAME.unpack_from(view, start)
+    stop = start + SIZE_FIELD + len_payload
+    if len_payload < 4 or magic not in _MAGIC_VALUES or stop + CHECKSUM_FIELD > len(view):
+        return None
+    if magic == Bitmap.bitmap64 and not _scan_bitmap64(view[start + 8:stop]):
+        return None
+    return _Frame(len_payload, magic, int.from_bytes(view[stop:stop + 4], "big"))
+
+
+def _scan_bitmap64(body: memoryview) -> bool:
+    """Whether `body` is a 64-bit bitmap as the spec's `bitmap64` reads it: a bucket count in
+    bounds, keys ascending in bounds, each bucket a well-formed roaring header with its
+    containers inside, nothing after the last. Header walks only: no value is decoded."""
+    if len(body) < 8:
+        return False
+    num_buckets = int.from_bytes(body[:8], "little")
+    if num_buckets > MAX_NUM_BUCKETS:
+        return False
+    at, previous = 8, -1
+    for _ in range(num_buckets):
+        if at + 4 > len(body):
+            return False
+        key = int.from_bytes(body[at:at + 4], "little")
+        if not previous < key <= MAX_BUCKET_KEY:
+            return False
+        try:
+            at = roaring.containers(body, at + 4).end
+        except FormatError:
+            return False
+        previous = key
+    return at == len(body)
+
+
+def _kind(raw: _Frame) -> str:
     return "64-bit" if raw.magic == Bitmap.bitmap64 else "32-bit"
 
 
-def _decode_bin(view: memoryview, start: int, raw: DeletionVectors.Bin, verify_checksum: bool,
+def _decode_bin(view: memoryview, start: int, raw: _Frame, verify_checksum: bool,
                 path: str, warnings: list[str]) -> DeletionVectorBin:
     payload_start = start + SIZE_FIELD
     payload_end = payload_start + raw.len_payload
     if verify_checksum:
-        actual = zlib.crc32(view[payload_start:payload_end])
+        actual = _checksum()(view[payload_start:payload_end])
         if actual != raw.checksum:
             raise FormatError(f"checksum mismatch: stored 0x{raw.checksum:08x}, "
                               f"computed 0x{actual:08x} over the bin's magic and bitmap",

@@ -14,10 +14,41 @@ building, every value is already in the context, so it writes at the position li
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Callable
 from typing import Any
 
 from construct import Construct, ListContainer, Subconstruct
 from construct.expr import ExprMixin
+
+
+#: `-checksum` algorithms of the specs: bytes -> the stored value.
+CHECKSUMS: dict[str, Callable[[bytes], int]] = {"crc32": zlib.crc32}
+
+
+class KsSpan:
+    """The bytes a `-checksum` covers: from the `Tell` mark `start` to the mark `end` of the same
+    struct, read back from the stream (parsed, or built so far), which is left where it was."""
+
+    def __init__(self, start: str, end: str) -> None:
+        self.start, self.end = start, end
+
+    def __call__(self, context: Any) -> bytes:
+        stream, start, end = context._io, context[self.start], context[self.end]
+        here = stream.tell()
+        stream.seek(start)
+        data = stream.read(end - start)
+        stream.seek(here)
+        return bytes(data)
+
+
+def checksum(struct: Construct, field: str) -> Callable[[bytes], int]:
+    """The function a generated struct's `-checksum` field computes (readers that parse with
+    Kaitai check the stored value with it)."""
+    for sub in struct.subcons:
+        if sub.name == field:
+            return sub.subcon.hashfunc
+    raise KeyError(field)
 
 
 class KsExpr(ExprMixin):
