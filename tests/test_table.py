@@ -18,7 +18,8 @@ from oracles import import_oracle
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from paimon_schema.table.metadata import DataFile, Table, TableError, decode_binary_row
+from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.table.metadata import DataFile, Table, TableError
 
 TABLES = [
     "append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",
@@ -352,3 +353,14 @@ def test_hash_index_entries(tables: Path, tmp_path: Path) -> None:
     assert (hashes.partition, hashes.bucket, hashes.row_count) == ({"f1": 10}, records[0]["_BUCKET"], 3)
     assert table.hash_index(hashes).tolist() == [7, -3, 12]
     assert len([f for f in table.data_files() if f.deletion_file]) == 2
+
+
+def test_binary_row_structure_errors_are_located_by_the_spec() -> None:
+    """formats/binary_row.ksy frames the row: a truncated slot or a negative arity is located."""
+    row = _row(2, [struct.pack("<q", 1), struct.pack("<q", 2)])
+    with pytest.raises(ps.FormatError) as info:
+        decode_binary_row(row[:-3], ["BIGINT", "BIGINT"])
+    assert info.value.path == "slots[1]" and info.value.offset == len(row) - 8
+    with pytest.raises(ps.FormatError) as info:
+        decode_binary_row(struct.pack(">i", -1), [])
+    assert info.value.path == "arity"

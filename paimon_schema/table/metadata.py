@@ -23,13 +23,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import decimal
 import json
 import os
 import posixpath
 import re
-import struct
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -38,6 +36,7 @@ import fastavro
 import pyarrow.fs as pafs
 from pyroaring import BitMap, BitMap64
 
+from paimon_schema.layouts.binary_row import decode_binary_row
 from paimon_schema.layouts.deletion_vectors import read_deletion_vector
 from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.layouts.hash_index import read_hash_index
@@ -46,7 +45,7 @@ from paimon_schema.values.types import DataType
 
 __all__ = [
     "DataField", "DataFile", "DeletionFile", "IndexFile", "ReadPlan", "Snapshot", "Table",
-    "TableError", "TableSchema", "decode_binary_row",
+    "TableError", "TableSchema",
 ]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
@@ -258,101 +257,6 @@ class ReadPlan:
 
 
 # ------------------------------------------------------------------------------ BinaryRow
-
-_HIGHEST_BIT = 0x80 << 56
-
-
-def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any, ...]:
-    """The values of a serialized `BinaryRow` (a manifest's `_PARTITION`): a big-endian i32
-    arity, then the row: a null bitset (8 header bits, then one bit per field, padded to
-    8-byte words), one little-endian 8-byte slot per field, then the variable-length part.
-    Strings and bytes of at most 7 bytes live in the slot itself (top bit set, length in the
-    top byte); longer ones are `offset << 32 | length` into the row. Values are plain Python
-    as the API conventions say (DATE -> date, TIMESTAMP -> naive UTC datetime, ...)."""
-    data = bytes(data)
-    if len(data) < 4:
-        raise FormatError("a BinaryRow needs its 4-byte arity", offset=0, path="arity")
-    arity = struct.unpack_from(">i", data)[0]
-    if arity != len(types):
-        raise FormatError(f"BinaryRow has {arity} fields, the schema's partition has {len(types)}",
-                          offset=0, path="arity")
-    row = memoryview(data)[4:]
-    bitset = ((arity + 63 + 8) // 64) * 8
-    if len(row) < bitset + 8 * arity:
-        raise FormatError(f"BinaryRow of {arity} fields needs {bitset + 8 * arity} bytes, "
-                          f"has {len(row)}", offset=4, path="fields")
-    values = []
-    for i, raw_type in enumerate(types):
-        bit = i + 8
-        if row[bit >> 3] & (1 << (bit & 7)):
-            values.append(None)
-            continue
-        slot = bitset + 8 * i
-        try:
-            values.append(_binary_row_value(row, slot, DataType.parse(raw_type)))
-        except (struct.error, IndexError, ValueError) as exc:
-            if isinstance(exc, FormatError):
-                raise
-            raise FormatError(f"field {i} does not decode as {raw_type}: {exc}",
-                              offset=4 + slot, path=f"fields[{i}]") from exc
-    return tuple(values)
-
-
-def _binary_row_value(row: memoryview, slot: int, data_type: DataType) -> Any:
-    root = data_type.root
-    long_ = struct.unpack_from("<q", row, slot)[0]
-    if root == "BOOLEAN":
-        return row[slot] != 0
-    if root == "TINYINT":
-        return struct.unpack_from("<b", row, slot)[0]
-    if root == "SMALLINT":
-        return struct.unpack_from("<h", row, slot)[0]
-    if root in ("INT", "DATE", "TIME"):
-        value = struct.unpack_from("<i", row, slot)[0]
-        if root == "DATE":
-            return dt.date(1970, 1, 1) + dt.timedelta(days=value)
-        if root == "TIME":
-            return (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=value)).time()
-        return value
-    if root == "BIGINT":
-        return long_
-    if root == "FLOAT":
-        return struct.unpack_from("<f", row, slot)[0]
-    if root == "DOUBLE":
-        return struct.unpack_from("<d", row, slot)[0]
-    if data_type.is_string or data_type.is_binary:
-        raw = _var_bytes(row, slot, long_)
-        return raw.decode("utf-8") if data_type.is_string else raw
-    if root == "DECIMAL":
-        if data_type.precision <= 18:
-            unscaled = long_
-        else:
-            offset, size = (long_ >> 32) & 0xFFFFFFFF, long_ & 0xFFFFFFFF
-            unscaled = int.from_bytes(bytes(row[offset:offset + size]), "big", signed=True)
-        return decimal.Decimal(unscaled).scaleb(-data_type.scale)
-    if data_type.is_timestamp:
-        if data_type.precision <= 3:
-            millis, nanos = long_, 0
-        else:
-            offset, nanos = (long_ >> 32) & 0xFFFFFFFF, long_ & 0xFFFFFFFF
-            millis = struct.unpack_from("<q", row, offset)[0]
-        return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
-    raise TableError(f"partition values of type {data_type} are not supported")
-
-
-def _var_bytes(row: memoryview, slot: int, long_: int) -> bytes:
-    unsigned = long_ & 0xFFFFFFFFFFFFFFFF
-    if unsigned & _HIGHEST_BIT:
-        size = (unsigned >> 56) & 0x7F
-        if size > 7:
-            raise FormatError(f"inline length {size} > 7", offset=4 + slot)
-        return bytes(row[slot:slot + size])
-    offset, size = unsigned >> 32, unsigned & 0xFFFFFFFF
-    if offset + size > len(row):
-        raise FormatError(f"variable part [{offset}, {offset + size}) is past the row's "
-                          f"{len(row)} bytes", offset=4 + slot)
-    return bytes(row[offset:offset + size])
-
 
 # ------------------------------------------------------------------------------ partition paths
 

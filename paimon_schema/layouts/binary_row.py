@@ -1,0 +1,110 @@
+"""Paimon's serialized BinaryRow (formats/binary_row.ksy): the partition values of a manifest.
+
+The generated parser reads the structure (arity, null bits, slots, variable part) and locates
+what is malformed; what a slot means depends on the field's type, which only the schema knows,
+so the values are interpreted here, as Java's `BinaryRow` getters do. Values are plain Python as
+the API conventions say (DATE -> date, TIMESTAMP -> naive UTC datetime, ...).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import struct
+from collections.abc import Sequence
+from typing import Any
+
+from paimon_schema.generated.binary_row import BinaryRow
+from paimon_schema.runtime import kaitai
+from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.types import DataType
+
+ARITY_FIELD = 4
+_HIGHEST_BIT = 0x80 << 56
+
+
+def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any, ...]:
+    """The values of a serialized `BinaryRow`, one per type in `types` (None for a null).
+
+    FormatError for malformed bytes, an arity other than `len(types)`, or a field that does
+    not decode as its type (including a type a partition cannot have).
+    """
+    view = memoryview(bytes(data))
+    parsed = kaitai.parse(BinaryRow, view)
+    if parsed.arity != len(types):
+        raise FormatError(f"BinaryRow has {parsed.arity} fields, the schema's partition has {len(types)}",
+                          offset=0, path="arity")
+    row = view[ARITY_FIELD:]
+    values: list[Any] = []
+    for i, raw_type in enumerate(types):
+        bit = i + 8
+        if parsed.null_bits[bit >> 3] & (1 << (bit & 7)):
+            values.append(None)
+            continue
+        slot = kaitai.field_start(parsed, "slots", i) - ARITY_FIELD
+        try:
+            values.append(_value(row, slot, DataType.parse(raw_type)))
+        except (struct.error, IndexError, ValueError) as exc:
+            if isinstance(exc, FormatError):
+                raise
+            raise FormatError(f"field {i} does not decode as {raw_type}: {exc}",
+                              offset=ARITY_FIELD + slot, path=f"slots[{i}]") from exc
+    return tuple(values)
+
+
+def _value(row: memoryview, slot: int, data_type: DataType) -> Any:
+    root = data_type.root
+    long_ = struct.unpack_from("<q", row, slot)[0]
+    if root == "BOOLEAN":
+        return row[slot] != 0
+    if root == "TINYINT":
+        return struct.unpack_from("<b", row, slot)[0]
+    if root == "SMALLINT":
+        return struct.unpack_from("<h", row, slot)[0]
+    if root in ("INT", "DATE", "TIME"):
+        value = struct.unpack_from("<i", row, slot)[0]
+        if root == "DATE":
+            return dt.date(1970, 1, 1) + dt.timedelta(days=value)
+        if root == "TIME":
+            return (dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=value)).time()
+        return value
+    if root == "BIGINT":
+        return long_
+    if root == "FLOAT":
+        return struct.unpack_from("<f", row, slot)[0]
+    if root == "DOUBLE":
+        return struct.unpack_from("<d", row, slot)[0]
+    if data_type.is_string or data_type.is_binary:
+        raw = _var_bytes(row, slot, long_)
+        return raw.decode("utf-8") if data_type.is_string else raw
+    if root == "DECIMAL":
+        assert data_type.precision is not None and data_type.scale is not None
+        if data_type.precision <= 18:
+            unscaled = long_
+        else:
+            offset, size = (long_ >> 32) & 0xFFFFFFFF, long_ & 0xFFFFFFFF
+            unscaled = int.from_bytes(bytes(row[offset:offset + size]), "big", signed=True)
+        return decimal.Decimal(unscaled).scaleb(-data_type.scale)
+    if data_type.is_timestamp:
+        assert data_type.precision is not None
+        if data_type.precision <= 3:
+            millis, nanos = long_, 0
+        else:
+            offset, nanos = (long_ >> 32) & 0xFFFFFFFF, long_ & 0xFFFFFFFF
+            millis = struct.unpack_from("<q", row, offset)[0]
+        return dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis, microseconds=nanos // 1000)
+    raise SchemaError(f"partition values of type {data_type} are not supported")
+
+
+def _var_bytes(row: memoryview, slot: int, long_: int) -> bytes:
+    unsigned = long_ & 0xFFFFFFFFFFFFFFFF
+    if unsigned & _HIGHEST_BIT:
+        size = (unsigned >> 56) & 0x7F
+        if size > 7:
+            raise FormatError(f"inline length {size} > 7", offset=ARITY_FIELD + slot)
+        return bytes(row[slot:slot + size])
+    offset, size = unsigned >> 32, unsigned & 0xFFFFFFFF
+    if offset + size > len(row):
+        raise FormatError(f"variable part [{offset}, {offset + size}) is past the row's "
+                          f"{len(row)} bytes", offset=ARITY_FIELD + slot)
+    return bytes(row[offset:offset + size])
