@@ -15,6 +15,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bitmap_index.writer import bitmap_layout, write_layout
 from paimon_schema.layouts.bitmap_index.writer import write_with_codec
+from strategies import values_for
 
 STANDALONE = {
     **{f"paimon-rust/bitmap/java_{stem}_v{v}.bin": t for v in (1, 2) for stem, t in [
@@ -80,18 +81,8 @@ def _v2_or_none(data_type: str, column: list, block_size: int) -> bytes | None:
         return None
 
 
-VALUES = {
-    "INT": st.integers(-2**31, 2**31 - 1) | st.sampled_from([0, 1, 1024, 2048, 65536]),
-    "BIGINT": st.integers(-2**63, 2**63 - 1),
-    "TINYINT": st.integers(-128, 127),
-    "SMALLINT": st.integers(-2**15, 2**15 - 1),
-    "BOOLEAN": st.booleans(),
-    "DOUBLE": st.floats() | st.sampled_from([0.0, -0.0, math.nan, math.inf]),
-    "FLOAT": st.floats(width=32) | st.sampled_from([0.0, -0.0, math.nan]),
-    "STRING": st.text(max_size=6),
-    "DATE": st.integers(-10_000, 30_000),
-    "TIMESTAMP(6)": st.integers(-2**50, 2**50),
-}
+VALUES = {t: values_for(t) for t in ("INT", "BIGINT", "TINYINT", "SMALLINT", "BOOLEAN", "DOUBLE",
+                                      "FLOAT", "STRING", "DATE", "TIMESTAMP(6)")}
 
 
 @st.composite

@@ -19,6 +19,7 @@ from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader
 from paimon_schema.layouts.bloom_filter.hashing import bloom_positions, wang64, xxh64
 from paimon_schema.layouts.registry import open_index
 from paimon_schema.values.results import REMAIN, SKIP
+from strategies import values_for
 
 LN2 = math.log(2)
 INTEGER_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "DATE"]
@@ -158,15 +159,7 @@ def test_table_sidecars(shared_fixtures: Path, table: str, column: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # Random member sets
 
-TYPED_VALUES = {
-    "TINYINT": st.integers(-2**7, 2**7 - 1),
-    "INT": st.integers(-2**31, 2**31 - 1),
-    "BIGINT": st.integers(-2**63, 2**63 - 1),
-    "FLOAT": st.floats(width=32),
-    "DOUBLE": st.floats(),
-    "STRING": st.text(),
-    "BYTES": st.binary(),
-}
+TYPED_VALUES = {t: values_for(t) for t in ("TINYINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING", "BYTES")}
 
 
 @st.composite

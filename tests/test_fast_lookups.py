@@ -51,30 +51,17 @@ from paimon_schema.layouts.range_bitmap.scan import (
     scan_dictionary_head,
 )
 from paimon_schema.runtime import kaitai as parsing
+from strategies import values_for
 
 # ---------------------------------------------------------------------------------------------
 # Columns of every key type
 
 INT32 = st.integers(-2**31, 2**31 - 1)
 INT64 = st.integers(-2**63, 2**63 - 1)
-SPECIAL_FLOATS = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.5, -1.5]
-TEXT = st.text(st.sampled_from("ab\x00é\u4e16\U0001f600"), max_size=5)
-VALUES = {
-    "BOOLEAN": st.booleans(),
-    "TINYINT": st.integers(-128, 127),
-    "SMALLINT": st.integers(-2**15, 2**15 - 1),
-    "INT": INT32,
-    "DATE": INT32,
-    "TIME(3)": st.integers(0, 86_399_999),
-    "BIGINT": INT64,
-    "TIMESTAMP(3)": INT64,
-    "TIMESTAMP_LTZ(6)": INT64,
-    "FLOAT": st.sampled_from(SPECIAL_FLOATS) | st.floats(width=32, allow_nan=True),
-    "DOUBLE": st.sampled_from(SPECIAL_FLOATS) | st.floats(allow_nan=True),
-    "STRING": TEXT,
-    "VARCHAR(10)": TEXT,
-}
-RANGE_VALUES = {**VALUES, "DECIMAL(10, 2)": st.integers(-10**6, 10**6)}
+VALUES = {t: values_for(t) for t in ("BOOLEAN", "TINYINT", "SMALLINT", "INT", "DATE", "TIME(3)", "BIGINT",
+                                      "TIMESTAMP(3)", "TIMESTAMP_LTZ(6)", "FLOAT", "DOUBLE", "STRING",
+                                      "VARCHAR(10)")}
+RANGE_VALUES = {**VALUES, "DECIMAL(10, 2)": values_for("DECIMAL(10, 2)")}
 
 
 @st.composite
