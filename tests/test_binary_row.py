@@ -11,7 +11,8 @@ import fastavro
 import pytest
 
 from paimon_schema.table.binary_row import encode_binary_row
-from paimon_schema.table.metadata import Table, decode_binary_row
+from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.table.metadata import Table
 
 
 def test_fixture_partitions_round_trip(shared_fixtures: Path) -> None:

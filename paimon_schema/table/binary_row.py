@@ -1,5 +1,6 @@
 """Java's `BinaryRow` bytes for a row of plain values: what a manifest stores as a partition
-and as the min/max of partition statistics (`decode_binary_row` in `table` reads them).
+and as the min/max of partition statistics (`layouts.binary_row.decode_binary_row`, from
+formats/binary_row.ksy, reads them).
 
 The row as `BinaryRowSerializer` writes it: a big-endian i32 arity, a null bitset (8 header
 bits, then one bit per field, padded to 8-byte words), one little-endian 8-byte slot per field,

@@ -33,9 +33,9 @@ import fastavro
 import pyarrow.fs as pafs
 
 from paimon_schema.query.predicate import Predicate
+from paimon_schema.layouts.binary_row import decode_binary_row
 from paimon_schema.table.binary_row import encode_binary_row
-from paimon_schema.table.metadata import (ADD, DELETE, DataFile, Snapshot, Table, TableError,
-                                          TableSchema, decode_binary_row)
+from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
 
 __all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "check_format", "commit", "create_new",
            "live_index_entries", "local_path", "remove_quietly", "where_predicate", "writable"]

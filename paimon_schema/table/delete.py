@@ -133,7 +133,7 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
                     continue
                 commit_plan.index_removed.add((partition, bucket, DELETION_VECTORS, entry["_FILE_NAME"]))
                 index_file = tab.index_file(entry, snap_schema)
-                for name, offset, length, cardinality in index_file.dv_ranges:
+                for name, offset, length, _ in index_file.dv_ranges:
                     if name in live_names[(partition, bucket)] and name not in updates:
                         vectors[name] = _read_vector(tab, index_file.path, offset, length)
             vectors.update(updates)

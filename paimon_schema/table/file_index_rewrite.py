@@ -25,7 +25,7 @@ import pyarrow.fs as pafs
 
 from paimon_schema.layouts.bitmap_index.javaorder import java_map_order
 from paimon_schema.layouts.file_index import FileIndexFile, write_file_index
-from paimon_schema.layouts.registry import build_index
+from paimon_schema.layouts.registry import LAYOUTS, build_index
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.commit import (CommitPlan, check_format, commit, create_new, fault,
@@ -71,7 +71,7 @@ def index_spec(schema: TableSchema, columns: Mapping[str, str | Sequence[str]] |
         per_column: dict[str, dict[str, Any]] = {}
         for index_type in sorted(set(wanted[name]), key=_type_order):
             opts = {}
-            for key in index_options.KNOWN[index_type]:
+            for key in LAYOUTS[index_type].options:
                 value = merged.get(f"file-index.{index_type}.{name}.{key}")   # per column only, as Paimon
                 if value is not None:
                     opts[key] = value
