@@ -446,6 +446,11 @@ class Table:
             filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
         table = cls(text, filesystem)
         if table._info(table._join("schema")).type != pafs.FileType.Directory:
+            kind = table._info(table.path).type
+            if kind == pafs.FileType.NotFound:
+                raise TableError(f"{text} does not exist")
+            if kind != pafs.FileType.Directory:
+                raise TableError(f"{text} is a file, not a Paimon table directory")
             raise TableError(f"{text} is not a Paimon table: it has no schema/ directory")
         return table
 
