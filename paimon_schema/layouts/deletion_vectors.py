@@ -24,6 +24,7 @@ from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.positions import as_array, fresh_bitmap
+from paimon_schema.values.results import plural
 
 Bitmap = DeletionVectors.BinMagic
 SIZE_FIELD = 4
@@ -49,6 +50,11 @@ class DeletionVectorBin:
     def cardinality(self) -> int:
         return len(self.bitmap)
 
+    def __repr__(self) -> str:
+        bits = 64 if self.bitmap64 else 32
+        return (f"<DeletionVectorBin at {self.offset}, {self.length} bytes, {bits}-bit: "
+                f"{plural(len(self.bitmap), 'deleted row')}>")
+
 
 @dataclass(frozen=True)
 class DeletionVectorFile:
@@ -68,6 +74,10 @@ class DeletionVectorFile:
             start = parsed._debug["bins"]["arr"][i]["start"]
             bins.append(_decode_bin(view, start, raw, verify_checksum, f"bins[{i}]", warnings))
         return cls(version=int(parsed.version), bins=bins, warnings=warnings)
+
+    def __repr__(self) -> str:
+        deleted = sum(len(b.bitmap) for b in self.bins)
+        return f"<DeletionVectorFile v{self.version}: {plural(len(self.bins), 'bin')}, {plural(deleted, 'deleted row')}>"
 
     def to_bytes(self) -> bytes:
         """The file again, bins in this model's order, each bitmap as Java serializes it."""

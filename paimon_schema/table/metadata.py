@@ -432,6 +432,11 @@ class Table:
         self.fs = filesystem
         self._schemas: dict[int, TableSchema] = {}
 
+    def __repr__(self) -> str:
+        kind = type(self.fs).__name__
+        where = "" if kind == "LocalFileSystem" else f" on {kind}"
+        return f"<Table {self.path}{where}>"
+
     @classmethod
     def open(cls, path: Any, filesystem: Any = None) -> "Table":
         if isinstance(path, Table):
