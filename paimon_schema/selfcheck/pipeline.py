@@ -60,10 +60,14 @@ def spark_session() -> Any:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
-             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
+    from paimon_schema import progress
+
+    with progress.step("starting Spark (local[2], a JVM)"):
+        spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
+                 .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.shuffle.partitions", "2")
+                 .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -118,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        path, java_rows = write_table(Path(tmp), args.rows)
+        from paimon_schema import progress
+
+        with progress.step(f"Paimon's Java writes {args.rows:,} rows and deletes every tenth"):
+            path, java_rows = write_table(Path(tmp), args.rows)
         print(f"Java wrote {path.name}: {args.rows:,} rows, {len(java_rows):,} left after deletes "
               f"({time.perf_counter() - started:.1f} s)")
         spark = spark_session()

@@ -1,0 +1,40 @@
+"""Progress of slow first steps (fetching the Java jar, compiling the harness, starting Spark).
+
+They are logged on the `paimon_schema.progress` logger; the command line shows them on stderr
+(`show_on_stderr`), a library user sees them only if their logging says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+log = logging.getLogger("paimon_schema.progress")
+
+
+@contextmanager
+def step(what: str) -> Iterator[None]:
+    """Log `what …` before the step and `what: done in N s` (or `failed`) after it."""
+    log.info("%s …", what)
+    started = time.perf_counter()
+    try:
+        yield
+    except BaseException:
+        log.info("%s: failed after %.1f s", what, time.perf_counter() - started)
+        raise
+    log.info("%s: done in %.1f s", what, time.perf_counter() - started)
+
+
+def show_on_stderr() -> None:
+    """Print progress lines on stderr (once, however often called)."""
+    if any(getattr(h, "_paimon_progress", False) for h in log.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("paimon-schema: %(message)s"))
+    handler._paimon_progress = True          # type: ignore[attr-defined]
+    log.addHandler(handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
