@@ -8,8 +8,10 @@ is one JSON document (`--json`) and the lines a person reads are made from it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
+import argparse
+import json
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO
 
 from pyroaring import BitMap64
 
@@ -331,3 +333,60 @@ def open_table(path: str) -> Table:
         return Table.open(path)
     except TableError as exc:
         raise cli.UsageError(str(exc)) from exc
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def add_parser(sub: Any) -> None:
+    """`table DIR [overview|files|dv|indexes|query]` on the command line's subparsers."""
+    table = sub.add_parser("table", help="a Paimon table: schema, data files, deletion vectors, "
+                                         "file indexes, which files a filter reads (needs the "
+                                         "spark extra: pyarrow, fastavro)",
+                           description="A Paimon table seen through its schema and manifests.")
+    table.add_argument("dir", metavar="DIR", help="the table directory (or a pyarrow URI)")
+    table.add_argument("view", nargs="?", choices=VIEWS, default="overview",
+                       help="overview (default), files, dv (deletion vectors), indexes (file "
+                            "indexes), query (--where)")
+    table.add_argument("--where", metavar="CONDITION",
+                       help="with query: a Spark SQL filter, e.g. \"city = 'Lima' AND amount < 50\"")
+    table.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
+    table.add_argument("--json", action="store_true", help="print one JSON document")
+    table.add_argument("--all", action="store_true", help="list every deleted position")
+    table.set_defaults(run=cmd_table)
+
+
+def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.view == "query" and not args.where:
+        print("table: query needs --where CONDITION", file=err)
+        return cli.EXIT_USAGE
+    if args.where and args.view != "query":
+        print(f"table: --where goes with the query view, not {args.view}", file=err)
+        return cli.EXIT_USAGE
+    try:
+        table = open_table(args.dir)
+        doc, lines = _view(args, table)
+    except (cli.UsageError, ps.SchemaError, TableError) as exc:
+        print(f"table: {exc}", file=err)
+        return cli.EXIT_USAGE
+    except ps.FormatError as exc:
+        print("\n".join(cli.format_error_lines(args.dir, exc)), file=err)
+        return cli.EXIT_BAD_FILE
+    if args.json:
+        json.dump(public(doc), out, ensure_ascii=False, default=str)
+        out.write("\n")
+    else:
+        print("\n".join(lines(doc)), file=out)
+    return cli.EXIT_OK
+
+
+def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Callable[[dict[str, Any]], Iterator[str]]]:
+    if args.view == "files":
+        return files(table, args.snapshot), files_lines
+    if args.view == "dv":
+        return deletion_vectors(table, args.snapshot, None if args.all else cli.MAX_RANGES), dv_lines
+    if args.view == "indexes":
+        return indexes(table, args.snapshot), indexes_lines
+    if args.view == "query":
+        return query(table, args.where, args.snapshot), query_lines
+    return overview(table, args.snapshot), overview_lines
