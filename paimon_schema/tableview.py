@@ -57,9 +57,9 @@ def column_type(schema: TableSchema, column: str) -> str | None:
     return raw if isinstance(raw, str) and DataField(0, "", raw).atomic_type is not None else None
 
 
-def _file_id(f: DataFile) -> str:
-    where = f"{f.partition_path}/bucket-{f.bucket}" if f.partition_path else f"bucket-{f.bucket}"
-    return f"{where}/{f.file_name}"
+def _n(count: int, noun: str) -> str:
+    """`1 row`, `4,000 rows`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def _deleted(f: DataFile) -> int | None:
@@ -75,7 +75,7 @@ def _table_kind(schema: TableSchema) -> str:
         traits.append("data evolution")
     bucket = schema.option("bucket", "-1")
     traits.append("dynamic buckets" if bucket == "-1" and schema.primary_keys else
-                  "unaware buckets" if bucket == "-1" else cli.count(int(bucket), "bucket") if bucket.lstrip("-").isdigit() else f"bucket {bucket}")
+                  "unaware buckets" if bucket == "-1" else _n(int(bucket), "bucket") if bucket.lstrip("-").isdigit() else f"bucket {bucket}")
     return f"{kind} table ({', '.join(traits)})"
 
 
@@ -99,7 +99,9 @@ def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
     kinds: dict[str, int] = {}
     for ix in index_files:
         kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
-    deleted = [_deleted(f) for f in files if f.deletion_file is not None]
+    # cardinalities from the index manifest; metadata before Paimon 1.0 has none: count the bins
+    deleted = [len(table.deletion_vector(f)) if _deleted(f) is None else _deleted(f)
+               for f in files if f.deletion_file is not None]
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
         "columns": [{"name": f.name, "type": type_text(f.type)} for f in schema.fields],
@@ -109,7 +111,7 @@ def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
                                                "time_millis": snap.time_millis},
         "data_files": len(files), "rows": sum(f.row_count for f in files),
         "files_with_deletion_vectors": len(deleted),
-        "rows_deleted": None if None in deleted else sum(deleted),
+        "rows_deleted": sum(deleted),
         "files_with_file_index": sum(1 for f in files if f.index_stored is not None),
         "index_files": kinds,
     }
@@ -129,12 +131,11 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
         yield "  no snapshot: nothing committed yet"
         return
     deleted = doc["rows_deleted"]
-    yield (f"  snapshot {snap['id']} ({snap['commit_kind']}): {cli.count(doc['data_files'], 'data file')}, "
-           f"{cli.count(doc['rows'], 'row')}"
-           + (f", {cli.count(deleted, 'row')} deleted" if deleted else ""))
+    yield (f"  snapshot {snap['id']} ({snap['commit_kind']}): {_n(doc['data_files'], 'data file')}, "
+           f"{_n(doc['rows'], 'row')}" + (f", {_n(deleted, 'row')} deleted" if deleted else ""))
     yield (f"  {doc['files_with_deletion_vectors']} with deletion vectors, "
            f"{doc['files_with_file_index']} with a file index"
-           + ("".join(f"; {cli.count(n, t + ' index file')}" for t, n in doc["index_files"].items())))
+           + ("".join(f"; {_n(n, t + ' index file')}" for t, n in doc["index_files"].items())))
 
 
 def files(table: Table, snapshot: int | None) -> dict[str, Any]:
@@ -155,7 +156,7 @@ def files_lines(doc: dict[str, Any]) -> Iterator[str]:
              "-" if f["deleted"] is None else f"{f['deleted']:,}", f"{f['size']:,}",
              f["file_index"] or "-") for f in doc["files"]]
     yield from _table(("partition/bucket", "level", "file", "rows", "deleted", "bytes", "file index"), rows)
-    yield f"{cli.count(len(rows), 'data file')}, {cli.count(sum(f['rows'] for f in doc['files']), 'row')}"
+    yield f"{_n(len(rows), 'data file')}, {_n(sum(f['rows'] for f in doc['files']), 'row')}"
 
 
 def _where(f: dict[str, Any]) -> str:
@@ -193,7 +194,7 @@ def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
                f"({d['index_file']} at {d['offset']}, {d['length']} bytes, {bits})")
         yield f"  {d['_text']}"
     total = sum(d["cardinality"] for d in doc["deletion_vectors"])
-    yield f"{cli.count(len(doc['deletion_vectors']), 'deletion vector')}, {cli.count(total, 'row')} deleted"
+    yield f"{_n(len(doc['deletion_vectors']), 'deletion vector')}, {_n(total, 'row')} deleted"
 
 
 def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
@@ -237,9 +238,9 @@ def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
     for f in doc["files"]:
         yield f"{_where(f)}/{f['file']}: {f['rows']:,} rows, index {f['stored']}"
         for e in f["indexes"]:
-            size = "" if e["size"] is None else f", {cli.count(e['size'], 'byte')}"
+            size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
-    yield f"{cli.count(len(doc['files']), 'data file')} with a file index"
+    yield f"{_n(len(doc['files']), 'data file')} with a file index"
 
 
 def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
@@ -314,9 +315,9 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
             may += live
             yield f"  {name}: REMAIN ({f['by']}): read {live:,} rows"
     n = len(doc["files"])
-    yield (f"{cli.count(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
+    yield (f"{_n(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
            f"({skipped['partition']} by partition, {skipped['file index']} by file index); "
-           f"at most {cli.count(may, 'row')} of {total:,} can match")
+           f"at most {_n(may, 'row')} of {total:,} can match")
 
 
 def public(doc: Any) -> Any:

@@ -9,16 +9,22 @@ data sources with a filter, and the run prints rows, files pruned and time.
    index files; the `paimon` source and `read_table` (Spark's Parquet scan) read the rows
    with a selective filter; both must give the rows Java's own read gives.
 
-    python -m paimon_schema.selfcheck.pipeline [--rows 200000]
+    python -m paimon_schema.selfcheck.pipeline [--rows 200000] [--keep DIR]
+
+With `--keep DIR` the warehouse is written into DIR and left there (the table is
+`DIR/demo.db/orders`, for `paimon-schema table` or `Table.open`); else into a temporary
+directory that is removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -96,8 +102,8 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
 
     ps_spark.register(spark)
     dvs = spark.read.format("paimon-deletion-vectors").load(table)
-    print(f"\ndeletion vectors: {dvs.count()} data files, "
-          f"{dvs.agg({'cardinality': 'sum'}).first()[0]:,} rows deleted")
+    deleted = dvs.agg({"cardinality": "sum"}).first()[0] or 0
+    print(f"\ndeletion vectors: {dvs.count()} data files, {deleted:,} rows deleted")
     spark.read.format("paimon-file-index").load(table) \
         .select("partition", "bucket", "column", "index_type", "row_count", "distinct_values") \
         .show(4, truncate=False)
@@ -116,16 +122,57 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
     return ok
 
 
+MIN_ROWS = 2      # one row in each partition
+
+
+def rows_argument(text: str) -> int:
+    """`--rows`: an integer of at least MIN_ROWS (argparse reports the error)."""
+    try:
+        rows = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if rows < MIN_ROWS:
+        raise argparse.ArgumentTypeError(f"{rows} is too few: at least {MIN_ROWS} "
+                                         f"(one row in each of the two partitions)")
+    return rows
+
+
+def keep_argument(text: str) -> Path:
+    """`--keep`: a directory, created if missing; argparse reports a file or an unwritable one."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot create {text}: {exc.strerror or exc}") from None
+    if (path / "demo.db" / "orders").exists():
+        raise argparse.ArgumentTypeError(f"{text} already holds demo.db/orders: pass an empty "
+                                         f"or new directory")
+    return path
+
+
+@contextlib.contextmanager
+def _warehouse(keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="paimon-schema-pipeline-") as tmp:
+        yield Path(tmp)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--rows", type=rows_argument, default=200_000)
+    parser.add_argument("--keep", metavar="DIR", type=keep_argument,
+                        help="write the warehouse into DIR and keep it (table DIR/demo.db/orders)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
+    with _warehouse(args.keep) as warehouse:
         started = time.perf_counter()
         from paimon_schema import progress
 
         with progress.step(f"Paimon's Java writes {args.rows:,} rows and deletes every tenth"):
-            path, java_rows = write_table(Path(tmp), args.rows)
+            path, java_rows = write_table(warehouse, args.rows)
         print(f"Java wrote {path.name}: {args.rows:,} rows, {len(java_rows):,} left after deletes "
               f"({time.perf_counter() - started:.1f} s)")
         spark = spark_session()
@@ -133,6 +180,8 @@ def main(argv: list[str] | None = None) -> int:
             ok = run(spark, str(path), java_rows)
         finally:
             spark.stop()
+    if args.keep is not None:
+        print(f"\nkept the table in {path} (try: paimon-schema table {path})")
     return 0 if ok else 1
 
 
