@@ -28,13 +28,24 @@ def step(what: str) -> Iterator[None]:
     log.info("%s: done in %.1f s", what, time.perf_counter() - started)
 
 
+class _Stderr(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a line is logged (it may be replaced later)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFormatter(logging.Formatter("paimon-schema: %(message)s"))
+
+    @property                                   # type: ignore[override]
+    def stream(self):                           # noqa: ANN201 - logging's attribute
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:            # noqa: ANN001 - set by StreamHandler.__init__
+        pass
+
+
 def show_on_stderr() -> None:
     """Print progress lines on stderr (once, however often called)."""
-    if any(getattr(h, "_paimon_progress", False) for h in log.handlers):
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("paimon-schema: %(message)s"))
-    handler._paimon_progress = True          # type: ignore[attr-defined]
-    log.addHandler(handler)
+    if not any(isinstance(h, _Stderr) for h in log.handlers):
+        log.addHandler(_Stderr())
     log.setLevel(logging.INFO)
-    log.propagate = False
