@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from fixture_catalog import TABLES
-from paimon_schema.cli import main
+from paimon_schema.cli.main import main
 
 PK_DV = f"{TABLES}/pk_with_bitmap_dv.db/pk_with_bitmap_dv"       # 1 file, 8 rows, DV {0, 4}
 DATA = "data-bfa36b28-40e7-4026-893b-d23116973174-0.parquet"
@@ -100,3 +100,21 @@ def test_bad_tables_and_bad_requests_say_what(capsys, tmp_path: Path, pk_dv: str
     code, _, err = run(capsys, "table", str(pk_no_dv), "query", "--where", "f1 = 1")
     assert code == 2 and "is a primary-key table without deletion vectors" in err
     assert run(capsys, "table", str(pk_no_dv), "files")[0] == 0      # its files still list
+
+
+def test_files_inside_a_table_take_its_column_types(capsys, pk_dv: str) -> None:
+    """`dump`, `--hex` and `verify` of a sidecar need no --row-type inside its table: the types
+    come from the schema its data file was written with."""
+    sidecar = f"{pk_dv}/bucket-0/{DATA}.index"
+    code, out, _ = run(capsys, "dump", "--hex", sidecar)
+    assert code == 0
+    assert "columns[0].name.value = 'f0'" in out
+    assert "columns[0].indexes[0].blob.num_rows = 8" in out          # the STRING bitmap, opened
+    code, out, _ = run(capsys, "dump", sidecar)
+    assert code == 0 and "bitmap index (STRING)" in out
+    code, out, _ = run(capsys, "verify", sidecar)
+    assert code == 0 and "not checked" not in out and "'f2' bitmap:" in out
+    code, out, _ = run(capsys, "dump", sidecar, "--column", "f1", "--json")
+    assert code == 0 and json.loads(out)["data_type"] == "INT"
+    code, _, err = run(capsys, "dump", pk_dv)
+    assert code == 2 and f"try `paimon-schema table {pk_dv}`" in err

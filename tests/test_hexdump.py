@@ -80,7 +80,7 @@ def test_container_blobs_strings_and_dv_bins_are_opened() -> None:
     # a 32-bit deletion-vector bin is read as a RoaringBitmap, its containers as positions
     dv, _ = ps.write_deletion_vectors({"a": [1, 5, 70000], "b": [*range(100, 200), 196615]})
     fields = hexdump.fields(hexdump.parse_layout("dv", dv), dv)
-    shown = [hexdump._show(f.value, f.size) for f in fields if f.path.endswith((".array_values", ".runs"))]
+    shown = [hexdump.show_value(f.value, f.size) for f in fields if f.path.endswith((".array_values", ".runs"))]
     assert shown == ["positions 1, 5", "positions 70000", "positions 100-199", "positions 196615"]
     _opened_children_cover(fields)
     lines = list(hexdump.render(hexdump.parse_layout("dv", dv), dv))

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 import paimon_schema as ps
-from paimon_schema import hexdump
-from paimon_schema.hexhtml import render_html
+from paimon_schema.cli import hexdump
+from paimon_schema.cli.html import render_html
 
 from oracles import oracle_unavailable
 

@@ -64,7 +64,7 @@ def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHO
         where = f"{f.offset:08x}" if f.offset is not None else " " * 8
         raw = bytes(view[f.offset:f.offset + min(f.size, width)]) if f.offset is not None else b""
         shown = " ".join(f"{b:02x}" for b in raw) + (" …" if f.size > width else "")
-        yield f"{where}  {shown:<{3 * width + 1}}  {f.path} = {_show(f.value, f.size)}"
+        yield f"{where}  {shown:<{3 * width + 1}}  {f.path} = {show_value(f.value, f.size)}"
 
 
 def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTypes) -> Iterator[Field]:
@@ -115,12 +115,12 @@ def _one(owner: Any, name: str, value: Any, span: dict, base: int, path: str, da
 def _opened(owner: Any, name: str, value: Any, types: ColumnTypes) -> KaitaiStruct | str | None:
     """What opaque bytes hold, when the layout says: text, or a parsed blob (None: leave the
     bytes as they are; a blob that does not parse is left to `verify` to report)."""
-    from paimon_schema import javautf
+    from paimon_schema.runtime import javautf
     from paimon_schema.generated.deletion_vectors import DeletionVectors
     from paimon_schema.generated.file_index import FileIndex
     from paimon_schema.generated.paimon_common import PaimonCommon
     from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-    from paimon_schema.layouts import parsing
+    from paimon_schema.runtime import kaitai as parsing
 
     if not isinstance(value, (bytes, bytearray, memoryview)):
         return None
@@ -174,7 +174,9 @@ def _instances(cls: type) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _show(value: Any, size: int) -> str:
+def show_value(value: Any, size: int) -> str:
+    """A field's value for a person: enums by number and name, short bytes as hex, numbers
+    above 9 also in hex, text (`Text`) as it is, other strings quoted."""
     if isinstance(value, Text):
         return str(value)
     if isinstance(value, Enum):
@@ -202,7 +204,10 @@ def parse_layout(layout: str, data: bytes, data_type: str | None = None) -> Kait
     from paimon_schema.layouts import paimon_common as keys
     from paimon_schema.runtime import kaitai as parsing
 
-    plain = {"file-index": FileIndex, "dv": DeletionVectors, "hash": HashIndex,
+    from paimon_schema.cli.names import canonical
+
+    layout = canonical(layout) or layout
+    plain = {"file-index": FileIndex, "deletion-vectors": DeletionVectors, "hash-index": HashIndex,
              "bloom-filter": BloomFilter, "bsi": BsiIndex}
     if layout in plain:
         return parsing.parse(plain[layout], data)

@@ -66,7 +66,7 @@ def spark_session() -> Any:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    from paimon_schema import progress
+    from paimon_schema.runtime import progress
 
     with progress.step("starting Spark (local[2], a JVM)"):
         spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
@@ -122,36 +122,6 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
     return ok
 
 
-MIN_ROWS = 2      # one row in each partition
-
-
-def rows_argument(text: str) -> int:
-    """`--rows`: an integer of at least MIN_ROWS (argparse reports the error)."""
-    try:
-        rows = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if rows < MIN_ROWS:
-        raise argparse.ArgumentTypeError(f"{rows} is too few: at least {MIN_ROWS} "
-                                         f"(one row in each of the two partitions)")
-    return rows
-
-
-def keep_argument(text: str) -> Path:
-    """`--keep`: a directory, created if missing; argparse reports a file or an unwritable one."""
-    path = Path(text)
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} exists and is not a directory")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise argparse.ArgumentTypeError(f"cannot create {text}: {exc.strerror or exc}") from None
-    if (path / "demo.db" / "orders").exists():
-        raise argparse.ArgumentTypeError(f"{text} already holds demo.db/orders: pass an empty "
-                                         f"or new directory")
-    return path
-
-
 @contextlib.contextmanager
 def _warehouse(keep: Path | None) -> Iterator[Path]:
     if keep is not None:
@@ -163,13 +133,15 @@ def _warehouse(keep: Path | None) -> Iterator[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    from paimon_schema.cli.main import rows_argument, warehouse_argument
+
     parser.add_argument("--rows", type=rows_argument, default=200_000)
-    parser.add_argument("--keep", metavar="DIR", type=keep_argument,
+    parser.add_argument("--keep", metavar="DIR", type=warehouse_argument,
                         help="write the warehouse into DIR and keep it (table DIR/demo.db/orders)")
     args = parser.parse_args(argv)
     with _warehouse(args.keep) as warehouse:
         started = time.perf_counter()
-        from paimon_schema import progress
+        from paimon_schema.runtime import progress
 
         with progress.step(f"Paimon's Java writes {args.rows:,} rows and deletes every tenth"):
             path, java_rows = write_table(warehouse, args.rows)

@@ -96,7 +96,7 @@ from typing import (
     TypeVar,
 )
 
-from paimon_schema import progress
+from paimon_schema.runtime import progress
 
 __all__ = [
     "ReferenceUnavailable",

@@ -22,7 +22,7 @@ SPECS: dict[str, str] = {
 
 #: older or other spellings -> canonical name
 ALIASES: dict[str, str] = {
-    "dv": "deletion-vectors", "dvs": "deletion-vectors", "hash": "hash-index",
+    "dv": "deletion-vectors", "hash": "hash-index",
     "container": "file-index", "roaring": "roaring-bitmap", "bloom": "bloom-filter",
     **{stem.replace("_", "-"): name for name, stem in SPECS.items()},
 }

@@ -11,17 +11,17 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from pyroaring import BitMap64
 
 import paimon_schema as ps
-from paimon_schema import cli
-from paimon_schema.indexes import READERS
-from paimon_schema.table import DataFile, DataField, Table, TableError, TableSchema, type_root
-
-VIEWS = ("overview", "files", "dv", "indexes", "query")
-
+from paimon_schema.cli import main as commands
+from paimon_schema.cli import presenters as cli
+from paimon_schema.layouts.registry import READERS
+from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
+                                          type_root)
 
 # -- pieces -------------------------------------------------------------------------------------
 
@@ -247,12 +247,13 @@ def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
     """What the table's metadata says about `where` (Spark SQL) for each data file a read
     reads: skipped by its partition values, skipped or narrowed by its file index (deletion
     vector applied), or read whole."""
-    from paimon_schema.spark import predicates as preds
-    from paimon_schema.spark.schema import arrow_schema
+    from paimon_schema.query.sql import SqlNotUnderstood, parse_sql
+    from paimon_schema.table import predicates as preds
+    from paimon_schema.table.arrow_types import arrow_schema
 
     try:
-        predicate = preds.parse_sql(where)
-    except preds.SqlNotUnderstood as exc:
+        predicate = parse_sql(where)
+    except SqlNotUnderstood as exc:
         raise cli.UsageError(f"--where: {exc}") from exc
     plan = table.plan(snapshot)
     preds.check_columns(predicate, plan.schema)
@@ -274,7 +275,7 @@ def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
 
 def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: Any,
                    verdict: bool | None) -> dict[str, Any]:
-    from paimon_schema.spark import predicates as preds
+    from paimon_schema.table import predicates as preds
 
     if verdict is True:
         return {"result": "remain", "by": "partition (every row matches)"}
@@ -288,7 +289,7 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
                              deletion_vector=dv)
     except ps.SchemaError as exc:
         raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
-    kind = cli.result_kind(result)
+    kind = commands.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
     if kind == "rows":
         record["candidates"] = cli.positions_json(result.rows)
@@ -329,6 +330,38 @@ def public(doc: Any) -> Any:
     return doc
 
 
+def table_root(path: str) -> Path | None:
+    """The Paimon table directory holding `path` (a parent with `schema/` and `snapshot/`)."""
+    for parent in Path(path).resolve().parents:
+        if (parent / "schema").is_dir() and (parent / "snapshot").is_dir():
+            return parent
+    return None
+
+
+def types_near(path: str) -> dict[str, str]:
+    """The column types of a file inside a table directory, for the containers' columns: the
+    schema of the data file whose sidecar it is, else the latest schema; {} when the file is in
+    no table (or the table does not read)."""
+    root = table_root(path)
+    if root is None:
+        return {}
+    try:
+        table = Table.open(str(root))
+        schema = table.schema()
+        target = str(Path(path).resolve())
+        for f in table.data_files():
+            if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
+                schema = table.schema(f.schema_id)
+                break
+        columns = [f.name for f in schema.fields]
+        data = Path(path).read_bytes()
+        if data[:8] == cli.CONTAINER_MAGIC:
+            columns += list(ps.FileIndexFile.parse(data).columns)
+    except (TableError, ps.FormatError, ps.SchemaError, OSError):
+        return {}
+    return {c: t for c in columns if (t := column_type(schema, c)) is not None}
+
+
 def open_table(path: str) -> Table:
     try:
         return Table.open(path)
@@ -339,46 +372,28 @@ def open_table(path: str) -> Table:
 # -- the command --------------------------------------------------------------------------------
 
 
-def add_parser(sub: Any) -> None:
-    """`table DIR [overview|files|dv|indexes|query]` on the command line's subparsers."""
-    table = sub.add_parser("table", help="a Paimon table: schema, data files, deletion vectors, "
-                                         "file indexes, which files a filter reads (needs the "
-                                         "spark extra: pyarrow, fastavro)",
-                           description="A Paimon table seen through its schema and manifests.")
-    table.add_argument("dir", metavar="DIR", help="the table directory (or a pyarrow URI)")
-    table.add_argument("view", nargs="?", choices=VIEWS, default="overview",
-                       help="overview (default), files, dv (deletion vectors), indexes (file "
-                            "indexes), query (--where)")
-    table.add_argument("--where", metavar="CONDITION",
-                       help="with query: a Spark SQL filter, e.g. \"city = 'Lima' AND amount < 50\"")
-    table.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
-    table.add_argument("--json", action="store_true", help="print one JSON document")
-    table.add_argument("--all", action="store_true", help="list every deleted position")
-    table.set_defaults(run=cmd_table)
-
-
 def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.view == "query" and not args.where:
         print("table: query needs --where CONDITION", file=err)
-        return cli.EXIT_USAGE
+        return commands.EXIT_USAGE
     if args.where and args.view != "query":
         print(f"table: --where goes with the query view, not {args.view}", file=err)
-        return cli.EXIT_USAGE
+        return commands.EXIT_USAGE
     try:
         table = open_table(args.dir)
         doc, lines = _view(args, table)
     except (cli.UsageError, ps.SchemaError, TableError) as exc:
         print(f"table: {exc}", file=err)
-        return cli.EXIT_USAGE
+        return commands.EXIT_USAGE
     except ps.FormatError as exc:
         print("\n".join(cli.format_error_lines(args.dir, exc)), file=err)
-        return cli.EXIT_BAD_FILE
+        return commands.EXIT_BAD_FILE
     if args.json:
         json.dump(public(doc), out, ensure_ascii=False, default=str)
         out.write("\n")
     else:
         print("\n".join(lines(doc)), file=out)
-    return cli.EXIT_OK
+    return commands.EXIT_OK
 
 
 def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Callable[[dict[str, Any]], Iterator[str]]]:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from paimon_schema.hexdump import Field
+from paimon_schema.cli.hexdump import Field
 
 #: Bytes laid out in the hex view unless told otherwise (each byte is a DOM node).
 DEFAULT_LIMIT = 256 * 1024
@@ -105,7 +105,7 @@ def render_html(title: str, data: bytes, fields: Sequence[Field], *,
     """The page for `data` and its `fields` (from `hexdump.fields`); `limit` caps the bytes
     laid out in the hex view (None: all), the tree always lists every field."""
     if show is None:
-        from paimon_schema.hexdump import _show as show
+        from paimon_schema.cli.hexdump import show_value as show
     shown = len(data) if limit is None else min(len(data), limit)
     tree: list[str] = []
     _tree_html(_tree(fields), show, tree)
