@@ -4,8 +4,8 @@ Arguments and dispatch; how each layout is shown lives in `presenters`.
 
 `query` answers a SQL-ish WHERE clause (or an ORDER BY ... LIMIT) over a container with
 `ps.evaluate` / `ps.top_n`; `parse_where` turns the text into a `ps.col` predicate. `table`
-(tableview.py) shows a whole table from its schema and manifests; a file inside a table takes its
-column types from there when none are given. Layouts go by the names of `layout_names`.
+(`cli.table`) shows a whole table from its schema and manifests; a file inside a table takes its
+column types from there when none are given. Layouts go by the names of `cli.names`.
 
 Exit codes: 0 success, 1 a file is malformed (or the demo found a mismatch), 2 a usage problem
 (unknown layout, missing or unfit type, malformed WHERE, cannot read the file).
