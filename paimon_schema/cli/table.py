@@ -18,7 +18,7 @@ from pyroaring import BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import main as commands
-from paimon_schema.cli import presenters as cli
+from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import READERS
 from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
                                           type_root)
@@ -74,8 +74,10 @@ def _table_kind(schema: TableSchema) -> str:
     if schema.data_evolution:
         traits.append("data evolution")
     bucket = schema.option("bucket", "-1")
-    traits.append("dynamic buckets" if bucket == "-1" and schema.primary_keys else
-                  "unaware buckets" if bucket == "-1" else _n(int(bucket), "bucket") if bucket.lstrip("-").isdigit() else f"bucket {bucket}")
+    if bucket == "-1":
+        traits.append("dynamic buckets" if schema.primary_keys else "unaware buckets")
+    else:
+        traits.append(_n(int(bucket), "bucket") if bucket.lstrip("-").isdigit() else f"bucket {bucket}")
     return f"{kind} table ({', '.join(traits)})"
 
 
@@ -125,7 +127,8 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
     if any(keys):
         yield "  " + "; ".join(k for k in keys if k)
     if doc["file_indexes"]:
-        yield "  file indexes: " + "; ".join(f"{t} on {', '.join(cs)}" for t, cs in doc["file_indexes"].items())
+        yield "  file indexes: " + "; ".join(f"{t} on {', '.join(cs)}"
+                                             for t, cs in doc["file_indexes"].items())
     snap = doc["snapshot"]
     if snap is None:
         yield "  no snapshot: nothing committed yet"
@@ -182,8 +185,8 @@ def deletion_vectors(table: Table, snapshot: int | None, limit: int | None) -> d
                     "rows": f.row_count, "index_file": dv.index_file, "offset": dv.offset,
                     "length": dv.length, "bitmap64": isinstance(bitmap, BitMap64),
                     "cardinality": len(bitmap), "manifest_cardinality": dv.cardinality,
-                    "positions": cli.positions_json(bitmap),
-                    "_text": cli.positions_text(bitmap, limit or 1 << 62)})
+                    "positions": presenters.positions_json(bitmap),
+                    "_text": presenters.positions_text(bitmap, limit or 1 << 62)})
     return {"table": table.path, "deletion_vectors": out}
 
 
@@ -222,12 +225,12 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
                                     else f"column {e.column!r} is not in schema {schema.id}")
             else:
                 try:
-                    opened = cli.open_blob(e.index_type, e.blob, data_type)
-                except cli.UsageError as exc:
+                    opened = presenters.open_blob(e.index_type, e.blob, data_type)
+                except presenters.UsageError as exc:
                     entry["summary"] = str(exc)
                 else:
-                    entry["summary"] = cli.LAYOUTS[e.index_type].summary(opened)
-                    entry["index"] = cli.LAYOUTS[e.index_type].json(opened)
+                    entry["summary"] = presenters.LAYOUTS[e.index_type].summary(opened)
+                    entry["index"] = presenters.LAYOUTS[e.index_type].json(opened)
             entries.append(entry)
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
@@ -254,7 +257,7 @@ def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
     try:
         predicate = parse_sql(where)
     except SqlNotUnderstood as exc:
-        raise cli.UsageError(f"--where: {exc}") from exc
+        raise presenters.UsageError(f"--where: {exc}") from exc
     plan = table.plan(snapshot)
     preds.check_columns(predicate, plan.schema)
     columns = sorted({leaf.column for leaf in preds.leaves(predicate)})
@@ -292,8 +295,8 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
     kind = commands.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
     if kind == "rows":
-        record["candidates"] = cli.positions_json(result.rows)
-        record["_text"] = cli.positions_text(result.rows)
+        record["candidates"] = presenters.positions_json(result.rows)
+        record["_text"] = presenters.positions_text(result.rows)
     return record
 
 
@@ -355,7 +358,7 @@ def types_near(path: str) -> dict[str, str]:
                 break
         columns = [f.name for f in schema.fields]
         data = Path(path).read_bytes()
-        if data[:8] == cli.CONTAINER_MAGIC:
+        if data[:8] == presenters.CONTAINER_MAGIC:
             columns += list(ps.FileIndexFile.parse(data).columns)
     except (TableError, ps.FormatError, ps.SchemaError, OSError):
         return {}
@@ -366,7 +369,7 @@ def open_table(path: str) -> Table:
     try:
         return Table.open(path)
     except TableError as exc:
-        raise cli.UsageError(str(exc)) from exc
+        raise presenters.UsageError(str(exc)) from exc
 
 
 # -- the command --------------------------------------------------------------------------------
@@ -382,11 +385,11 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
         table = open_table(args.dir)
         doc, lines = _view(args, table)
-    except (cli.UsageError, ps.SchemaError, TableError) as exc:
+    except (presenters.UsageError, ps.SchemaError, TableError) as exc:
         print(f"table: {exc}", file=err)
         return commands.EXIT_USAGE
     except ps.FormatError as exc:
-        print("\n".join(cli.format_error_lines(args.dir, exc)), file=err)
+        print("\n".join(presenters.format_error_lines(args.dir, exc)), file=err)
         return commands.EXIT_BAD_FILE
     if args.json:
         json.dump(public(doc), out, ensure_ascii=False, default=str)
@@ -396,11 +399,14 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     return commands.EXIT_OK
 
 
-def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Callable[[dict[str, Any]], Iterator[str]]]:
+Lines = Callable[[dict[str, Any]], Iterator[str]]
+
+
+def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Lines]:
     if args.view == "files":
         return files(table, args.snapshot), files_lines
     if args.view == "dv":
-        return deletion_vectors(table, args.snapshot, None if args.all else cli.MAX_RANGES), dv_lines
+        return deletion_vectors(table, args.snapshot, None if args.all else presenters.MAX_RANGES), dv_lines
     if args.view == "indexes":
         return indexes(table, args.snapshot), indexes_lines
     if args.view == "query":
