@@ -118,3 +118,18 @@ def test_files_inside_a_table_take_its_column_types(capsys, pk_dv: str) -> None:
     assert code == 0 and json.loads(out)["data_type"] == "INT"
     code, _, err = run(capsys, "dump", pk_dv)
     assert code == 2 and f"try `paimon-schema table {pk_dv}`" in err
+
+
+def test_an_unsupported_column_type_is_named(capsys, tmp_path: Path, shared_fixtures: Path) -> None:
+    table = tmp_path / "t"
+    shutil.copytree(shared_fixtures / PK_DV, table)
+    schema_file = table / "schema" / "schema-0"
+    schema = json.loads(schema_file.read_text())
+    next(f for f in schema["fields"] if f["name"] == "f1")["type"] = "VARIANT"
+    schema_file.write_text(json.dumps(schema))
+    code, out, _ = run(capsys, "table", str(table))
+    assert code == 0 and "f1 VARIANT" in out
+    code, out, _ = run(capsys, "table", str(table), "indexes")
+    assert code == 0 and "  'f1' bitmap (-, 102 bytes): no reader for a VARIANT column" in out
+    code, _, err = run(capsys, "table", str(table), "query", "--where", "f1 = 1")
+    assert code == 2 and err.strip() == "table: columns of type VARIANT are not supported"
