@@ -133,3 +133,10 @@ def test_an_unsupported_column_type_is_named(capsys, tmp_path: Path, shared_fixt
     assert code == 0 and "  'f1' bitmap (-, 102 bytes): no reader for a VARIANT column" in out
     code, _, err = run(capsys, "table", str(table), "query", "--where", "f1 = 1")
     assert code == 2 and err.strip() == "table: columns of type VARIANT are not supported"
+
+
+def test_query_of_a_sidecar_takes_types_and_row_count_from_its_table(capsys, pk_dv: str) -> None:
+    sidecar = f"{pk_dv}/bucket-0/{DATA}.index"
+    dv = f"{pk_dv}/index/index-daed25d2-8e68-45ba-aaad-ff342666ef27-0"
+    code, out, _ = run(capsys, "query", sidecar, "--where", "f2 IS NULL", "--dv", dv)
+    assert code == 0 and out.splitlines()[0].endswith(": ROWS 1 of 8 {7}")

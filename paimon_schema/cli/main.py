@@ -204,7 +204,8 @@ def query_request(args: argparse.Namespace, types: Types) -> QueryRequest:
         raise UsageError("--dv-range goes with --dv FILE")
     if args.dv and args.row_count is None:
         raise UsageError("--dv needs --row-count N (the data file's row count, from its "
-                         "manifest entry)")
+                         "manifest entry; inside its table it is found, or try `paimon-schema "
+                         "table DIR query`)")
     try:
         predicate = parse_where(args.where, types) if args.where is not None else None
     except WhereError as exc:
@@ -378,6 +379,19 @@ def _hex_dump(args: argparse.Namespace, label: str, data: bytes, name: str | Non
     return _write_output(args, "".join(line + "\n" for line in lines), out)
 
 
+def _row_count_near(path: str) -> int | None:
+    """The row count of the data file whose sidecar `path` is, from its table's manifests."""
+    try:
+        from paimon_schema.cli import table as tableview
+    except ImportError:
+        return None
+    try:
+        near = tableview.data_file_near(path)
+    except (ps.FormatError, ps.SchemaError, ValueError, OSError):
+        return None
+    return None if near is None or near[1] is None else near[1].row_count
+
+
 def types_for(args: argparse.Namespace, path: str) -> Types:
     """`--type` / `--row-type`, or else the column types of the table the file lies in (a
     container next to its data file: the schema that data file was written with)."""
@@ -497,7 +511,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        types = types_of(args)
+        types = types_for(args, args.file)
+        if args.dv and args.row_count is None:
+            args.row_count = _row_count_near(args.file)
         request = query_request(args, types)
         result = run_query(load_container(args.file), request, types)
     except (UsageError, ps.SchemaError) as exc:

@@ -341,21 +341,30 @@ def table_root(path: str) -> Path | None:
     return None
 
 
+def data_file_near(path: str) -> tuple[Table, DataFile | None] | None:
+    """The table holding `path` and the live data file whose `.index` sidecar it is (None when
+    it is another file); None outside a table."""
+    root = table_root(path)
+    if root is None:
+        return None
+    table = Table.open(str(root))
+    target = str(Path(path).resolve())
+    for f in table.data_files():
+        if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
+            return table, f
+    return table, None
+
+
 def types_near(path: str) -> dict[str, str]:
     """The column types of a file inside a table directory, for the containers' columns: the
     schema of the data file whose sidecar it is, else the latest schema; {} when the file is in
     no table (or the table does not read)."""
-    root = table_root(path)
-    if root is None:
-        return {}
     try:
-        table = Table.open(str(root))
-        schema = table.schema()
-        target = str(Path(path).resolve())
-        for f in table.data_files():
-            if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
-                schema = table.schema(f.schema_id)
-                break
+        near = data_file_near(path)
+        if near is None:
+            return {}
+        table, data_file = near
+        schema = table.schema(None if data_file is None else data_file.schema_id)
         columns = [f.name for f in schema.fields]
         data = Path(path).read_bytes()
         if data[:8] == presenters.CONTAINER_MAGIC:
