@@ -4,9 +4,9 @@ the Kaitai Web IDE shows a file against its .ksy.
 The field tree is built from the hex-dump walker's leaves (`hexdump.fields`), grouped by their
 paths (`columns[0].indexes[1].blob` sits under `columns[0]` / `indexes[1]`), in the order the
 parser met them. The bytes travel as base64 inside the page and a small script lays out the
-hex rows, colours each field's bytes, and links both sides: hovering a field lights its bytes,
-hovering a byte lights the innermost field holding it, clicking selects and scrolls the other
-side. No network, no external file: the page works saved anywhere, and without the script the
+hex rows near the viewport (a file of megabytes opens at once), colours each field's bytes,
+and links both sides: hovering a field lights its bytes, hovering a byte lights the innermost
+field holding it, clicking selects and scrolls the other side. No network, no external file: the page works saved anywhere, and without the script the
 tree still reads (paths, offsets, sizes, values).
 """
 
@@ -21,8 +21,9 @@ from typing import Any
 
 from paimon_schema.cli.hexdump import Field
 
-#: Bytes laid out in the hex view unless told otherwise (each byte is a DOM node).
-DEFAULT_LIMIT = 256 * 1024
+#: Bytes carried in the page unless told otherwise (base64: a third more); the hex view lays
+#: out only the rows near the viewport, so this bounds the page's size, not its speed.
+DEFAULT_LIMIT = 16 * 1024 * 1024
 
 
 @dataclass
@@ -103,7 +104,7 @@ def render_html(title: str, data: bytes, fields: Sequence[Field], *,
                 show: Callable[[Any, int], str] | None = None,
                 limit: int | None = DEFAULT_LIMIT) -> str:
     """The page for `data` and its `fields` (from `hexdump.fields`); `limit` caps the bytes
-    laid out in the hex view (None: all), the tree always lists every field."""
+    the page carries for the hex view (None: all), the tree always lists every field."""
     if show is None:
         from paimon_schema.cli.hexdump import show_value as show
     shown = len(data) if limit is None else min(len(data), limit)
@@ -131,8 +132,10 @@ header b{color:#fff}
 .note{margin:4px 12px;color:#8a4b00}
 main{flex:1;display:flex;min-height:0}
 #hex{flex:0 0 auto;overflow:auto;padding:6px 12px;border-right:1px solid #cfd8dc}
+#rows{position:relative;min-width:78ch}
+#win{position:absolute;left:0;right:0}
 #tree{flex:1;overflow:auto;padding:6px 12px}
-.row{white-space:pre}
+.row{white-space:pre;height:19px;line-height:19px}
 .off{color:#90a4ae;margin-right:1ch}
 .b,.pad{display:inline-block;width:3ch;text-align:center;cursor:pointer}
 .a{display:inline-block;width:1ch;cursor:pointer}
@@ -144,7 +147,7 @@ ul{list-style:none;margin:0;padding-left:2ch}
 #tree>ul{padding-left:0}
 li.leaf,summary{cursor:pointer;border-radius:3px;padding:0 3px}
 li.leaf.hl,li.group.hl>details>summary{background:#ffd54f}
-li.leaf.sel{outline:1px solid #e65100}
+li.leaf.sel,li.group.sel>details>summary{outline:1px solid #e65100}
 .name{color:#0d47a1}.at{color:#90a4ae}.value{color:#1b5e20}
 """
 
@@ -153,6 +156,11 @@ _SCRIPT = r"""
   const meta = JSON.parse(document.getElementById("meta").textContent);
   const raw = atob(document.getElementById("bytes").textContent.trim());
   const hex = document.getElementById("hex");
+  const rows = document.getElementById("rows");
+  const win = document.getElementById("win");
+  const status = document.getElementById("status");
+  const ROW = 19, MARGIN = 40;                            // px per row; rows kept off screen
+  const nrows = Math.ceil(raw.length / 16);
   const owner = new Int32Array(raw.length).fill(-1);      // byte -> innermost leaf
   const order = meta.fields.map((f, i) => [f, i]).filter(p => p[0] && p[0][1] > 0)
     .sort((p, q) => q[0][1] - p[0][1]);                    // widest first: inner ones win
@@ -161,57 +169,55 @@ _SCRIPT = r"""
   }
   const colour = new Map();
   meta.fields.forEach((f, i) => { if (f && f[1] > 0) colour.set(i, colour.size % 4); });
-  const byteCells = [], charCells = [];
-  const rows = document.createDocumentFragment();
-  for (let r = 0; r < raw.length; r += 16) {
-    const row = document.createElement("div");
-    row.className = "row";
-    const off = document.createElement("span");
-    off.className = "off";
-    off.textContent = r.toString(16).padStart(8, "0");
-    row.appendChild(off);
-    const asc = document.createElement("span");
-    asc.className = "asc";
-    for (let k = r; k < Math.min(r + 16, raw.length); k++) {
-      const code = raw.charCodeAt(k);
-      const b = document.createElement("span");
-      const a = document.createElement("span");
-      const tint = owner[k] >= 0 ? " c" + colour.get(owner[k]) : "";
-      b.className = "b" + tint;
-      a.className = "a" + tint;
-      b.dataset.i = a.dataset.i = k;
-      b.textContent = code.toString(16).padStart(2, "0");
-      a.textContent = code >= 32 && code < 127 ? String.fromCharCode(code) : ".";
-      row.appendChild(b);
-      asc.appendChild(a);
-      byteCells.push(b);
-      charCells.push(a);
-    }
-    for (let k = raw.length; k < r + 16; k++) {            // pad a short last row
-      const pad = document.createElement("span");
-      pad.className = "pad";
-      row.appendChild(pad);
-    }
-    row.appendChild(asc);
-    rows.appendChild(row);
+  const hexByte = [], ascByte = [];
+  for (let c = 0; c < 256; c++) {
+    hexByte.push(c.toString(16).padStart(2, "0"));
+    ascByte.push(c >= 32 && c < 127 ? String.fromCharCode(c).replace("&", "&amp;")
+      .replace("<", "&lt;").replace(">", "&gt;") : ".");
   }
-  hex.appendChild(rows);
+  const state = {hl: [0, 0], sel: [0, 0], first: -1, last: -1};
+  rows.style.height = (nrows * ROW) + "px";
 
-  const status = document.getElementById("status");
+  // Only the rows near the viewport exist: a file of any size opens at once.
+  function render(force) {
+    const first = Math.max(0, Math.floor(hex.scrollTop / ROW) - MARGIN);
+    const last = Math.min(nrows, Math.ceil((hex.scrollTop + hex.clientHeight) / ROW) + MARGIN);
+    if (!force && first === state.first && last === state.last) return;
+    state.first = first; state.last = last;
+    const [ho, hn] = state.hl, [so, sn] = state.sel;
+    const out = [];
+    for (let r = first; r < last; r++) {
+      let bytes = "", chars = "";
+      for (let k = r * 16; k < Math.min(r * 16 + 16, raw.length); k++) {
+        const c = raw.charCodeAt(k);
+        let cls = owner[k] >= 0 ? " c" + colour.get(owner[k]) : "";
+        if (k >= ho && k < ho + hn) cls += " hl";
+        if (k >= so && k < so + sn) cls += " sel";
+        bytes += '<span class="b' + cls + '" data-i="' + k + '">' + hexByte[c] + "</span>";
+        chars += '<span class="a' + cls + '" data-i="' + k + '">' + ascByte[c] + "</span>";
+      }
+      const pad = r * 16 + 16 > raw.length ? '<span class="pad"></span>'.repeat(r * 16 + 16 - raw.length) : "";
+      out.push('<div class="row"><span class="off">' + (r * 16).toString(16).padStart(8, "0") +
+               "</span>" + bytes + pad + '<span class="asc">' + chars + "</span></div>");
+    }
+    win.style.top = (first * ROW) + "px";
+    win.innerHTML = out.join("");
+    shown.base = first * 16;
+    shown.b = win.querySelectorAll(".b");
+    shown.a = win.querySelectorAll(".a");
+  }
+  const shown = {base: 0, b: [], a: []};          // the laid-out cells, from byte `base` on
+  function paint(cls, [o, n], on) {               // (un)light a range's laid-out cells only
+    const from = Math.max(o, shown.base), to = Math.min(o + n, shown.base + shown.b.length);
+    for (let k = from; k < to; k++) {
+      shown.b[k - shown.base].classList.toggle(cls, on);
+      shown.a[k - shown.base].classList.toggle(cls, on);
+    }
+  }
+  hex.addEventListener("scroll", () => render(false));
+
   const leafOf = new Map();
   document.querySelectorAll("#tree li.leaf").forEach(li => leafOf.set(+li.dataset.f, li));
-  let lit = [];
-  function mark(cls, o, n, node) {
-    document.querySelectorAll("." + cls).forEach(e => e.classList.remove(cls));
-    if (node) node.classList.add(cls);
-    const cells = [];
-    for (let k = o; k < Math.min(o + n, raw.length); k++) {
-      byteCells[k].classList.add(cls);
-      charCells[k].classList.add(cls);
-      cells.push(byteCells[k]);
-    }
-    return cells;
-  }
   function describe(node) {
     const path = [];
     for (let e = node; e && e.id !== "tree"; e = e.parentElement) {
@@ -222,10 +228,23 @@ _SCRIPT = r"""
       node.dataset.n + " bytes";
     return path.join(".").replace(/\.\[/g, "[").replace(/\.=$/, "") + "  " + at;
   }
-  function light(node) {
-    if (node.dataset.o === undefined) { mark("hl", 0, 0, node); status.textContent = describe(node); return []; }
-    status.textContent = describe(node);
-    return mark("hl", +node.dataset.o, +node.dataset.n, node);
+  function range(node) {
+    return node && node.dataset.o !== undefined ? [+node.dataset.o, +node.dataset.n] : [0, 0];
+  }
+  function mark(cls, node) {
+    document.querySelectorAll("#tree ." + cls).forEach(e => e.classList.remove(cls));
+    if (node) node.classList.add(cls);
+    paint(cls, state[cls], false);
+    state[cls] = range(node);
+    paint(cls, state[cls], true);
+  }
+  // Scroll the hex view so that byte k is shown (and laid out) now.
+  function reveal(k) {
+    const row = Math.floor(k / 16);
+    if (row * ROW < hex.scrollTop || (row + 1) * ROW > hex.scrollTop + hex.clientHeight) {
+      hex.scrollTop = Math.max(0, row * ROW - hex.clientHeight / 3);
+    }
+    render(false);
   }
   function fieldAt(k) { return owner[k] >= 0 ? leafOf.get(owner[k]) : null; }
   function open(node) {
@@ -234,28 +253,33 @@ _SCRIPT = r"""
   const tree = document.getElementById("tree");
   tree.addEventListener("mouseover", ev => {
     const node = ev.target.closest("li");
-    if (node) { ev.stopPropagation(); light(node); }
+    if (!node) return;
+    status.textContent = describe(node);
+    mark("hl", node);
   });
   tree.addEventListener("click", ev => {
     const node = ev.target.closest("li");
-    if (!node || node.dataset.o === undefined) return;
-    const cells = mark("sel", +node.dataset.o, +node.dataset.n, node);
-    if (cells.length) cells[0].scrollIntoView({block: "nearest"});
+    if (!node) return;
+    if (node.dataset.o !== undefined && +node.dataset.o < raw.length) reveal(+node.dataset.o);
+    mark("sel", node);
   });
   hex.addEventListener("mouseover", ev => {
     const k = ev.target.dataset.i;
     if (k === undefined) return;
     const node = fieldAt(+k);
-    if (node) light(node); else { mark("hl", +k, 1, null); status.textContent = "offset " + k + ": no field"; }
+    if (node) { status.textContent = describe(node); mark("hl", node); }
+    else { mark("hl", null); status.textContent = "offset " + k + ": no field"; }
   });
   hex.addEventListener("click", ev => {
     const k = ev.target.dataset.i;
     const node = k === undefined ? null : fieldAt(+k);
     if (!node) return;
     open(node);
-    mark("sel", +node.dataset.o, +node.dataset.n, node);
+    mark("sel", node);
     node.scrollIntoView({block: "nearest"});
   });
+  render(true);
+  window.paimonHex = {reveal: reveal};      // for scripts driving the page (tests)
 })();
 """
 
@@ -266,7 +290,7 @@ _PAGE = """<!DOCTYPE html>
 <body>
 <header><b>{title}</b> &middot; {size} bytes &middot; {count} fields</header>
 {note}<div id="status">hover a field or a byte</div>
-<main><section id="hex" aria-label="bytes"></section>
+<main><section id="hex" aria-label="bytes"><div id="rows"><div id="win"></div></div></section>
 <section id="tree" aria-label="fields"><ul>{tree}</ul></section></main>
 <script type="application/json" id="meta">{payload}</script>
 <script type="text/plain" id="bytes">{data}</script>
