@@ -81,7 +81,7 @@ def test_bad_tables_and_bad_requests_say_what(capsys, tmp_path: Path, pk_dv: str
         (["table", str(tmp_path)], "is not a Paimon table: it has no schema/ directory"),
         (["table", str(tmp_path / "nope")], "does not exist"),
         (["table", pk_dv, "query"], "query needs --where"),
-        (["table", pk_dv, "files", "--where", "f1 = 1"], "--where goes with the query view"),
+        (["table", pk_dv, "files", "--where", "f1 = 1"], "--where goes with query, delete or index"),
         (["table", pk_dv, "query", "--where", "f1 = 'x'"], "column 'f1' is int32, and 'x' (a string)"),
         (["table", pk_dv, "query", "--where", "nope = 1"], "no column 'nope'"),
         (["table", pk_dv, "query", "--where", "f1 LIKE 'x'"], "--where:"),

@@ -602,6 +602,7 @@ def warehouse_argument(text: str) -> Path:
 
 
 TABLE_VIEWS = ("overview", "files", "dv", "indexes", "query")
+TABLE_WRITES = ("index", "delete")
 
 
 def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -695,11 +696,21 @@ def parser() -> argparse.ArgumentParser:
                                          "spark extra: pyarrow, fastavro)",
                            description="A Paimon table seen through its schema and manifests.")
     table.add_argument("dir", metavar="DIR", help="the table directory (or a pyarrow URI)")
-    table.add_argument("view", nargs="?", choices=TABLE_VIEWS, default="overview",
+    table.add_argument("view", nargs="?", choices=TABLE_VIEWS + TABLE_WRITES, default="overview",
                        help="overview (default), files, dv (deletion vectors), indexes (file "
-                            "indexes), query (with --where)")
+                            "indexes), query (with --where); writes, each one new snapshot: "
+                            "index (build file indexes), delete (with --where)")
     table.add_argument("--where", metavar="CONDITION",
-                       help="with query: a Spark SQL filter, e.g. \"city = 'Lima' AND amount < 50\"")
+                       help="a Spark SQL filter, e.g. \"city = 'Lima' AND amount < 50\" (query, "
+                            "delete; index: partition columns only)")
+    table.add_argument("--index", metavar="COLUMN=TYPE[,TYPE]", action="append", default=[],
+                       help="with index: build these (repeatable; default: the table's "
+                            "file-index.<type>.columns options)")
+    table.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
+                       help="with index: a table option for this build, e.g. "
+                            "file-index.bloom-filter.id.fpp=0.001")
+    table.add_argument("--replace", action="store_true",
+                       help="with index: drop the index entries it does not rebuild")
     table.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
     table.add_argument("--json", action="store_true", help="print one JSON document")
     table.add_argument("--all", action="store_true", help="list every deleted position")

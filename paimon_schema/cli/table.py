@@ -324,6 +324,48 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
            f"at most {_n(may, 'row')} of {total:,} can match")
 
 
+def _pairs(items: list[str], what: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise presenters.UsageError(f"{what} {item!r} is not KEY=VALUE")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def build_indexes(table: Table, args: argparse.Namespace) -> dict[str, Any]:
+    """`table DIR index`: `ps.rewrite_file_index`, one new snapshot."""
+    columns: dict[str, list[str]] = {}
+    for column, types in _pairs(args.index, "--index"):
+        columns.setdefault(column, []).extend(t.strip() for t in types.split(",") if t.strip())
+    result = ps.rewrite_file_index(table, columns or None, dict(_pairs(args.option, "--option")),
+                                   args.where, replace=args.replace)
+    return {"table": table.path, "action": "index", "snapshot": result.snapshot_id,
+            "files": result.files, "embedded": result.embedded,
+            "sidecars": list(result.sidecars), "index_bytes": result.index_bytes}
+
+
+def delete(table: Table, where: str) -> dict[str, Any]:
+    """`table DIR delete --where`: `ps.delete_where`, one new snapshot."""
+    result = ps.delete_where(table, where)
+    return {"table": table.path, "action": "delete", "snapshot": result.snapshot_id,
+            "rows_deleted": result.rows_deleted, "files": result.files,
+            "index_files": list(result.index_files)}
+
+
+def written_lines(doc: dict[str, Any]) -> Iterator[str]:
+    if doc["snapshot"] is None:
+        yield f"{doc['table']}: nothing to {doc['action']} (no snapshot written)"
+    elif doc["action"] == "index":
+        yield (f"{doc['table']}: snapshot {doc['snapshot']}: file indexes of "
+               f"{_n(doc['files'], 'data file')} rebuilt ({doc['embedded']} embedded in the "
+               f"manifest, {len(doc['sidecars'])} sidecars, {doc['index_bytes']:,} bytes)")
+    else:
+        yield (f"{doc['table']}: snapshot {doc['snapshot']}: {_n(doc['rows_deleted'], 'row')} "
+               f"deleted from {_n(doc['files'], 'data file')}")
+
+
 def public(doc: Any) -> Any:
     """The JSON document without the text-only `_` keys."""
     if isinstance(doc, dict):
@@ -385,15 +427,21 @@ def open_table(path: str) -> Table:
 
 
 def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    if args.view == "query" and not args.where:
-        print("table: query needs --where CONDITION", file=err)
+    if args.view in ("query", "delete") and not args.where:
+        print(f"table: {args.view} needs --where CONDITION", file=err)
         return commands.EXIT_USAGE
-    if args.where and args.view != "query":
-        print(f"table: --where goes with the query view, not {args.view}", file=err)
+    if args.where and args.view not in ("query", "delete", "index"):
+        print(f"table: --where goes with query, delete or index, not {args.view}", file=err)
+        return commands.EXIT_USAGE
+    if (args.index or args.option or args.replace) and args.view != "index":
+        print("table: --index, --option and --replace go with index", file=err)
         return commands.EXIT_USAGE
     try:
         table = open_table(args.dir)
         doc, lines = _view(args, table)
+    except ps.CommitConflict as exc:          # another writer won the snapshot: nothing written
+        print(f"table: {exc} (nothing was written; run it again)", file=err)
+        return commands.EXIT_BAD_FILE
     except (presenters.UsageError, ps.SchemaError, TableError) as exc:
         print(f"table: {exc}", file=err)
         return commands.EXIT_USAGE
@@ -420,4 +468,8 @@ def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Lines
         return indexes(table, args.snapshot), indexes_lines
     if args.view == "query":
         return query(table, args.where, args.snapshot), query_lines
+    if args.view == "index":
+        return build_indexes(table, args), written_lines
+    if args.view == "delete":
+        return delete(table, args.where), written_lines
     return overview(table, args.snapshot), overview_lines

@@ -73,3 +73,4 @@ def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     kept = [i for i in range(n) if i % 10 and not (i % 97 < 30 or cities[i * len(cities) // n] == "Oslo")]
     assert sorted(read_arrow(table).column("id").to_pylist()) == kept
     assert printed == [f"{n - n // 10 - len(kept)} rows deleted in snapshot 5"]
+
