@@ -21,6 +21,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli.main import Types, main
+from paimon_schema.cli import names as layout_names
 from paimon_schema.cli.presenters import bitmap_ranges
 from paimon_schema.query.predicate import Or
 from paimon_schema.query.where import WhereError, parse_where, sql_text
@@ -132,7 +133,7 @@ def test_dump_detects_a_container(capsys, copy) -> None:
 def test_dump_json_of_a_deletion_vector_file(capsys, copy) -> None:
     code, out, _ = run(capsys, "dump", "--json", copy(DV_32))
     doc = json.loads(out)
-    assert code == 0 and doc["layout"] == "dv" and doc["size"] == 63 and doc["version"] == 1
+    assert code == 0 and doc["layout"] == "deletion-vectors" and doc["size"] == 63 and doc["version"] == 1
     assert [(b["offset"], b["length"], b["bitmap64"]) for b in doc["bins"]] == [
         (1, 24, False), (33, 22, False)]
     assert [b["positions"] for b in doc["bins"]] == [
@@ -184,7 +185,7 @@ def test_verify_locates_a_corrupted_file(capsys, copy, mutate, location: str) ->
     good, bad = copy(DV_32, name="good"), copy(DV_32, mutate, name="bad")
     code, out, _ = run(capsys, "verify", good, bad)
     assert code == 1
-    assert f"OK {good} (dv: 2 bins, 3 positions, 63 bytes)" in out
+    assert f"OK {good} (deletion-vectors: 2 bins, 3 positions, 63 bytes)" in out
     assert f"FAIL {bad}: " in out and location in out
 
 
@@ -654,7 +655,7 @@ def test_layouts_lists_every_spec(capsys) -> None:
     assert code == 0
     names = [line.split()[0] for line in out.splitlines()]
     specs = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "formats").glob("*.ksy"))
-    assert sorted(names) == specs
+    assert sorted(layout_names.SPECS[n] for n in names) == specs      # one name per spec
 
 
 def test_diagram_writes_the_checked_in_svg(capsys, tmp_path: Path) -> None:

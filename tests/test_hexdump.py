@@ -31,7 +31,7 @@ CASES = [
 def test_every_byte_is_one_field(shared_fixtures: Path, relpath: str, make) -> None:
     data = (shared_fixtures / relpath).read_bytes()
     located = [f for f in hexdump.fields(parsing.parse(make, data), data) if f.offset is not None]
-    covered = sorted((f.offset, f.offset + f.size) for f in located if f.size)
+    covered = sorted((f.offset, f.offset + f.size) for f in located if f.size and not f.opened)
     position = 0
     for start, end in covered:
         assert start == position, f"gap or overlap at {position}: next field starts at {start}"
@@ -39,3 +39,58 @@ def test_every_byte_is_one_field(shared_fixtures: Path, relpath: str, make) -> N
     assert position == len(data)
     lines = list(hexdump.render(parsing.parse(make, data), data))
     assert len(lines) >= len(located)
+
+
+def _opened_children_cover(fields: list[hexdump.Field]) -> None:
+    """Inside each opened field, its own fields account for every byte exactly once."""
+    for blob in (f for f in fields if f.opened):
+        inner = sorted((f.offset, f.offset + f.size) for f in fields
+                       if f.path.startswith(blob.path + ".") and f.offset is not None and f.size)
+        position = blob.offset
+        for start, end in inner:
+            assert start == position, (blob.path, position, start)
+            position = end
+        assert position == blob.offset + blob.size, blob.path
+
+
+def test_container_blobs_strings_and_dv_bins_are_opened() -> None:
+    import paimon_schema as ps
+
+    blobs = {"city": {"bitmap": ps.build_index("bitmap", "STRING", ["Lima", "Oslo", "Lima"]),
+                      "bsi": None},
+             "n": {"range-bitmap": ps.build_index("range-bitmap", "INT", [3, 1, None]),
+                   "bsi": ps.build_index("bsi", "INT", [3, 1, None]),
+                   "bloom-filter": ps.build_index("bloom-filter", "INT", [3], items=10)}}
+    data = ps.write_file_index(blobs)
+    root = hexdump.parse_layout("file-index", data)
+    typed = hexdump.fields(root, data, {"city": "STRING", "n": "INT"}.get)
+    by_path = {f.path: f for f in typed}
+    assert by_path["columns[0].name.value"].value == "city"
+    assert by_path["columns[1].indexes[2].index_type.value"].value == "bloom-filter"
+    assert by_path["columns[0].indexes[0].blob"].opened
+    keys = [f.value for f in typed if f.path.endswith("key.value.value")]
+    assert keys and set(keys) <= {"Lima", "Oslo"}          # UTF-8 keys as text
+    assert all(by_path[f"columns[1].indexes[{j}].blob"].opened for j in range(3))
+    _opened_children_cover(typed)
+    # without a type, the bitmap and range-bitmap blobs stay bytes; bsi/bloom need none
+    untyped = {f.path: f for f in hexdump.fields(root, data)}
+    assert not untyped["columns[0].indexes[0].blob"].opened
+    assert not untyped["columns[1].indexes[0].blob"].opened
+    assert untyped["columns[1].indexes[1].blob"].opened
+    # a 32-bit deletion-vector bin is read as a RoaringBitmap, its containers as positions
+    dv, _ = ps.write_deletion_vectors({"a": [1, 5, 70000], "b": [*range(100, 200), 196615]})
+    fields = hexdump.fields(hexdump.parse_layout("dv", dv), dv)
+    shown = [hexdump.show_value(f.value, f.size) for f in fields if f.path.endswith((".array_values", ".runs"))]
+    assert shown == ["positions 1, 5", "positions 70000", "positions 100-199", "positions 196615"]
+    _opened_children_cover(fields)
+    lines = list(hexdump.render(hexdump.parse_layout("dv", dv), dv))
+    assert any(line.endswith("bins[0].bitmap.containers[0].array_values = positions 1, 5") for line in lines)
+
+
+def test_a_blob_that_does_not_parse_stays_bytes() -> None:
+    import paimon_schema as ps
+
+    data = ps.write_file_index({"n": {"bsi": b"\x07garbage"}})
+    fields = hexdump.fields(hexdump.parse_layout("file-index", data), data)
+    blob = next(f for f in fields if f.path.endswith(".blob"))
+    assert not blob.opened and bytes(blob.value) == b"\x07garbage"

@@ -143,6 +143,20 @@ def test_empty_index_entry_behaves_like_javas_empty_reader() -> None:
     assert all(ps.evaluate(fi, p, row_type).remain for p in remains)
 
 
+def test_empty_entry_of_unknown_index_type_skips_like_java() -> None:
+    # FileIndexFormat.Reader returns EmptyFileIndexReader for offset -1 before it looks up the
+    # index type, so an empty entry answers even for a type no reader knows, and needs no type.
+    fi = ps.write_file_index({"a": {"my-index": None}})
+    assert ps.evaluate(fi, ps.col("a") == 1, {}) == ps.IndexResult(remain=False)
+    assert ps.evaluate(fi, ps.col("a").isin([1, 2]), {}) == ps.IndexResult(remain=False)
+    assert ps.evaluate(fi, ps.col("a") != 1, {}).remain
+    assert ps.evaluate(fi, ps.col("a").is_null(), {}).remain
+    # next to a known index, the empty entry still decides
+    mixed = ps.write_file_index({"a": {"bitmap": ps.build_index("bitmap", "INT", [1, 2]),
+                                       "my-index": None}})
+    assert not ps.evaluate(mixed, ps.col("a") == 1, {"a": "INT"}).remain
+
+
 def test_unindexed_columns_and_unknown_index_types_remain() -> None:
     fi = ps.write_file_index({"a": {"my-index": b"\x00"}})
     assert ps.evaluate(fi, ps.col("a") == 1, {"a": "INT"}).remain

@@ -254,8 +254,13 @@ def test_primary_key_table_without_deletion_vectors_is_refused(tables: Path, tmp
 
 
 def test_unreadable_metadata(tables: Path, tmp_path: Path) -> None:
-    with pytest.raises(TableError, match="not a Paimon table"):
+    with pytest.raises(TableError, match="not a Paimon table: it has no schema/ directory"):
         Table.open(tmp_path)
+    with pytest.raises(TableError, match="missing does not exist"):
+        Table.open(tmp_path / "missing")
+    (tmp_path / "f.txt").write_text("x")
+    with pytest.raises(TableError, match="f.txt is a file, not a Paimon table directory"):
+        Table.open(tmp_path / "f.txt")
     path = _copy(tables, "append_with_bitmap", tmp_path)
     manifest = next((path / "manifest").glob("manifest-[0-9a-f]*"))
     manifest.write_bytes(manifest.read_bytes()[:40])

@@ -4,11 +4,16 @@ The generated parsers record where each field starts and ends (Kaitai debug posi
 dump walks the parsed tree in file order, the way a reviewer checks a file against its .ksy.
 Positioned instances (bitmaps, blocks, blobs) are read and listed where they lie in the file;
 derived values are shown without bytes.
+
+Bytes the specs leave opaque are opened where their layout is known: a container's blobs (their
+index type is in the head; bitmap and range-bitmap keys need the column's type, `column_types`),
+a 32-bit deletion-vector bin's RoaringBitmap; strings (Java's modified UTF-8, UTF-8 keys) show
+as text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
@@ -18,6 +23,7 @@ from kaitaistruct import KaitaiStruct
 from paimon_schema.runtime import kaitai
 
 MAX_SHOWN_BYTES = 16
+MAX_SHOWN_VALUES = 16     # positions listed for a roaring container
 
 
 @dataclass(frozen=True)
@@ -28,33 +34,46 @@ class Field:
     size: int
     path: str
     value: Any
+    opened: bool = False    # its bytes are shown again, field by field, by the fields after it
 
 
-def fields(root: KaitaiStruct, data: bytes | memoryview) -> list[Field]:
+class Text(str):
+    """A value described in words (shown without quotes), not a string the file holds."""
+
+
+#: column name -> its data type (None: unknown), to open a container's typed blobs
+ColumnTypes = Callable[[str], "str | None"]
+
+
+def fields(root: KaitaiStruct, data: bytes | memoryview,
+           column_types: ColumnTypes | None = None) -> list[Field]:
     """Every leaf field of a parsed object in file order; a derived value follows the field
-    read just before it."""
+    read just before it. An opened blob is a leaf and, after it, its own fields."""
     keyed, last = [], -1
-    for i, f in enumerate(_walk(root, 0, "", data)):
+    types = column_types or (lambda column: None)
+    for i, f in enumerate(_walk(root, 0, "", data, types)):
         last = f.offset if f.offset is not None else last
-        keyed.append(((last, f.offset is None, i), f))
+        # at one offset: empty fields, then each field before the fields inside it
+        keyed.append(((last, f.offset is None, f.size > 0, i), f))
     return [f for _, f in sorted(keyed, key=lambda kv: kv[0])]
 
 
-def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHOWN_BYTES) -> Iterator[str]:
+def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHOWN_BYTES,
+           column_types: ColumnTypes | None = None) -> Iterator[str]:
     """Lines of `offset  hex bytes  path = value`, one per field."""
     view = memoryview(data)
-    for f in fields(root, data):
+    for f in fields(root, data, column_types):
         where = f"{f.offset:08x}" if f.offset is not None else " " * 8
         raw = bytes(view[f.offset:f.offset + min(f.size, width)]) if f.offset is not None else b""
         shown = " ".join(f"{b:02x}" for b in raw) + (" …" if f.size > width else "")
-        yield f"{where}  {shown:<{3 * width + 1}}  {f.path} = {_show(f.value, f.size)}"
+        yield f"{where}  {shown:<{3 * width + 1}}  {f.path} = {show_value(f.value, f.size)}"
 
 
-def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any) -> Iterator[Field]:
+def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTypes) -> Iterator[Field]:
     read = kaitai.spans(obj)
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
         if name in read:
-            yield from _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data)
+            yield from _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data, types)
     for name in _instances(type(obj)):
         try:
             value = getattr(obj, name)
@@ -62,30 +81,90 @@ def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any) -> Iterator[Fiel
             continue
         span = kaitai.spans(obj).get(name)
         if span is not None:
-            yield from _field(obj, name, value, span, base, prefix, data)
+            yield from _field(obj, name, value, span, base, prefix, data, types)
         elif value is not None and not isinstance(value, (KaitaiStruct, list)):   # derived: no bytes
             yield Field(None, 0, f"{prefix}{name}", value)
 
 
-def _field(obj: Any, name: str, value: Any, span: kaitai.Span, base: int, prefix: str,
-           data: Any) -> Iterator[Field]:
+def _field(obj: Any, name: str, value: Any, span: kaitai.Span, base: int, prefix: str, data: Any,
+           types: ColumnTypes) -> Iterator[Field]:
     path = f"{prefix}{name}"
     if isinstance(value, list):
         for i, (item, item_span) in enumerate(zip(value, span.items)):
-            yield from _one(obj, item, item_span, base, f"{path}[{i}]", data)
+            yield from _one(obj, name, item, item_span, base, f"{path}[{i}]", data, types)
         return
-    yield from _one(obj, value, span, base, path, data)
+    yield from _one(obj, name, value, span, base, path, data, types)
 
 
-def _one(owner: Any, value: Any, span: kaitai.Span, base: int, path: str, data: Any) -> Iterator[Field]:
+def _one(owner: Any, name: str, value: Any, span: kaitai.Span, base: int, path: str, data: Any,
+         types: ColumnTypes) -> Iterator[Field]:
     start = span.start
     if isinstance(value, KaitaiStruct):
         child_base = base if start is None or not kaitai.in_substream(value, owner) else base + start
-        yield from _walk(value, child_base, f"{path}.", data)
+        yield from _walk(value, child_base, f"{path}.", data, types)
         return
     end = span.end if span.end is not None else start
     offset = None if start is None else base + start
-    yield Field(offset, 0 if start is None or end is None else end - start, path, value)
+    inner = _opened(owner, name, value, types) if offset is not None else None
+    if isinstance(inner, str):
+        value = inner
+    opened = isinstance(inner, KaitaiStruct)
+    yield Field(offset, 0 if start is None or end is None else end - start, path, value, opened)
+    if opened:
+        yield from _walk(inner, offset, f"{path}.", data, types)
+
+
+def _opened(owner: Any, name: str, value: Any, types: ColumnTypes) -> KaitaiStruct | str | None:
+    """What opaque bytes hold, when the layout says: text, or a parsed blob (None: leave the
+    bytes as they are; a blob that does not parse is left to `verify` to report)."""
+    from paimon_schema.runtime import javautf
+    from paimon_schema.generated.deletion_vectors import DeletionVectors
+    from paimon_schema.generated.file_index import FileIndex
+    from paimon_schema.generated.paimon_common import PaimonCommon
+    from paimon_schema.generated.roaring_bitmap import RoaringBitmap
+    from paimon_schema.runtime import kaitai as parsing
+
+    if not isinstance(value, (bytes, bytearray, memoryview)):
+        return None
+    raw = bytes(value)
+    try:
+        if isinstance(owner, PaimonCommon.JavaUtf) and name == "value":
+            return javautf.decode(raw)
+        if isinstance(owner, PaimonCommon.Utf8Key) and name == "value":
+            return raw.decode("utf-8")
+        if isinstance(owner, RoaringBitmap.Container):
+            return _container_values(owner, name, raw)
+        if isinstance(owner, DeletionVectors.Bin) and owner.magic == DeletionVectors.BinMagic.bitmap32:
+            return parsing.parse(RoaringBitmap, raw)
+        if isinstance(owner, FileIndex.IndexEntry) and name == "blob":
+            index_type = javautf.decode(bytes(owner.index_type.value))
+            column = javautf.decode(bytes(owner._parent.name.value))
+            if index_type in ("bloom-filter", "bsi") or types(column) is not None:
+                return parse_layout(index_type, raw, types(column))
+    except Exception:       # noqa: BLE001 - shown as bytes; `verify` says what is wrong
+        return None
+    return None
+
+
+def _container_values(container: Any, name: str, raw: bytes) -> str | None:
+    """A roaring container's positions (its key's high bits joined to the stored low bits)."""
+    import struct
+
+    parent = container._parent
+    high = next(parent.descriptors[i].key for i, c in enumerate(parent.containers) if c is container) << 16
+    if name == "array_values":
+        shown = [str(high | v) for v in struct.unpack(f"<{len(raw) // 2}H", raw)]
+    elif name == "runs":
+        pairs = struct.unpack(f"<{len(raw) // 2}H", raw)
+        shown = [f"{high | s}-{high | s + n}" if n else str(high | s)
+                 for s, n in zip(pairs[::2], pairs[1::2])]
+    elif name == "bitmap_words":
+        return Text(f"{int.from_bytes(raw, 'little').bit_count()} positions set")
+    else:
+        return None
+    cut = shown[:MAX_SHOWN_VALUES] + ([f"… ({len(shown) - MAX_SHOWN_VALUES} more)"]
+                                      if len(shown) > MAX_SHOWN_VALUES else [])
+    return Text("positions " + ", ".join(cut))
 
 
 def _instances(cls: type) -> list[str]:
@@ -97,7 +176,11 @@ def _instances(cls: type) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _show(value: Any, size: int) -> str:
+def show_value(value: Any, size: int) -> str:
+    """A field's value for a person: enums by number and name, short bytes as hex, numbers
+    above 9 also in hex, text (`Text`) as it is, other strings quoted."""
+    if isinstance(value, Text):
+        return str(value)
     if isinstance(value, Enum):
         return f"{int(value.value)} ({value.name})"
     if isinstance(value, (bytes, bytearray, memoryview)):
@@ -109,3 +192,33 @@ def _show(value: Any, size: int) -> str:
         return f"{value} (0x{value:x})"
     return repr(value)
 
+
+def parse_layout(layout: str, data: bytes, data_type: str | None = None) -> KaitaiStruct:
+    """`data` parsed by the generated parser of a CLI layout name (index blobs need the
+    column's data type, which decides their key encoding)."""
+    from paimon_schema.generated.bitmap_index import BitmapIndex
+    from paimon_schema.generated.bloom_filter import BloomFilter
+    from paimon_schema.generated.bsi_index import BsiIndex
+    from paimon_schema.generated.deletion_vectors import DeletionVectors
+    from paimon_schema.generated.file_index import FileIndex
+    from paimon_schema.generated.hash_index import HashIndex
+    from paimon_schema.generated.range_bitmap import RangeBitmap
+    from paimon_schema.layouts import paimon_common as keys
+    from paimon_schema.runtime import kaitai as parsing
+
+    from paimon_schema.cli.names import canonical
+
+    layout = canonical(layout) or layout
+    plain = {"file-index": FileIndex, "deletion-vectors": DeletionVectors, "hash-index": HashIndex,
+             "bloom-filter": BloomFilter, "bsi": BsiIndex}
+    if layout in plain:
+        return parsing.parse(plain[layout], data)
+    if data_type is None:
+        raise ValueError(f"a {layout} blob needs its column's data type")
+    if layout == "bitmap":
+        kind = int(keys.bitmap_keys(data_type).kind)
+        return parsing.parse(lambda io: BitmapIndex(kind, io), data)
+    if layout == "range-bitmap":
+        kind = int(keys.range_bitmap_keys(data_type).kind)
+        return parsing.parse(lambda io: RangeBitmap(kind, io), data)
+    raise ValueError(f"no hex dump for layout {layout!r}")

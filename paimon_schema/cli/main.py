@@ -3,7 +3,9 @@
 Arguments and dispatch; how each layout is shown lives in `presenters`.
 
 `query` answers a SQL-ish WHERE clause (or an ORDER BY ... LIMIT) over a container with
-`ps.evaluate` / `ps.top_n`; `parse_where` turns the text into a `ps.col` predicate.
+`ps.evaluate` / `ps.top_n`; `parse_where` turns the text into a `ps.col` predicate. `table`
+(`cli.table`) shows a whole table from its schema and manifests; a file inside a table takes its
+column types from there when none are given. Layouts go by the names of `cli.names`.
 
 Exit codes: 0 success, 1 a file is malformed (or the demo found a mismatch), 2 a usage problem
 (unknown layout, missing or unfit type, malformed WHERE, cannot read the file).
@@ -17,7 +19,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,27 +28,34 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import hexdump
+from paimon_schema.cli import names as layout_names
 from paimon_schema.cli.presenters import (
     INDEX_TYPES,
+    LAYOUTS,
+    SHOW_ALL,
+    SPARK_EXTRA,
     Types,
     UsageError,
     count,
+    detect,
     dump_json,
+    dump_layout,
     dump_lines,
     format_error_lines,
+    layout_name,
     load,
     positions_json,
     positions_text,
     read_bytes,
-    result_kind,
+    resolve,
     warnings_of,
 )
-from paimon_schema.layouts import registry
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
+from paimon_schema.cli.presenters import result_kind
+from paimon_schema.cli.arguments import directory_argument, rows_argument, warehouse_argument
 
-LAYOUT_CHOICES = ("auto", *registry.LAYOUTS)
 MAX_ECHO = 200          # characters of the query echoed under its result
 
 EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
@@ -123,7 +132,7 @@ def _parsed(path: str, parse: Callable[[bytes], Any]) -> tuple[bytes, Any]:
 
 def load_container(path: str) -> ps.FileIndexFile:
     def parse(data: bytes) -> ps.FileIndexFile:
-        if registry.detect(data) != "file-index":
+        if detect(data) != "file-index":
             raise UsageError(f"{path}: query needs a file-index container (no container magic)")
         return ps.FileIndexFile.parse(data)
 
@@ -197,7 +206,8 @@ def query_request(args: argparse.Namespace, types: Types) -> QueryRequest:
         raise UsageError("--dv-range goes with --dv FILE")
     if args.dv and args.row_count is None:
         raise UsageError("--dv needs --row-count N (the data file's row count, from its "
-                         "manifest entry)")
+                         "manifest entry; inside its table it is found, or try `paimon-schema "
+                         "table DIR query`)")
     try:
         predicate = parse_where(args.where, types) if args.where is not None else None
     except WhereError as exc:
@@ -216,6 +226,7 @@ def run_query(fi: ps.FileIndexFile, request: QueryRequest, types: Types) -> ps.I
     return ps.top_n(fi, request.order_by, request.limit, row_type,
                     ascending=not request.descending, nulls_first=request.nulls_first,
                     row_count=request.row_count, deletion_vector=dv)
+
 
 
 def query_lines(path: str, request: QueryRequest, result: ps.IndexResult) -> Iterator[str]:
@@ -251,42 +262,156 @@ def query_json(path: str, request: QueryRequest, result: ps.IndexResult) -> dict
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    token = SHOW_ALL.set(args.all)
     try:
-        if args.hex:
-            return _hex_dump(args, out)
-        layout, data, model = load(args.file, args.layout, types_of(args))
-        if args.json:
-            json.dump(dump_json(args.file, layout, data, model), out, ensure_ascii=False)
-            out.write("\n")
+        _check_dump_options(args)
+        types = types_for(args, args.file)
+        data = read_bytes(args.file)
+        name = dump_layout(args.layout) if args.layout != "auto" else None
+        if args.column is not None:
+            data, name, label = _one_blob(args, data, name)
+            types = Types(types.of(args.column), types.row_type)     # the blob's own type
         else:
-            print("\n".join(dump_lines(args.file, layout, data, model)), file=out)
+            label = args.file
+        if args.extract:
+            return _write_output(args, data, out)
+        if args.hex or args.html:
+            return _hex_dump(args, label, data, name, types, out)
+        layout = resolve(name or "auto", data, types)
+        model = layout.parse(data, types)
+        if args.json:
+            document = json.dumps(dump_json(label, layout, data, model), ensure_ascii=False)
+            return _write_output(args, document + "\n", out)
+        return _write_output(args, "\n".join(dump_lines(label, layout, data, model)) + "\n", out)
     except (UsageError, ps.SchemaError) as exc:
         print(f"{args.file}: {exc}", file=err)
         return EXIT_USAGE
     except ps.FormatError as exc:       # also a part read only when shown (a V2 block, a bitmap)
         print("\n".join(format_error_lines(args.file, exc)), file=err)
         return EXIT_BAD_FILE
+    finally:
+        SHOW_ALL.reset(token)
+
+
+def _check_dump_options(args: argparse.Namespace) -> None:
+    if args.index is not None and args.column is None:
+        raise UsageError("--index goes with --column COLUMN")
+    if args.extract and args.column is None:
+        raise UsageError("--extract needs --column COLUMN (and --index TYPE when the column has "
+                         "several indexes)")
+    if args.extract and (args.json or args.hex or args.html):
+        raise UsageError("--extract writes the blob's bytes: no --json, --hex or --html with it")
+
+
+def _one_blob(args: argparse.Namespace, data: bytes, name: str | None) -> tuple[bytes, str, str]:
+    """`--column C [--index T]`: the blob of one index of a container, its layout and a label."""
+    if (name or detect(data)) != "file-index":
+        raise UsageError("--column needs a file-index container")
+    indexes = ps.FileIndexFile.parse(data).columns.get(args.column)
+    if indexes is None:
+        columns = ps.FileIndexFile.parse(data).columns
+        raise UsageError(f"no column {args.column!r} in the container (columns: "
+                         f"{', '.join(repr(c) for c in columns) or 'none'})")
+    if args.index is None:
+        if len(indexes) != 1:
+            raise UsageError(f"{args.column!r} has {count(len(indexes), 'index', 'indexes')} "
+                             f"({', '.join(indexes)}): pass --index TYPE")
+        index_type = next(iter(indexes))
+    elif args.index not in indexes:
+        raise UsageError(f"no {args.index} index on {args.column!r} (it has: {', '.join(indexes)})")
+    else:
+        index_type = args.index
+    blob = indexes[index_type]
+    if blob is None:
+        raise UsageError(f"the {index_type} entry of {args.column!r} is empty: it has no blob "
+                         f"(no row of the data file has a value)")
+    if index_type not in LAYOUTS and not args.extract:
+        raise UsageError(f"no reader for index type {index_type!r}; --extract writes its bytes")
+    return blob, index_type, f"{args.file} [{args.column!r} {index_type}]"
+
+
+def _write_output(args: argparse.Namespace, content: str | bytes, out: TextIO) -> int:
+    """Text or bytes to `-o FILE`, else to stdout (bytes only when it is not a terminal)."""
+    target = getattr(args, "output", None)
+    if target is not None:
+        try:
+            if isinstance(content, bytes):
+                Path(target).write_bytes(content)
+            else:
+                Path(target).write_text(content, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        return EXIT_OK
+    if isinstance(content, bytes):
+        buffer = getattr(out, "buffer", None)
+        if buffer is None or out.isatty():
+            raise UsageError("the blob is binary: pass -o FILE or redirect stdout")
+        out.flush()
+        buffer.write(content)
+        buffer.flush()
+    else:
+        out.write(content)
     return EXIT_OK
 
 
-def _hex_dump(args: argparse.Namespace, out: TextIO) -> int:
-    """Every field with its offset, raw bytes and value, as the generated parser reads it."""
-    data = read_bytes(args.file)
-    name = registry.detect(data) if args.layout == "auto" else args.layout
+def _hex_dump(args: argparse.Namespace, label: str, data: bytes, name: str | None, types: Types,
+              out: TextIO) -> int:
+    """Every field with its offset, raw bytes and value, as the generated parser reads it
+    (`--html`: the same fields as a page, the bytes beside them)."""
+    name = name or detect(data)
     if name is None:
         raise UsageError("cannot tell the layout: pass --layout")
-    types = types_of(args)
-    if name in INDEX_TYPES and types.data_type is None:
+    data_type = types.data_type
+    if name in INDEX_TYPES and name not in ("bloom-filter", "bsi") and data_type is None:
         raise UsageError(f"a {name} blob needs --type (its column's data type)")
-    for line in hexdump.render(registry.parse_generated(name, data, types.data_type), data):
-        print(line, file=out)
-    return EXIT_OK
+    if name in INDEX_TYPES and data_type is not None:
+        _checked_type(data_type, "--type")
+    root = hexdump.parse_layout(name, data, data_type)
+    if args.html:
+        from paimon_schema.cli import html as hexhtml
+
+        fields = hexdump.fields(root, data, types.of)
+        page = hexhtml.render_html(f"{label} ({name})", data, fields, show=hexdump.show_value,
+                                   limit=None if args.all else hexhtml.DEFAULT_LIMIT)
+        return _write_output(args, page, out)
+    lines = hexdump.render(root, data, column_types=types.of)
+    return _write_output(args, "".join(line + "\n" for line in lines), out)
+
+
+def _row_count_near(path: str) -> int | None:
+    """The row count of the data file whose sidecar `path` is, from its table's manifests."""
+    try:
+        from paimon_schema.cli import table as tableview
+    except ImportError:
+        return None
+    try:
+        near = tableview.data_file_near(path)
+    except (ps.FormatError, ps.SchemaError, ValueError, OSError):
+        return None
+    return None if near is None or near[1] is None else near[1].row_count
+
+
+def types_for(args: argparse.Namespace, path: str) -> Types:
+    """`--type` / `--row-type`, or else the column types of the table the file lies in (a
+    container next to its data file: the schema that data file was written with)."""
+    types = types_of(args)
+    if types or not Path(path).is_file():
+        return types
+    try:
+        from paimon_schema.cli import table as tableview
+    except ImportError:            # no pyarrow / fastavro: types only from the command line
+        return types
+    row_type = tableview.types_near(path)
+    return Types(row_type=row_type) if row_type else types
 
 
 def cmd_layouts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """The specs, one line each, from the checked-in docs."""
-    for name, summary in _layout_summaries():
-        print(f"{name:18}  {summary}", file=out)
+    """The layouts by the names every command takes, one line each, from the checked-in docs."""
+    summaries = dict((spec, summary) for spec, summary in _layout_summaries())
+    for name, spec in layout_names.SPECS.items():
+        aliases = layout_names.aliases_of(name)
+        also = f" (also: {', '.join(aliases)})" if aliases else ""
+        print(f"{name:18}  {summaries.get(spec, '')}{also}", file=out)
     return EXIT_OK
 
 
@@ -298,52 +423,96 @@ def _layout_summaries() -> list[tuple[str, str]]:
 
 def cmd_diagram(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write a layout's diagram (SVG, rendered from its spec when the docs were generated)."""
-    names = [name for name, _ in _layout_summaries()]
-    if args.layout not in names:
-        print(f"diagram: unknown layout {args.layout!r} (one of: {', '.join(names)})", file=err)
+    try:
+        spec = layout_names.SPECS[layout_name(args.layout)]
+        svg = resources.files("paimon_schema.docs").joinpath(f"{spec}.svg").read_text(encoding="utf-8")
+        _write_output(args, svg, out)
+    except UsageError as exc:
+        print(f"diagram: {exc}", file=err)
         return EXIT_USAGE
-    svg = resources.files("paimon_schema.docs").joinpath(f"{args.layout}.svg").read_text(encoding="utf-8")
-    if args.output is None:
-        out.write(svg)
-    else:
-        Path(args.output).write_text(svg, encoding="utf-8")
+    if args.output is not None:
         print(f"wrote {args.output}", file=out)
     return EXIT_OK
 
 
-def verify_one(path: str, layout_name: str, types: Types, out: TextIO) -> int:
-    """Print `OK`/`WARN` or `FAIL` lines for one file; return its exit code."""
+@dataclass
+class Verified:
+    """What `verify` found in one file."""
+
+    file: str
+    code: int
+    layout: str | None = None
+    size: int | None = None
+    summary: str | None = None
+    details: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    error: ps.FormatError | UsageError | None = None
+
+    def lines(self) -> Iterator[str]:
+        if isinstance(self.error, ps.FormatError):
+            first, location = format_error_lines(self.file, self.error)
+            yield f"FAIL {first}\n{location}"
+            return
+        if self.error is not None:
+            yield f"FAIL {self.file}: {self.error}"
+            return
+        yield f"OK {self.file} ({self.layout}: {self.summary}, {count(self.size or 0, 'byte')})"
+        yield from self.details
+        yield from (f"WARN {self.file}: {w}" for w in self.warnings)
+
+    def json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"file": self.file, "ok": self.code == EXIT_OK}
+        if isinstance(self.error, ps.FormatError):
+            doc["error"] = {"message": self.error.reason, "offset": self.error.offset,
+                            "path": self.error.path or None}
+        elif self.error is not None:
+            doc["error"] = {"message": str(self.error), "offset": None, "path": None}
+        else:
+            doc.update(layout=self.layout, size=self.size, summary=self.summary,
+                       warnings=self.warnings, details=[d.strip() for d in self.details])
+        return doc
+
+
+def verify_one(path: str, layout_name: str, types: Types) -> Verified:
+    """Read one file whole: its summary and warnings, or the error that stopped the read."""
     try:
         layout, data, model = load(path, layout_name, types)
         warnings = [*warnings_of(model), *layout.check(model)]
+        details = list(layout.details(model))
     except UsageError as exc:
-        print(f"FAIL {path}: {exc}", file=out)
-        return EXIT_USAGE
+        return Verified(path, EXIT_USAGE, error=exc)
     except ps.FormatError as exc:
-        first, location = format_error_lines(path, exc)
-        print(f"FAIL {first}\n{location}", file=out)
-        return EXIT_BAD_FILE
-    print(f"OK {path} ({layout.name}: {layout.summary(model)}, {count(len(data), 'byte')})",
-          file=out)
-    for line in layout.details(model):
-        print(line, file=out)
-    for warning in warnings:
-        print(f"WARN {path}: {warning}", file=out)
-    return EXIT_OK
+        return Verified(path, EXIT_BAD_FILE, error=exc)
+    return Verified(path, EXIT_OK, layout.name, len(data), layout.summary(model), details, warnings)
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        types = types_of(args)
+        types_of(args)
+        if args.layout != "auto":
+            dump_layout(args.layout)
     except UsageError as exc:
         print(f"verify: {exc}", file=err)
         return EXIT_USAGE
-    return max(verify_one(path, args.layout, types, out) for path in args.files)
+    results = []
+    for path in args.files:
+        result = verify_one(path, args.layout, types_for(args, path))
+        results.append(result)
+        if not args.json:
+            print("\n".join(result.lines()), file=out)
+    code = max(r.code for r in results)
+    if args.json:
+        json.dump({"ok": code == EXIT_OK, "files": [r.json() for r in results]}, out,
+                  ensure_ascii=False)
+        out.write("\n")
+    return code
 
 
 def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
-        types = types_of(args)
+        types = types_for(args, args.file)
+        if args.dv and args.row_count is None:
+            args.row_count = _row_count_near(args.file)
         request = query_request(args, types)
         result = run_query(load_container(args.file), request, types)
     except (UsageError, ps.SchemaError) as exc:
@@ -364,15 +533,60 @@ def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 
 def cmd_demo(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    from paimon_schema.runtime import progress
     from paimon_schema.selfcheck import demo  # imports the Java harness only when asked
 
+    progress.show_on_stderr()
     return demo.run(keep=args.keep, out=out)
 
 
 def cmd_pipeline(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        require_spark_extra("pipeline", ("pyarrow", "fastavro", "pyspark"))
+    except UsageError as exc:
+        print(f"pipeline: {exc}", file=err)
+        return EXIT_USAGE
+    from paimon_schema.runtime import progress
     from paimon_schema.selfcheck import pipeline  # imports pyspark only when asked
 
-    return pipeline.main(["--rows", str(args.rows)])
+    progress.show_on_stderr()
+    argv = ["--rows", str(args.rows)] + (["--keep", str(args.keep)] if args.keep else [])
+    return pipeline.main(argv)
+
+
+def require_spark_extra(command: str, modules: Sequence[str]) -> None:
+    """UsageError telling a core-only install what to add, instead of an ImportError."""
+    import importlib
+
+    for module in modules:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            raise UsageError(f"{command} needs {module}, from the spark extra: {SPARK_EXTRA}") from None
+
+
+TABLE_VIEWS = ("overview", "files", "dv", "indexes", "query")
+TABLE_WRITES = ("index", "delete")
+
+
+def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    try:
+        require_spark_extra("table", ("pyarrow", "fastavro"))
+    except UsageError as exc:
+        print(f"table: {exc}", file=err)
+        return EXIT_USAGE
+    from paimon_schema.cli import table as tableview  # reads manifests: pyarrow, fastavro
+
+    return tableview.cmd_table(args, out, err)
+
+
+def _layout_argument(text: str) -> str:
+    if text == "auto":
+        return text
+    try:
+        return dump_layout(text)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _type_options(p: argparse.ArgumentParser) -> None:
@@ -385,12 +599,14 @@ def _type_options(p: argparse.ArgumentParser) -> None:
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="paimon-schema",
-                                  description="Read and check Apache Paimon index files.")
+                                  description="Read and check Apache Paimon index files and tables.")
+    top.add_argument("--version", action="version", version=f"paimon-schema {ps.__version__}")
     sub = top.add_subparsers(dest="command", required=True)
 
     def layout_options(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--layout", choices=LAYOUT_CHOICES, default="auto",
-                       help="the file's layout (default: recognise it by its signature)")
+        p.add_argument("--layout", type=_layout_argument, default="auto", metavar="NAME",
+                       help="the file's layout, a name from `paimon-schema layouts` (default: "
+                            "recognise it by its signature)")
         _type_options(p)
 
     dump = sub.add_parser("dump", help="show what a file holds")
@@ -399,12 +615,24 @@ def parser() -> argparse.ArgumentParser:
     output = dump.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print one JSON document")
     output.add_argument("--hex", action="store_true",
-                        help="every field with its offset, raw bytes and value")
+                        help="every field with its offset, raw bytes and value (container blobs "
+                             "opened where their column's type is known)")
+    output.add_argument("--html", action="store_true",
+                        help="the --hex fields as a self-contained page, the bytes beside them")
+    dump.add_argument("--column", metavar="COLUMN", help="a container: only this column's index")
+    dump.add_argument("--index", metavar="TYPE", help="with --column: the index type (bitmap, ...)")
+    dump.add_argument("--extract", action="store_true",
+                      help="with --column: write the blob's raw bytes (to -o FILE or stdout)")
+    dump.add_argument("--all", action="store_true",
+                      help="list every key, range and hash (text dumps cut at 20), every byte "
+                           "of a --html page")
+    dump.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     dump.set_defaults(run=cmd_dump)
 
     verify = sub.add_parser("verify", help="check that files parse (exit 1 if one does not)")
     layout_options(verify)
     verify.add_argument("files", metavar="FILE", nargs="+")
+    verify.add_argument("--json", action="store_true", help="print one JSON document")
     verify.set_defaults(run=cmd_verify)
 
     query = sub.add_parser("query", help="which rows of a data file can match, from its "
@@ -422,27 +650,57 @@ def parser() -> argparse.ArgumentParser:
     query.add_argument("--dv-range", metavar="OFFSET:LENGTH",
                        help="the data file's bin in --dv (needed when it holds several)")
     query.add_argument("--row-count", metavar="N", type=int,
-                       help="the data file's row count (needed with --dv)")
+                       help="the data file's row count (needed with --dv; `paimon-schema table "
+                            "DIR query` takes it from the manifests)")
     query.add_argument("--json", action="store_true", help="print one JSON document")
     query.set_defaults(run=cmd_query)
 
-    layouts = sub.add_parser("layouts", help="list the layout specs")
+    table = sub.add_parser("table", help="a Paimon table: schema, data files, deletion vectors, "
+                                         "file indexes, which files a filter reads (needs the "
+                                         "spark extra: pyarrow, fastavro)",
+                           description="A Paimon table seen through its schema and manifests.")
+    table.add_argument("dir", metavar="DIR", help="the table directory (or a pyarrow URI)")
+    table.add_argument("view", nargs="?", choices=TABLE_VIEWS + TABLE_WRITES, default="overview",
+                       help="overview (default), files, dv (deletion vectors), indexes (file "
+                            "indexes), query (with --where); writes, each one new snapshot: "
+                            "index (build file indexes), delete (with --where)")
+    table.add_argument("--where", metavar="CONDITION",
+                       help="a Spark SQL filter, e.g. \"city = 'Lima' AND amount < 50\" (query, "
+                            "delete; index: partition columns only)")
+    table.add_argument("--index", metavar="COLUMN=TYPE[,TYPE]", action="append", default=[],
+                       help="with index: build these (repeatable; default: the table's "
+                            "file-index.<type>.columns options)")
+    table.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
+                       help="with index: a table option for this build, e.g. "
+                            "file-index.bloom-filter.id.fpp=0.001")
+    table.add_argument("--replace", action="store_true",
+                       help="with index: drop the index entries it does not rebuild")
+    table.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
+    table.add_argument("--json", action="store_true", help="print one JSON document")
+    table.add_argument("--all", action="store_true", help="list every deleted position")
+    table.set_defaults(run=cmd_table)
+
+    layouts = sub.add_parser("layouts", help="list the layouts by the names the commands take")
     layouts.set_defaults(run=cmd_layouts)
 
     diagram = sub.add_parser("diagram", help="write a layout's diagram as SVG")
-    diagram.add_argument("layout", metavar="LAYOUT", help="a spec name, see `layouts`")
+    diagram.add_argument("layout", metavar="LAYOUT", help="a layout name, see `layouts`")
     diagram.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     diagram.set_defaults(run=cmd_diagram)
 
     demo = sub.add_parser("demo", help="have Paimon's Java write samples and read them back")
-    demo.add_argument("--keep", metavar="DIR", type=Path,
+    demo.add_argument("--keep", metavar="DIR", type=directory_argument,
                       help="write the samples to DIR (kept) instead of a temporary directory")
     demo.set_defaults(run=cmd_demo)
 
     spark = sub.add_parser("pipeline", help="the Spark pipeline: Java writes a table with deletion "
                                             "vectors and file indexes, Spark reads it filtered "
                                             "through our data sources (needs the spark extra)")
-    spark.add_argument("--rows", type=int, default=200_000, help="rows Java writes (default 200,000)")
+    spark.add_argument("--rows", type=rows_argument, default=200_000,
+                       help="rows Java writes (default 200,000)")
+    spark.add_argument("--keep", metavar="DIR", type=warehouse_argument,
+                       help="write the warehouse into DIR and keep it (the table is "
+                            "DIR/demo.db/orders)")
     spark.set_defaults(run=cmd_pipeline)
     return top
 

@@ -11,6 +11,7 @@ import decimal
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from itertools import groupby, islice
 from pathlib import Path
@@ -20,14 +21,21 @@ import numpy as np
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema.layouts import registry
-from paimon_schema.layouts.registry import INDEX_TYPES, detect
+from paimon_schema.cli import names as layout_names
+from paimon_schema.generated.deletion_vectors import DeletionVectors
+from paimon_schema.layouts import file_index
+from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.values.types import DataType
 
+CONTAINER_MAGIC = file_index.MAGIC.to_bytes(8, "big")
+DV_MAGICS = tuple(int(m.value).to_bytes(4, "big") for m in DeletionVectors.BinMagic)
 MAX_RANGES = 20
 RANGES_CHUNK = 1 << 22  # positions turned into one numpy array at most
 MAX_HASHES = 32
 MAX_KEYS = 20           # key lines of an index dump before "… (N more)"
+#: `--all`: text dumps list every key, range and hash instead of cutting them
+SHOW_ALL: ContextVar[bool] = ContextVar("SHOW_ALL", default=False)
+SPARK_EXTRA = "pip install 'paimon-schema[spark]'"
 
 
 class UsageError(Exception):
@@ -116,9 +124,17 @@ def positions_json(bitmap: BitMap | BitMap64) -> dict[str, Any]:
     return {"cardinality": len(bitmap), "ranges": bitmap_ranges(bitmap).tolist()}
 
 
-def positions_text(bitmap: BitMap | BitMap64, limit: int = MAX_RANGES) -> str:
-    """`{1-3, 100}`: inclusive ranges, cut after `limit` of them."""
+def _cut(limit: int) -> int | None:
+    """How many items a text dump shows: `limit`, or all of them with `--all`."""
+    return None if SHOW_ALL.get() else limit
+
+
+def positions_text(bitmap: BitMap | BitMap64, limit: int | None = MAX_RANGES) -> str:
+    """`{1-3, 100}`: inclusive ranges, cut after `limit` of them (None or `--all`: none cut)."""
+    limit = None if limit is None else _cut(limit)
     ranges = bitmap_ranges(bitmap)
+    if limit is None:
+        limit = len(ranges)
     shown = [f"{a}" if b - a == 1 else f"{a}-{b - 1}" for a, b in ranges[:limit].tolist()]
     if len(ranges) > limit:
         shown.append(f"… ({len(ranges) - limit} more)")
@@ -169,11 +185,12 @@ def value_text(data_type: DataType, value: object) -> str:
 
 def _value_rows_text(data_type: DataType, pairs: Iterable[tuple[object, BitMap]],
                      total: int) -> Iterator[str]:
-    """`  value  {rows}` per key, cut after MAX_KEYS lines."""
-    for value, rows in islice(pairs, MAX_KEYS):
+    """`  value  {rows}` per key, cut after MAX_KEYS lines (unless `--all`)."""
+    limit = _cut(MAX_KEYS)
+    for value, rows in islice(pairs, limit):
         yield f"  {value_text(data_type, value)}  {positions_text(rows)}"
-    if total > MAX_KEYS:
-        yield f"  … ({total - MAX_KEYS} more)"
+    if limit is not None and total > limit:
+        yield f"  … ({total - limit} more)"
 
 
 def _value_rows_json(data_type: DataType,
@@ -263,10 +280,15 @@ def _bitmap_check(ix: OpenIndex) -> Iterator[str]:
         yield f"{count(r.num_rows - len(covered), 'row')} have neither a key nor null"
 
 
+def _bloom_set_bits(ix: OpenIndex) -> int:
+    # The reader has no public accessor for its bit set yet.
+    return ix.reader.set_bits
+
+
 def _bloom_facts(ix: OpenIndex) -> tuple[int, int, int, float]:
     """(k, bits, bits set, false-positive rate as Java's reader probes)."""
     r = ix.reader
-    bits, set_bits = r.num_bits, r.set_bits
+    bits, set_bits = r.num_bits, _bloom_set_bits(ix)
     return r.num_hash_functions, bits, set_bits, (set_bits / bits) ** r.probes   # bits >= 8
 
 
@@ -550,21 +572,22 @@ def _container_details(c: Container) -> Iterator[str]:
 def _hash_text(hashes: np.ndarray) -> Iterator[str]:
     yield f"hash index, {count(len(hashes), 'int')}"
     if len(hashes):
-        more = f" … ({len(hashes) - MAX_HASHES} more)" if len(hashes) > MAX_HASHES else ""
-        yield "  " + " ".join(map(str, hashes[:MAX_HASHES].tolist())) + more
+        limit = _cut(MAX_HASHES) or len(hashes)
+        more = f" … ({len(hashes) - limit} more)" if len(hashes) > limit else ""
+        yield "  " + " ".join(map(str, hashes[:limit].tolist())) + more
 
 
 def _hash_json(hashes: np.ndarray) -> dict[str, Any]:
     return {"count": len(hashes), "hashes": hashes.tolist()}
 
 
-_PRESENTERS: dict[str, Layout] = {
-    "dv": Layout("dv", lambda data, _: ps.DeletionVectorFile.parse(data),
-                 _dv_text, _dv_json, _dv_summary),
+LAYOUTS: dict[str, Layout] = {
+    "deletion-vectors": Layout("deletion-vectors", lambda data, _: ps.DeletionVectorFile.parse(data),
+                               _dv_text, _dv_json, _dv_summary),
     "file-index": Layout("file-index", parse_container, _container_text, _container_json,
                          _container_summary, _container_check, _container_details),
-    "hash": Layout("hash", lambda data, _: ps.read_hash_index(data),
-                   _hash_text, _hash_json, lambda h: count(len(h), "int")),
+    "hash-index": Layout("hash-index", lambda data, _: ps.read_hash_index(data),
+                         _hash_text, _hash_json, lambda h: count(len(h), "int")),
     "bitmap": _index_layout("bitmap", _bitmap_text, _bitmap_json, _bitmap_summary,
                             _bitmap_check),
     "bloom-filter": _index_layout("bloom-filter", _bloom_text, _bloom_json, _bloom_summary,
@@ -574,12 +597,18 @@ _PRESENTERS: dict[str, Layout] = {
     "range-bitmap": _index_layout("range-bitmap", _range_text, _range_json, _range_summary,
                                   _range_check),
 }
-#: How each layout of the registry is shown, in the registry's order (a layout without a
-#: presenter fails here, at import).
-LAYOUTS: dict[str, Layout] = {name: _PRESENTERS[name] for name in registry.LAYOUTS}
 
 
 # -- choosing a layout --------------------------------------------------------------------------
+
+
+def detect(data: bytes) -> str | None:
+    """The layout of a file that carries a signature, or None (hash index, index blobs)."""
+    if data[:8] == CONTAINER_MAGIC:
+        return "file-index"
+    if data == b"\x01" or (data[:1] == b"\x01" and data[5:9] in DV_MAGICS):
+        return "deletion-vectors"
+    return None
 
 
 def resolve(name: str, data: bytes, types: Types) -> Layout:
@@ -588,18 +617,42 @@ def resolve(name: str, data: bytes, types: Types) -> Layout:
         detected = detect(data)
         if detected is None:
             raise UsageError("cannot tell the layout: no file-index magic, not a deletion-vector "
-                             "file; pass --layout (a hash index has no header: --layout hash; "
-                             "an index blob needs --layout TYPE --type DATA_TYPE)")
+                             "file; pass --layout (a hash index has no header: --layout "
+                             "hash-index; an index blob needs --layout TYPE --type DATA_TYPE)")
         name = detected
+    name = dump_layout(name)
     layout = LAYOUTS[name]
     if layout.needs_type and not types.data_type:
         raise UsageError(f"--layout {name} needs --type DATA_TYPE (e.g. --type INT)")
     return layout
 
 
+def layout_name(text: str) -> str:
+    """A layout in any accepted spelling -> its canonical name; UsageError naming them all."""
+    name = layout_names.canonical(text)
+    if name is None:
+        raise UsageError(f"unknown layout {text!r} (one of: {', '.join(layout_names.SPECS)}; "
+                         f"see `paimon-schema layouts`)")
+    return name
+
+
+def dump_layout(text: str) -> str:
+    """A layout `dump` and `verify` read (not the shared pieces, which are no file)."""
+    name = layout_name(text)
+    if name not in LAYOUTS:
+        raise UsageError(f"{name} is not a file of its own (it is embedded in the others): "
+                         f"pass one of {', '.join(LAYOUTS)}")
+    return name
+
+
 def read_bytes(path: str) -> bytes:
+    target = Path(path)
+    if target.is_dir():
+        if (target / "schema").is_dir():
+            raise UsageError(f"is a Paimon table directory: try `paimon-schema table {path}`")
+        raise UsageError("is a directory, not a file")
     try:
-        return Path(path).read_bytes()
+        return target.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror or exc}") from exc
 

@@ -36,7 +36,7 @@ from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.positions import fresh_bitmap
-from paimon_schema.values.results import REMAIN, FileIndexReader, IndexResult
+from paimon_schema.values.results import REMAIN, FileIndexReader, IndexResult, plural
 from paimon_schema.values.types import DataType
 
 SUPPORTED = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP",
@@ -125,6 +125,11 @@ class BsiIndexReader(FileIndexReader):
             raise FormatError("a row is both in the positive and the negative part",
                               path="negative.ebm", offset=parsing.field_start(parsed.negative, "ebm"))
         return cls(dtype, parsed.num_rows, positive, negative)
+
+    def __repr__(self) -> str:
+        values = len(self.positive.ebm) + len(self.negative.ebm)
+        return (f"<BsiIndexReader {self._data_type}: {plural(self.num_rows, 'row')}, "
+                f"{self.num_rows - values} null>")
 
     # -- enumeration ---------------------------------------------------------------------------
 

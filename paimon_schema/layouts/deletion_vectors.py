@@ -30,6 +30,7 @@ from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.positions import as_array, fresh_bitmap
+from paimon_schema.values.results import plural
 
 Bitmap = DeletionVectors.BinMagic
 SIZE_FIELD = 4
@@ -68,6 +69,11 @@ class DeletionVectorBin:
     def cardinality(self) -> int:
         return len(self.bitmap)
 
+    def __repr__(self) -> str:
+        bits = 64 if self.bitmap64 else 32
+        return (f"<DeletionVectorBin at {self.offset}, {self.length} bytes, {bits}-bit: "
+                f"{plural(len(self.bitmap), 'deleted row')}>")
+
 
 @dataclass(frozen=True)
 class DeletionVectorFile:
@@ -89,6 +95,11 @@ class DeletionVectorFile:
         bins = [_decode_bin(view, start, frame, verify_checksum, f"bins[{i}]", warnings)
                 for i, (start, frame) in enumerate(frames)]
         return cls(version=VERSION, bins=bins, warnings=warnings)
+
+    def __repr__(self) -> str:
+        deleted = sum(len(b.bitmap) for b in self.bins)
+        return (f"<DeletionVectorFile v{self.version}: {plural(len(self.bins), 'bin')}, "
+                f"{plural(deleted, 'deleted row')}>")
 
     def to_bytes(self) -> bytes:
         """The file again, bins in this model's order, each bitmap as Java serializes it."""

@@ -91,6 +91,15 @@ class FileIndexFile:
         return cls(columns=columns, entries=entries, head_length=parsed.len_head, column_names=names,
                    redundant=bytes(parsed.redundant), warnings=warnings)
 
+
+    def __repr__(self) -> str:
+        def entry(e: IndexEntry) -> str:
+            return f"{e.index_type} (empty)" if e.blob is None else f"{e.index_type} ({e.length} bytes)"
+
+        columns = "; ".join(f"{name}: {', '.join(entry(e) for e in self.entries if e.column == name)}"
+                            for name in dict.fromkeys(self.column_names))
+        return f"<FileIndexFile {columns or 'no columns'}>"
+
     def to_bytes(self) -> bytes:
         """The container again: its entries in order, at their recorded offsets."""
         columns: list[tuple[str, list[IndexEntry]]] = [(name, []) for name in self.column_names]

@@ -80,16 +80,22 @@ class _Readers:
         with where its blob lies, so that a blob's FormatError is located in the container."""
         if column not in self._open:
             indexes = self.container.columns.get(column, {})
-            data_type = _data_type(self.row_type, column) if indexes else None
-            opened = []
+            data_type: DataType | None = None
+            opened: list[tuple[FileIndexReader | None, str, int]] = []
             for index_type, blob in indexes.items():
+                path, offset = _blob_location(self.container, column, index_type)
+                if blob is None:
+                    # Java's FileIndexFormat returns its empty reader before it looks at the
+                    # type: an empty entry answers even when its index type is unknown.
+                    opened.append((None, path, offset))
+                    continue
                 if index_type not in INDEX_TYPES:
                     continue
-                assert data_type is not None                  # the column has indexes
-                path, offset = _blob_location(self.container, column, index_type)
+                if data_type is None:
+                    data_type = _data_type(self.row_type, column)
                 try:
                     with _located_in(path, offset):
-                        reader = None if blob is None else open_index(index_type, blob, data_type)
+                        reader = open_index(index_type, blob, data_type)
                 except SchemaError as exc:   # the container claims an index the type cannot have
                     raise FormatError(f"a {index_type} index on a {data_type} column: {exc}",
                                       offset=offset, path=path.removesuffix(".blob")) from exc

@@ -227,7 +227,7 @@ def read_back(sample: Sample, directory: Path) -> Outcome:
     try:
         layout, data, model = presenters.load(str(path), "auto" if sample.layout in DETECTED
                                        else sample.layout, presenters.Types())
-        problems = [] if layout.name == sample.layout else [f"detected as {layout.name}"]
+        problems = [] if layout.name == presenters.layout_name(sample.layout) else [f"detected as {layout.name}"]
         problems += CHECKS[sample.layout](sample, data, model)
     except (presenters.UsageError, ps.FormatError) as exc:
         return Outcome(sample, len(data), [], [f"our reader failed: {exc}"])

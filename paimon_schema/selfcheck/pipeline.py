@@ -9,16 +9,22 @@ data sources with a filter, and the run prints rows, files pruned and time.
    index files; the `paimon` source and `read_table` (Spark's Parquet scan) read the rows
    with a selective filter; both must give the rows Java's own read gives.
 
-    python -m paimon_schema.selfcheck.pipeline [--rows 200000]
+    python -m paimon_schema.selfcheck.pipeline [--rows 200000] [--keep DIR]
+
+With `--keep DIR` the warehouse is written into DIR and left there (the table is
+`DIR/demo.db/orders`, for `paimon-schema table` or `Table.open`); else into a temporary
+directory that is removed.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,11 +66,14 @@ def spark_session() -> Any:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     from pyspark.sql import SparkSession
 
-    spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
-             .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-             .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.shuffle.partitions", "2")
-             .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
+    from paimon_schema.runtime import progress
+
+    with progress.step("starting Spark (local[2], a JVM)"):
+        spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
+                 .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+                 .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.shuffle.partitions", "2")
+                 .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -93,8 +102,8 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
 
     ps_spark.register(spark)
     dvs = spark.read.format("paimon-deletion-vectors").load(table)
-    print(f"\ndeletion vectors: {dvs.count()} data files, "
-          f"{dvs.agg({'cardinality': 'sum'}).first()[0]:,} rows deleted")
+    deleted = dvs.agg({"cardinality": "sum"}).first()[0] or 0
+    print(f"\ndeletion vectors: {dvs.count()} data files, {deleted:,} rows deleted")
     spark.read.format("paimon-file-index").load(table) \
         .select("partition", "bucket", "column", "index_type", "row_count", "distinct_values") \
         .show(4, truncate=False)
@@ -113,13 +122,29 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
     return ok
 
 
+@contextlib.contextmanager
+def _warehouse(keep: Path | None) -> Iterator[Path]:
+    if keep is not None:
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix="paimon-schema-pipeline-") as tmp:
+        yield Path(tmp)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=200_000)
+    from paimon_schema.cli.arguments import rows_argument, warehouse_argument
+
+    parser.add_argument("--rows", type=rows_argument, default=200_000)
+    parser.add_argument("--keep", metavar="DIR", type=warehouse_argument,
+                        help="write the warehouse into DIR and keep it (table DIR/demo.db/orders)")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
+    with _warehouse(args.keep) as warehouse:
         started = time.perf_counter()
-        path, java_rows = write_table(Path(tmp), args.rows)
+        from paimon_schema.runtime import progress
+
+        with progress.step(f"Paimon's Java writes {args.rows:,} rows and deletes every tenth"):
+            path, java_rows = write_table(warehouse, args.rows)
         print(f"Java wrote {path.name}: {args.rows:,} rows, {len(java_rows):,} left after deletes "
               f"({time.perf_counter() - started:.1f} s)")
         spark = spark_session()
@@ -127,6 +152,8 @@ def main(argv: list[str] | None = None) -> int:
             ok = run(spark, str(path), java_rows)
         finally:
             spark.stop()
+    if args.keep is not None:
+        print(f"\nkept the table in {path} (try: paimon-schema table {path})")
     return 0 if ok else 1
 
 

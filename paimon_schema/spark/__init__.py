@@ -17,11 +17,12 @@ from paimon_schema.table.merge import ReadStats, read_arrow
 __all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
 
 
-def register(spark: Any) -> None:
-    """Register the data sources `paimon`, `paimon-deletion-vectors`, `paimon-file-index`."""
+def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
+    """Register the data sources `paimon`, `paimon-deletion-vectors`, `paimon-file-index`;
+    see `sources.register` (errors read as our messages, not Python tracebacks)."""
     from paimon_schema.spark.sources import register as _register
 
-    _register(spark)
+    _register(spark, hide_tracebacks=hide_tracebacks)
 
 
 def read_table(spark: Any, table_dir: Any, where: Any = None, **kwargs: Any) -> Any:

@@ -15,12 +15,14 @@ Spark still evaluates them exactly.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.fs as pafs
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from paimon_schema.layouts.registry import INDEX_TYPES, open_index
@@ -42,15 +44,27 @@ __all__ = ["DeletionVectorsSource", "FileIndexSource", "PaimonSource", "register
 log = logging.getLogger("paimon_schema.spark")
 
 
-def register(spark: Any) -> None:
+HIDE_TRACEBACK = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
+
+
+def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
     """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
-    off by default): sources that do not push filters hand them all back, as before."""
+    off by default): sources that do not push filters hand them all back, as before.
+
+    A bad path or bad bytes fail when the source is loaded or planned, with our message; Spark
+    prints the Python traceback before it unless its `hideTraceback` option is on, so
+    `hide_tracebacks` (default: on, unless the session already sets that option) turns it on.
+    """
     for source in (PaimonSource, DeletionVectorsSource, FileIndexSource):
         spark.dataSource.register(source)
     try:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
     except Exception:  # noqa: BLE001 - Spark 4.0 has no such setting: nothing is pushed there
         log.info("this Spark has no Python data source filter pushdown")
+    if hide_tracebacks is None:
+        hide_tracebacks = spark.conf.get(HIDE_TRACEBACK, None) is None
+    if hide_tracebacks:
+        spark.conf.set(HIDE_TRACEBACK, "true")
 
 
 def _path(options: Any) -> str:
@@ -67,6 +81,22 @@ def _snapshot(options: Any) -> int | None:
 
 def _flag(options: Any, key: str) -> bool:
     return str(options.get(key, "false")).strip().lower() == "true"
+
+
+def _table_or_file(path: str) -> Table | None:
+    """The table at `path`, or None when `path` is a file (a bare index file); TableError for
+    a path that does not exist or a directory that is not a Paimon table."""
+    try:
+        return Table.open(path)
+    except TableError:
+        fs, inner = filesystem_for(pafs.LocalFileSystem(), _local(path))
+        if fs.get_file_info(inner).type == pafs.FileType.File:
+            return None
+        raise
+
+
+def _local(path: str) -> str:
+    return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
 def _schema_of(table: Table, snapshot: int | None) -> TableSchema:
@@ -143,6 +173,7 @@ class DeletionVectorsSource(DataSource):
         return "paimon-deletion-vectors"
 
     def schema(self) -> str:
+        _table_or_file(_path(self.options))          # a bad path fails at load(), not in a task
         return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
 
     def reader(self, schema: Any) -> DataSourceReader:
@@ -155,10 +186,17 @@ class _DeletionVectorsReader(DataSourceReader):
         self.path, self.snapshot, self.explode = path, snapshot, explode
 
     def partitions(self) -> Sequence[InputPartition]:
-        try:
-            table = Table.open(self.path)
-        except TableError:
-            return [_Partition(("file", self.path))]          # a bare deletion-vector file
+        table = _table_or_file(self.path)
+        if table is None:                                 # a bare deletion-vector file,
+            data = _read_any(self.path)                   # checked here: bad bytes fail
+            try:                                          # while planning, not in a task
+                import paimon_schema as ps
+
+                ps.DeletionVectorFile.parse(data)
+            except FormatError as exc:
+                raise FormatError(f"{self.path} is not a deletion-vector file: {exc.reason}",
+                                  offset=exc.offset, path=exc.path) from None
+            return [_Partition(("file", self.path))]
         by_index: dict[str, list[tuple[str, int, str, DeletionFile]]] = {}
         for f in table.data_files(self.snapshot):
             if f.deletion_file is not None:
@@ -217,12 +255,7 @@ def _is_64(bitmap: Any) -> bool:
 
 def _read_any(path: str) -> bytes:
     """A file by local path or URI."""
-    import os
-
-    import pyarrow.fs as pafs
-
-    fs, inner = filesystem_for(pafs.LocalFileSystem(), path if "://" in path or path.startswith("file:")
-                               else os.path.abspath(path))
+    fs, inner = filesystem_for(pafs.LocalFileSystem(), _local(path))
     with fs.open_input_file(inner) as f:
         return f.read()
 
@@ -249,6 +282,7 @@ class FileIndexSource(DataSource):
         return "paimon-file-index"
 
     def schema(self) -> str:
+        Table.open(_path(self.options))               # a bad path fails at load(), not in a task
         extra = ", `values` ARRAY<STRUCT<value: STRING, rows: ARRAY<INT>>>" if _flag(self.options, "values") else ""
         return _FI_DDL + extra
 

@@ -338,10 +338,11 @@ def read_arrow(table: Any, where: Predicate | str | None = None, snapshot: int |
     if isinstance(where, str):
         where = parse_sql(where)
     plan = plan_read(table, where, snapshot, columns, mode, filesystem, with_filter_columns=True)
+    exact = None if where is None else preds.to_arrow(where, plan.schema)  # bad literals fail here
     batches = [b for part in _read_tasks(plan.tasks) for b in part]
     result = pa.Table.from_batches(batches, schema=plan.schema)
-    if where is not None:
-        result = result.filter(preds.to_arrow(where, plan.schema))
+    if exact is not None:
+        result = result.filter(exact)
     out_columns = list(columns) if columns is not None else [f.name for f in plan.table_schema.fields]
     result = result.select(out_columns)
     return (result, plan.stats) if with_stats else result

@@ -336,6 +336,11 @@ class Table:
         self.fs = filesystem
         self._schemas: dict[int, TableSchema] = {}
 
+    def __repr__(self) -> str:
+        kind = type(self.fs).__name__
+        where = "" if kind == "LocalFileSystem" else f" on {kind}"
+        return f"<Table {self.path}{where}>"
+
     @classmethod
     def open(cls, path: Any, filesystem: Any = None) -> Table:
         if isinstance(path, Table):
@@ -350,6 +355,11 @@ class Table:
             filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
         table = cls(text, filesystem)
         if table._info(table._join("schema")).type != pafs.FileType.Directory:
+            kind = table._info(table.path).type
+            if kind == pafs.FileType.NotFound:
+                raise TableError(f"{text} does not exist")
+            if kind != pafs.FileType.Directory:
+                raise TableError(f"{text} is a file, not a Paimon table directory")
             raise TableError(f"{text} is not a Paimon table: it has no schema/ directory")
         return table
 

@@ -302,7 +302,7 @@ def to_arrow(predicate: Predicate, schema: Any) -> Any:
             return field.is_null()
         if function == "is_not_null":
             return field.is_valid()
-        values = leaf.literals
+        values = tuple(None if v is None else _literal(leaf, v, arrow_type) for v in leaf.literals)
         if function in ("in_", "not_in"):
             present = [v for v in values if v is not None]
             if function == "not_in":
@@ -322,6 +322,86 @@ def to_arrow(predicate: Predicate, schema: Any) -> Any:
         return _cmp(function, field, values[0], arrow_type, floating)
 
     return _fold(predicate, leaf_expr)
+
+
+_SQL = {"equal": "=", "not_equal": "<>", "less_than": "<", "less_or_equal": "<=",
+        "greater_than": ">", "greater_or_equal": ">=", "in_": "IN", "not_in": "NOT IN",
+        "between": "BETWEEN"}
+
+
+def _literal(leaf: Leaf, value: Any, arrow_type: Any) -> Any:
+    """`value` as a literal Arrow can compare with the column the way Spark does (a string
+    against a DATE or TIMESTAMP column is cast; a DATE against a TIMESTAMP without zone is its
+    midnight), or a SchemaError naming the column, its type and the literal: Spark refuses or
+    casts such a comparison in ways a filter must not guess."""
+    import pyarrow as pa
+
+    t = arrow_type
+    number = isinstance(value, (int, float, decimal.Decimal, np.integer, np.floating)) \
+        and not isinstance(value, (bool, np.bool_))
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        ok = number
+    elif pa.types.is_string(t) or pa.types.is_large_string(t):
+        ok = isinstance(value, str)
+    elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):
+        ok = isinstance(value, (bytes, bytearray))
+    elif pa.types.is_boolean(t):
+        ok = isinstance(value, (bool, np.bool_))
+    elif pa.types.is_date(t):
+        if isinstance(value, str):
+            value = _parsed(leaf, value, _parse_date, "DATE")
+        ok = isinstance(value, dt.date) and not isinstance(value, dt.datetime)
+    elif pa.types.is_timestamp(t):
+        if isinstance(value, str):
+            value = _parsed(leaf, value, _parse_timestamp, "TIMESTAMP")
+        elif type(value) is dt.date and t.tz is None:
+            value = dt.datetime.combine(value, dt.time())
+        ok = isinstance(value, dt.datetime)
+    elif pa.types.is_time(t):
+        ok = isinstance(value, dt.time)
+    else:
+        ok = False
+    if not ok:
+        raise SchemaError(f"{_leaf_text(leaf)}: column {leaf.column!r} is {t}, and "
+                          f"{value!r} ({_kind(value)}) does not compare with it; write a "
+                          f"literal of the column's type")
+    return value
+
+
+def _parsed(leaf: Leaf, text: str, parse: Callable[[str], Any], name: str) -> Any:
+    try:
+        return parse(text)
+    except _Unusable:
+        raise SchemaError(f"{_leaf_text(leaf)}: {text!r} is not a {name} for column "
+                          f"{leaf.column!r}") from None
+
+
+def _leaf_text(leaf: Leaf) -> str:
+    values = ", ".join(repr(v) for v in leaf.literals)
+    operator = _SQL.get(leaf.function, leaf.function)
+    if leaf.function in ("in_", "not_in"):
+        values = f"({values})"
+    elif leaf.function == "between":
+        values = " AND ".join(repr(v) for v in leaf.literals)
+    return f"{leaf.column} {operator} {values}"
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (bytes, bytearray)):
+        return "bytes"
+    if isinstance(value, (bool, np.bool_)):
+        return "a boolean"
+    if isinstance(value, dt.datetime):
+        return "a timestamp"
+    if isinstance(value, dt.date):
+        return "a date"
+    if isinstance(value, dt.time):
+        return "a time"
+    if isinstance(value, (int, float, decimal.Decimal, np.number)):
+        return "a number"
+    return type(value).__name__
 
 
 def _is_float(arrow_type: Any) -> bool:

@@ -50,6 +50,11 @@ class IndexResult:
         return f"IndexResult(rows={self.rows!r})"
 
 
+def plural(count: int, noun: str) -> str:
+    """`1 row`, `2 rows`: counts in readable reprs."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 REMAIN = IndexResult(remain=True)
 SKIP = IndexResult(remain=False)
 

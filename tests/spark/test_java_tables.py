@@ -156,13 +156,30 @@ def test_spark_filter_skips_files(spark: Any, warehouse: tuple[Path, dict]) -> N
         assert _rows(spark.read.format("paimon").load(path).where(where).collect()) == expected
 
 
-def test_readme_pipeline(spark: Any, java_reference: Any, tmp_path: Path, capsys: Any) -> None:
+def test_readme_pipeline(spark: Any, java_reference: Any, tmp_path: Path, capsys: Any,
+                         monkeypatch: Any) -> None:
+    """`paimon-schema pipeline --keep DIR` (on the tests' session): both reads equal Java's and
+    prune, and the table stays in DIR for `paimon-schema table`."""
     from paimon_schema.selfcheck import pipeline
 
-    path, java_rows = pipeline.write_table(tmp_path, 20_000)
-    assert len(java_rows) < 20_000
-    assert pipeline.run(spark, str(path), java_rows)
+    class SharedSession:                     # the session fixture outlives this run
+        def __getattr__(self, name: str) -> Any:
+            return getattr(spark, name)
+
+        def stop(self) -> None:
+            pass
+
+    monkeypatch.setattr(pipeline, "spark_session", SharedSession)
+    warehouse = tmp_path / "warehouse"
+    assert pipeline.main(["--rows", "20000", "--keep", str(warehouse)]) == 0
     out = capsys.readouterr().out
     assert out.count("equal to Java's read") == 2 and "DIFFERENT" not in out
     pruned = re.findall(r"(\d+) of (\d+) files pruned", out)
     assert len(pruned) == 2 and all(0 < int(n) < int(total) for n, total in pruned)
+    table = warehouse / "demo.db" / "orders"
+    assert f"kept the table in {table}" in out
+    files = Table.open(table).data_files()
+    assert sum(f.row_count for f in files) == 20_000 and all(f.deletion_file for f in files)
+    with pytest.raises(SystemExit):          # a second run would mix two tables: refused
+        pipeline.main(["--rows", "20000", "--keep", str(warehouse)])
+    assert "already holds demo.db/orders" in capsys.readouterr().err

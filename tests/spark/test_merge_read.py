@@ -252,3 +252,21 @@ def test_string_literals_for_temporal_columns(fixture_tables: Path) -> None:
     result, stats = read_arrow(path, "f4 > '2024-01-09'", with_stats=True)
     assert sorted(result.column("f5").to_pylist()) == ["row0", "row7"]
     assert stats.rows_skipped == 6                        # the range bitmap took the string too
+
+
+def test_literals_that_do_not_compare_with_the_column_fail_clearly(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    forge.write_table(root, pa.table({"amount": pa.array([1.0, 60.0]), "city": ["Lima", "Oslo"],
+                                      "ts": pa.array([0, 86_400_000_000], pa.timestamp("us"))}),
+                      {"amount": "DOUBLE", "city": "STRING", "ts": "TIMESTAMP(6)"})
+    cases = {"amount < 'x'": r"amount < 'x': column 'amount' is double, and 'x' \(a string\)",
+             "city = 5": r"city = 5: column 'city' is string, and 5 \(a number\)",
+             "amount IN (1, 'x')": r"amount IN \(1, 'x'\): .* 'x' \(a string\)",
+             "ts > 'noon'": r"ts > 'noon': 'noon' is not a TIMESTAMP for column 'ts'",
+             "amount = DATE '2024-01-01'": r"column 'amount' is double, .* \(a date\)"}
+    for where, message in cases.items():
+        with pytest.raises(ps.SchemaError, match=message):
+            read_arrow(root, where)
+    # what Spark casts still reads: a date against a TIMESTAMP column is its midnight
+    assert read_arrow(root, "ts >= DATE '1970-01-02'").column("city").to_pylist() == ["Oslo"]
+    assert read_arrow(root, "amount < 50 AND city = 'Lima'").num_rows == 1

@@ -162,6 +162,31 @@ def test_deletion_vector_source_on_a_bare_file(spark: Any, shared_fixtures: Path
         assert got == [(1, 2, bitmap64, None), (1, 3, bitmap64, None), (second, 1, bitmap64, None)]
 
 
+def test_bad_paths_fail_with_our_message_first(spark: Any, tmp_path: Path, capfd: Any) -> None:
+    """A missing path, a directory that is no table, a file that is not a deletion-vector file:
+    each source fails at load or planning time, the message starting with our error, with no
+    Python traceback before it and no Java stack trace logged (no task ever runs)."""
+    (tmp_path / "plain").mkdir()
+    text = tmp_path / "plain" / "notes.txt"
+    text.write_text("hello")
+    missing = tmp_path / "missing"
+    cases = [(fmt, missing, f"TableError: {missing} does not exist")
+             for fmt in ("paimon", "paimon-deletion-vectors", "paimon-file-index")]
+    cases += [(fmt, tmp_path / "plain", "is not a Paimon table: it has no schema/ directory")
+              for fmt in ("paimon", "paimon-deletion-vectors", "paimon-file-index")]
+    cases += [("paimon", text, "is a file, not a Paimon table directory"),
+              ("paimon-deletion-vectors", text,
+               f"FormatError: {text} is not a deletion-vector file: invalid value 104")]
+    capfd.readouterr()
+    for fmt, path, message in cases:
+        with pytest.raises(Exception) as info:
+            spark.read.format(fmt).load(str(path)).collect()
+        first = str(info.value).split("\n")[0]
+        assert message in first and "Traceback" not in first, (fmt, path, str(info.value))
+    logged = capfd.readouterr().err
+    assert "\tat org.apache" not in logged and "Traceback" not in logged
+
+
 def test_file_index_source(spark: Any, fixture_tables: Path) -> None:
     path = fixture_table(fixture_tables, "append_with_bitmap")
     df = spark.read.format("paimon-file-index").load(str(path))

@@ -42,7 +42,7 @@ from paimon_schema.layouts.bitmap_index.scan import (
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError
-from paimon_schema.values.results import FileIndexReader, IndexResult
+from paimon_schema.values.results import FileIndexReader, IndexResult, plural
 from paimon_schema.values.types import DataType
 
 
@@ -133,6 +133,11 @@ class BitmapIndexReader(FileIndexReader):
     def __len__(self) -> int:
         """Number of distinct non-null keys."""
         return self._num_keys
+
+    def __repr__(self) -> str:
+        nulls = ", with nulls" if self._has_null else ""
+        return (f"<BitmapIndexReader V{self.version} {self.codec.data_type}: "
+                f"{plural(self.num_rows, 'row')}, {plural(self._num_keys, 'key')}{nulls}>")
 
     def items(self) -> Iterator[tuple[object, BitMap]]:
         """(value, rows) of every key, in Java's key order; values as `KeyCodec.decode` gives."""

@@ -47,6 +47,10 @@ class BloomFilterIndexReader(FileIndexReader):
                               offset=exc.offset, path=exc.path) from exc
         return cls(parsed.num_hash_functions, parsed.bitset, dtype)
 
+    def __repr__(self) -> str:
+        return (f"<BloomFilterIndexReader {self.data_type}: {8 * len(self._bitset)} bits, "
+                f"{self._k} hash functions>")
+
     @property
     def num_hash_functions(self) -> int:
         """`k` as stored in the header."""

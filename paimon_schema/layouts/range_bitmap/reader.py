@@ -52,7 +52,7 @@ from paimon_schema.layouts.range_bitmap.scan import (
 )
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError
-from paimon_schema.values.results import REMAIN, FileIndexReader, IndexResult
+from paimon_schema.values.results import REMAIN, FileIndexReader, IndexResult, plural
 from paimon_schema.values.types import DataType
 
 
@@ -101,6 +101,11 @@ class RangeBitmapIndexReader(FileIndexReader):
         codec = range_bitmap_keys(data_type)
         parsed = parsing.parse(lambda io: RangeBitmap(codec.kind, io), blob)
         return cls(blob, codec, parsed)
+
+    def __repr__(self) -> str:
+        span = f", {self.min!r}..{self.max!r}" if self.num_keys else ""
+        return (f"<RangeBitmapIndexReader {self._codec.data_type}: {plural(self.num_rows, 'row')}, "
+                f"{plural(self.num_keys, 'key')}{span}>")
 
     # -- enumeration ---------------------------------------------------------------------------
 

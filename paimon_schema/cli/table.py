@@ -1,0 +1,475 @@
+"""`paimon-schema table DIR [files|dv|indexes|query]`: a Paimon table seen through its metadata.
+
+Everything a person would otherwise pass by hand to `dump` and `query` comes from the table:
+column types from the schema (a container's `m[k]` takes map `m`'s value type), deletion-vector
+ranges and cardinalities from the index manifest, row counts from the data manifests. Each view
+is one JSON document (`--json`) and the lines a person reads are made from it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from pyroaring import BitMap64
+
+import paimon_schema as ps
+from paimon_schema.cli import main as commands
+from paimon_schema.cli import presenters
+from paimon_schema.layouts.registry import READERS
+from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
+                                          type_root)
+
+# -- pieces -------------------------------------------------------------------------------------
+
+
+def type_text(raw: str | dict) -> str:
+    """A schema type as one line: `INT NOT NULL`, `MAP<STRING, INT>`, `ROW<a INT, b STRING>`."""
+    if isinstance(raw, str):
+        return raw
+    root = type_root(raw)
+    nullable = " NOT NULL" if str(raw.get("type", "")).upper().endswith("NOT NULL") else ""
+    if root in ("ARRAY", "MULTISET"):
+        return f"{root}<{type_text(raw['element'])}>{nullable}"
+    if root == "MAP":
+        return f"MAP<{type_text(raw['key'])}, {type_text(raw['value'])}>{nullable}"
+    if root == "ROW":
+        inner = ", ".join(f"{f['name']} {type_text(f['type'])}" for f in raw.get("fields", ()))
+        return f"ROW<{inner}>{nullable}"
+    return str(raw.get("type", raw))
+
+
+def column_type(schema: TableSchema, column: str) -> str | None:
+    """The data type of a container column in `schema`: the column's own type, or for
+    `m[k]` (a map key's index) the value type of map `m`; None when it is not atomic."""
+    name, bracket, _ = column.partition("[")
+    field = schema.by_name.get(name if bracket else column)
+    if field is None:
+        return None
+    raw: Any = field.type
+    if bracket:
+        if not isinstance(raw, dict) or type_root(raw) != "MAP":
+            return None
+        raw = raw.get("value")
+    return raw if isinstance(raw, str) and DataField(0, "", raw).atomic_type is not None else None
+
+
+def _n(count: int, noun: str) -> str:
+    """`1 row`, `4,000 rows`."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def _deleted(f: DataFile) -> int | None:
+    return None if f.deletion_file is None else f.deletion_file.cardinality
+
+
+def _table_kind(schema: TableSchema) -> str:
+    kind = "primary-key" if schema.primary_keys else "append"
+    traits = []
+    if schema.deletion_vectors:
+        traits.append("deletion vectors")
+    if schema.data_evolution:
+        traits.append("data evolution")
+    bucket = schema.option("bucket", "-1")
+    if bucket == "-1":
+        traits.append("dynamic buckets" if schema.primary_keys else "unaware buckets")
+    else:
+        traits.append(_n(int(bucket), "bucket") if bucket.lstrip("-").isdigit() else f"bucket {bucket}")
+    return f"{kind} table ({', '.join(traits)})"
+
+
+def _file_indexes(schema: TableSchema) -> dict[str, list[str]]:
+    """{index type: columns} from the `file-index.<type>.columns` options."""
+    out: dict[str, list[str]] = {}
+    for key, value in schema.options.items():
+        if key.startswith("file-index.") and key.endswith(".columns"):
+            out[key[len("file-index."):-len(".columns")]] = [c.strip() for c in value.split(",") if c.strip()]
+    return out
+
+
+# -- views --------------------------------------------------------------------------------------
+
+
+def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
+    snap = table.snapshot(snapshot)
+    schema = table.schema(None if snap is None else snap.schema_id)
+    files = table.data_files(snap) if snap is not None else []
+    index_files = table.index_files(snap) if snap is not None else []
+    kinds: dict[str, int] = {}
+    for ix in index_files:
+        kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
+    # cardinalities from the index manifest; metadata before Paimon 1.0 has none: count the bins
+    deleted = [len(table.deletion_vector(f)) if _deleted(f) is None else _deleted(f)
+               for f in files if f.deletion_file is not None]
+    return {
+        "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
+        "columns": [{"name": f.name, "type": type_text(f.type)} for f in schema.fields],
+        "partition_keys": list(schema.partition_keys), "primary_keys": list(schema.primary_keys),
+        "file_indexes": _file_indexes(schema),
+        "snapshot": None if snap is None else {"id": snap.id, "commit_kind": snap.commit_kind,
+                                               "time_millis": snap.time_millis},
+        "data_files": len(files), "rows": sum(f.row_count for f in files),
+        "files_with_deletion_vectors": len(deleted),
+        "rows_deleted": sum(deleted),
+        "files_with_file_index": sum(1 for f in files if f.index_stored is not None),
+        "index_files": kinds,
+    }
+
+
+def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
+    yield f"{doc['table']}: Paimon {doc['kind']}"
+    yield f"  schema {doc['schema_id']}: " + ", ".join(f"{c['name']} {c['type']}" for c in doc["columns"])
+    keys = [f"partitioned by {', '.join(doc['partition_keys'])}" if doc["partition_keys"] else "",
+            f"primary key {', '.join(doc['primary_keys'])}" if doc["primary_keys"] else ""]
+    if any(keys):
+        yield "  " + "; ".join(k for k in keys if k)
+    if doc["file_indexes"]:
+        yield "  file indexes: " + "; ".join(f"{t} on {', '.join(cs)}"
+                                             for t, cs in doc["file_indexes"].items())
+    snap = doc["snapshot"]
+    if snap is None:
+        yield "  no snapshot: nothing committed yet"
+        return
+    deleted = doc["rows_deleted"]
+    yield (f"  snapshot {snap['id']} ({snap['commit_kind']}): {_n(doc['data_files'], 'data file')}, "
+           f"{_n(doc['rows'], 'row')}" + (f", {_n(deleted, 'row')} deleted" if deleted else ""))
+    yield (f"  {doc['files_with_deletion_vectors']} with deletion vectors, "
+           f"{doc['files_with_file_index']} with a file index"
+           + ("".join(f"; {_n(n, t + ' index file')}" for t, n in doc["index_files"].items())))
+
+
+def files(table: Table, snapshot: int | None) -> dict[str, Any]:
+    return {"table": table.path, "files": [
+        {"partition": f.partition_path, "bucket": f.bucket, "level": f.level, "file": f.file_name,
+         "path": f.path, "rows": f.row_count, "deleted": _deleted(f), "size": f.file_size,
+         "schema_id": f.schema_id, "file_index": f.index_stored,
+         "deletion_vector": None if f.deletion_file is None else f.deletion_file.index_file}
+        for f in _sorted(table.data_files(snapshot))]}
+
+
+def _sorted(data_files: list[DataFile]) -> list[DataFile]:
+    return sorted(data_files, key=lambda f: (f.partition_path, f.bucket, -f.level, f.file_name))
+
+
+def files_lines(doc: dict[str, Any]) -> Iterator[str]:
+    rows = [(_where(f), str(f["level"]), f["file"], f"{f['rows']:,}",
+             "-" if f["deleted"] is None else f"{f['deleted']:,}", f"{f['size']:,}",
+             f["file_index"] or "-") for f in doc["files"]]
+    yield from _table(("partition/bucket", "level", "file", "rows", "deleted", "bytes", "file index"), rows)
+    yield f"{_n(len(rows), 'data file')}, {_n(sum(f['rows'] for f in doc['files']), 'row')}"
+
+
+def _where(f: dict[str, Any]) -> str:
+    return f"{f['partition']}/bucket-{f['bucket']}" if f["partition"] else f"bucket-{f['bucket']}"
+
+
+def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Iterator[str]:
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    numeric = [h in ("level", "rows", "deleted", "bytes") for h in header]
+    for row in (header, *rows):
+        yield "  ".join(c.rjust(w) if n and row is not header else c.ljust(w)
+                        for c, w, n in zip(row, widths, numeric)).rstrip()
+
+
+def deletion_vectors(table: Table, snapshot: int | None, limit: int | None) -> dict[str, Any]:
+    out = []
+    for f in _sorted(table.data_files(snapshot)):
+        dv = f.deletion_file
+        if dv is None:
+            continue
+        bitmap = table.deletion_vector(f)
+        out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
+                    "rows": f.row_count, "index_file": dv.index_file, "offset": dv.offset,
+                    "length": dv.length, "bitmap64": isinstance(bitmap, BitMap64),
+                    "cardinality": len(bitmap), "manifest_cardinality": dv.cardinality,
+                    "positions": presenters.positions_json(bitmap),
+                    "_text": presenters.positions_text(bitmap, limit or 1 << 62)})
+    return {"table": table.path, "deletion_vectors": out}
+
+
+def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
+    for d in doc["deletion_vectors"]:
+        bits = "64-bit" if d["bitmap64"] else "32-bit"
+        yield (f"{_where(d)}/{d['file']}: {d['cardinality']:,} of {d['rows']:,} rows deleted  "
+               f"({d['index_file']} at {d['offset']}, {d['length']} bytes, {bits})")
+        yield f"  {d['_text']}"
+    total = sum(d["cardinality"] for d in doc["deletion_vectors"])
+    yield f"{_n(len(doc['deletion_vectors']), 'deletion vector')}, {_n(total, 'row')} deleted"
+
+
+def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
+    """Every data file's container, each blob opened with its column's type from the schema
+    the file was written with."""
+    out = []
+    for f in _sorted(table.data_files(snapshot)):
+        container = table.file_index(f)
+        if container is None:
+            continue
+        schema = table.schema(f.schema_id)
+        entries = []
+        for e in container.entries:
+            data_type = column_type(schema, e.column)
+            entry: dict[str, Any] = {"column": e.column, "index_type": e.index_type,
+                                     "data_type": data_type,
+                                     "size": None if e.blob is None else len(e.blob)}
+            if e.blob is None:
+                entry["summary"] = "empty (no row has a value)"
+            elif e.index_type not in READERS:
+                entry["summary"] = f"no reader for index type {e.index_type!r}"
+            elif data_type is None:
+                field = schema.by_name.get(e.column.partition("[")[0])
+                entry["summary"] = (f"no reader for a {type_text(field.type)} column" if field
+                                    else f"column {e.column!r} is not in schema {schema.id}")
+            else:
+                try:
+                    opened = presenters.open_blob(e.index_type, e.blob, data_type)
+                except presenters.UsageError as exc:
+                    entry["summary"] = str(exc)
+                else:
+                    entry["summary"] = presenters.LAYOUTS[e.index_type].summary(opened)
+                    entry["index"] = presenters.LAYOUTS[e.index_type].json(opened)
+            entries.append(entry)
+        out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
+                    "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
+    return {"table": table.path, "files": out}
+
+
+def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
+    for f in doc["files"]:
+        yield f"{_where(f)}/{f['file']}: {f['rows']:,} rows, index {f['stored']}"
+        for e in f["indexes"]:
+            size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
+            yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
+    yield f"{_n(len(doc['files']), 'data file')} with a file index"
+
+
+def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
+    """What the table's metadata says about `where` (Spark SQL) for each data file a read
+    reads: skipped by its partition values, skipped or narrowed by its file index (deletion
+    vector applied), or read whole."""
+    from paimon_schema.query.sql import SqlNotUnderstood, parse_sql
+    from paimon_schema.table import predicates as preds
+    from paimon_schema.table.arrow_types import arrow_schema
+
+    try:
+        predicate = parse_sql(where)
+    except SqlNotUnderstood as exc:
+        raise presenters.UsageError(f"--where: {exc}") from exc
+    plan = table.plan(snapshot)
+    preds.check_columns(predicate, plan.schema)
+    columns = sorted({leaf.column for leaf in preds.leaves(predicate)})
+    preds.to_arrow(predicate, arrow_schema(plan.schema, columns))     # literals fit their columns
+    out = []
+    for f in plan.files:
+        record = {"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
+                  "rows": f.row_count, "deleted": _deleted(f)}
+        verdict = preds.partition_verdict(predicate, f.partition)
+        if verdict is False:
+            record.update(result="skip", by="partition")
+        else:
+            record.update(_index_verdict(table, plan.schema, f, predicate, verdict))
+        out.append(record)
+    return {"table": table.path, "where": where,
+            "snapshot": None if plan.snapshot is None else plan.snapshot.id, "files": out}
+
+
+def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: Any,
+                   verdict: bool | None) -> dict[str, Any]:
+    from paimon_schema.table import predicates as preds
+
+    if verdict is True:
+        return {"result": "remain", "by": "partition (every row matches)"}
+    container = table.file_index(f)
+    if container is None:
+        return {"result": "remain", "by": "no file index"}
+    file_predicate, row_type = preds.for_file(predicate, schema, table.schema(f.schema_id))
+    dv = table.deletion_vector(f)
+    try:
+        result = ps.evaluate(container, file_predicate, row_type, row_count=f.row_count,
+                             deletion_vector=dv)
+    except ps.SchemaError as exc:
+        raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
+    kind = commands.result_kind(result)
+    record: dict[str, Any] = {"result": kind, "by": "file index"}
+    if kind == "rows":
+        record["candidates"] = presenters.positions_json(result.rows)
+        record["_text"] = presenters.positions_text(result.rows)
+    return record
+
+
+def query_lines(doc: dict[str, Any]) -> Iterator[str]:
+    yield f"{doc['table']} WHERE {doc['where']} (snapshot {doc['snapshot']})"
+    skipped = {"partition": 0, "file index": 0}
+    may = total = 0
+    for f in doc["files"]:
+        total += f["rows"]
+        live = f["rows"] - (f["deleted"] or 0)
+        name = f"{_where(f)}/{f['file']}"
+        if f["result"] == "skip":
+            skipped[f["by"]] += 1
+            yield f"  {name}: SKIP by {f['by']}"
+        elif f["result"] == "rows":
+            may += f["candidates"]["cardinality"]
+            yield (f"  {name}: ROWS {f['candidates']['cardinality']:,} of {f['rows']:,} "
+                   f"{f['_text']}")
+        else:
+            may += live
+            yield f"  {name}: REMAIN ({f['by']}): read {live:,} rows"
+    n = len(doc["files"])
+    yield (f"{_n(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
+           f"({skipped['partition']} by partition, {skipped['file index']} by file index); "
+           f"at most {_n(may, 'row')} of {total:,} can match")
+
+
+def _pairs(items: list[str], what: str) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip() or not value.strip():
+            raise presenters.UsageError(f"{what} {item!r} is not KEY=VALUE")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def build_indexes(table: Table, args: argparse.Namespace) -> dict[str, Any]:
+    """`table DIR index`: `ps.rewrite_file_index`, one new snapshot."""
+    columns: dict[str, list[str]] = {}
+    for column, types in _pairs(args.index, "--index"):
+        columns.setdefault(column, []).extend(t.strip() for t in types.split(",") if t.strip())
+    result = ps.rewrite_file_index(table, columns or None, dict(_pairs(args.option, "--option")),
+                                   args.where, replace=args.replace)
+    return {"table": table.path, "action": "index", "snapshot": result.snapshot_id,
+            "files": result.files, "embedded": result.embedded,
+            "sidecars": list(result.sidecars), "index_bytes": result.index_bytes}
+
+
+def delete(table: Table, where: str) -> dict[str, Any]:
+    """`table DIR delete --where`: `ps.delete_where`, one new snapshot."""
+    result = ps.delete_where(table, where)
+    return {"table": table.path, "action": "delete", "snapshot": result.snapshot_id,
+            "rows_deleted": result.rows_deleted, "files": result.files,
+            "index_files": list(result.index_files)}
+
+
+def written_lines(doc: dict[str, Any]) -> Iterator[str]:
+    if doc["snapshot"] is None:
+        yield f"{doc['table']}: nothing to {doc['action']} (no snapshot written)"
+    elif doc["action"] == "index":
+        yield (f"{doc['table']}: snapshot {doc['snapshot']}: file indexes of "
+               f"{_n(doc['files'], 'data file')} rebuilt ({doc['embedded']} embedded in the "
+               f"manifest, {len(doc['sidecars'])} sidecars, {doc['index_bytes']:,} bytes)")
+    else:
+        yield (f"{doc['table']}: snapshot {doc['snapshot']}: {_n(doc['rows_deleted'], 'row')} "
+               f"deleted from {_n(doc['files'], 'data file')}")
+
+
+def public(doc: Any) -> Any:
+    """The JSON document without the text-only `_` keys."""
+    if isinstance(doc, dict):
+        return {k: public(v) for k, v in doc.items() if not k.startswith("_")}
+    if isinstance(doc, list):
+        return [public(v) for v in doc]
+    return doc
+
+
+def table_root(path: str) -> Path | None:
+    """The Paimon table directory holding `path` (a parent with `schema/` and `snapshot/`)."""
+    for parent in Path(path).resolve().parents:
+        if (parent / "schema").is_dir() and (parent / "snapshot").is_dir():
+            return parent
+    return None
+
+
+def data_file_near(path: str) -> tuple[Table, DataFile | None] | None:
+    """The table holding `path` and the live data file whose `.index` sidecar it is (None when
+    it is another file); None outside a table."""
+    root = table_root(path)
+    if root is None:
+        return None
+    table = Table.open(str(root))
+    target = str(Path(path).resolve())
+    for f in table.data_files():
+        if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
+            return table, f
+    return table, None
+
+
+def types_near(path: str) -> dict[str, str]:
+    """The column types of a file inside a table directory, for the containers' columns: the
+    schema of the data file whose sidecar it is, else the latest schema; {} when the file is in
+    no table (or the table does not read)."""
+    try:
+        near = data_file_near(path)
+        if near is None:
+            return {}
+        table, data_file = near
+        schema = table.schema(None if data_file is None else data_file.schema_id)
+        columns = [f.name for f in schema.fields]
+        data = Path(path).read_bytes()
+        if data[:8] == presenters.CONTAINER_MAGIC:
+            columns += list(ps.FileIndexFile.parse(data).columns)
+    except (TableError, ps.FormatError, ps.SchemaError, OSError):
+        return {}
+    return {c: t for c in columns if (t := column_type(schema, c)) is not None}
+
+
+def open_table(path: str) -> Table:
+    try:
+        return Table.open(path)
+    except TableError as exc:
+        raise presenters.UsageError(str(exc)) from exc
+
+
+# -- the command --------------------------------------------------------------------------------
+
+
+def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
+    if args.view in ("query", "delete") and not args.where:
+        print(f"table: {args.view} needs --where CONDITION", file=err)
+        return commands.EXIT_USAGE
+    if args.where and args.view not in ("query", "delete", "index"):
+        print(f"table: --where goes with query, delete or index, not {args.view}", file=err)
+        return commands.EXIT_USAGE
+    if (args.index or args.option or args.replace) and args.view != "index":
+        print("table: --index, --option and --replace go with index", file=err)
+        return commands.EXIT_USAGE
+    try:
+        table = open_table(args.dir)
+        doc, lines = _view(args, table)
+    except ps.CommitConflict as exc:          # another writer won the snapshot: nothing written
+        print(f"table: {exc} (nothing was written; run it again)", file=err)
+        return commands.EXIT_BAD_FILE
+    except (presenters.UsageError, ps.SchemaError, TableError) as exc:
+        print(f"table: {exc}", file=err)
+        return commands.EXIT_USAGE
+    except ps.FormatError as exc:
+        print("\n".join(presenters.format_error_lines(args.dir, exc)), file=err)
+        return commands.EXIT_BAD_FILE
+    if args.json:
+        json.dump(public(doc), out, ensure_ascii=False, default=str)
+        out.write("\n")
+    else:
+        print("\n".join(lines(doc)), file=out)
+    return commands.EXIT_OK
+
+
+Lines = Callable[[dict[str, Any]], Iterator[str]]
+
+
+def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Lines]:
+    if args.view == "files":
+        return files(table, args.snapshot), files_lines
+    if args.view == "dv":
+        return deletion_vectors(table, args.snapshot, None if args.all else presenters.MAX_RANGES), dv_lines
+    if args.view == "indexes":
+        return indexes(table, args.snapshot), indexes_lines
+    if args.view == "query":
+        return query(table, args.where, args.snapshot), query_lines
+    if args.view == "index":
+        return build_indexes(table, args), written_lines
+    if args.view == "delete":
+        return delete(table, args.where), written_lines
+    return overview(table, args.snapshot), overview_lines
