@@ -19,7 +19,7 @@ from pyroaring import BitMap64
 import paimon_schema as ps
 from paimon_schema.cli import main as commands
 from paimon_schema.cli import presenters
-from paimon_schema.layouts.registry import READERS
+from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
                                           type_root)
 
@@ -217,7 +217,7 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
                                      "size": None if e.blob is None else len(e.blob)}
             if e.blob is None:
                 entry["summary"] = "empty (no row has a value)"
-            elif e.index_type not in READERS:
+            elif e.index_type not in INDEX_TYPES:
                 entry["summary"] = f"no reader for index type {e.index_type!r}"
             elif data_type is None:
                 field = schema.by_name.get(e.column.partition("[")[0])
