@@ -107,15 +107,12 @@ def column_values(data_type: DataType, values: Any) -> Column:
 def _plain(data_type: DataType, values: list) -> Column:
     """A list: typed in bulk when every non-null value has exactly the type the kind wants
     (`bool` is an `int` subclass, so exact types keep booleans out of integer columns)."""
+    if data_type.is_string or data_type.is_binary:
+        coded = _first_occurrence_codes(data_type, values)
+        return coded if coded is not None else Column(data_type, len(values), rows=values)
     seen = set(map(type, values))
     has_null = type(None) in seen
     seen.discard(type(None))
-    if data_type.is_string or data_type.is_binary:
-        if seen <= ({str} if data_type.is_string else {bytes}):
-            coded = _first_occurrence_codes(data_type, values, has_null)
-            if coded is not None:
-                return coded
-        return Column(data_type, len(values), rows=values)
     wanted = _PLAIN_TYPES.get(data_type.root)
     if wanted is None or not seen <= wanted:
         return Column(data_type, len(values), rows=values)
@@ -137,20 +134,27 @@ _PLAIN_TYPES: dict[str, set[type]] = {
     "FLOAT": {int, float}, "DOUBLE": {int, float}, "BOOLEAN": {bool}}
 
 
-def _first_occurrence_codes(data_type: DataType, values: list, has_null: bool) -> Column | None:
+def _first_occurrence_codes(data_type: DataType, values: list) -> Column | None:
     """Strings (or bytes) numbered by first occurrence, each distinct one checked and encoded
-    once (Python's `==` on `str` is equality of the UTF-8 bytes); None if one cannot be encoded
-    (a lone surrogate: the reference pass refuses it by name)."""
+    once (Python's `==` on `str` is equality of the UTF-8 bytes, and no other built-in type
+    equals a `str` or `bytes`, so checking the distinct values' types checks every row's);
+    None for anything else (unhashable values, other types, a lone surrogate): the reference
+    pass refuses it by name."""
     code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    try:
+        codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
+    except TypeError:
+        return None
     distinct = list(code_of)
+    if not set(map(type, distinct)) <= {str if data_type.is_string else bytes, type(None)}:
+        return None
     try:
         encoded = [v if v is None or isinstance(v, bytes) else v.encode("utf-8") for v in distinct]
     except UnicodeEncodeError:
         return None
-    if not has_null:
+    if None not in code_of:
         return Column(data_type, len(values), strings=(codes, encoded))
-    null_code = distinct.index(None)
+    null_code = code_of[None]
     valid = codes != null_code
     codes = codes[valid]
     codes -= codes > null_code                     # close the gap the NULL left

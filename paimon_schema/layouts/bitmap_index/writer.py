@@ -255,10 +255,8 @@ def serialize_bitmaps(rows: np.ndarray, counts: np.ndarray, starts: np.ndarray |
         starts = np.cumsum(counts) - counts
     starts = np.asarray(starts, np.int64)
     rows32 = np.asarray(rows, np.uint32)
-    adjacent = np.concatenate(([0], np.cumsum(np.diff(rows32.astype(np.int64)) == 1)))
-    last = len(adjacent) - 1
-    ends = np.minimum(starts + np.maximum(counts - 1, 0), last)
-    has_runs = adjacent[ends] > adjacent[np.minimum(starts, last)]
+    pairs = np.flatnonzero(rows32[1:] - rows32[:-1] == 1)     # rows[p], rows[p + 1] adjacent
+    has_runs = np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
     view = array.array("I", rows32.tobytes())
     out = []
     for start, size, runs in zip(starts.tolist(), counts.tolist(), has_runs.tolist()):
