@@ -10,8 +10,10 @@ refuses them value by value, with the message naming the value. So every input k
 same bytes and the same errors.
 
 What a value means is what the plain Python value it stands for means:
-- NULL is None, a masked numpy entry, an Arrow null, pandas' NA / NaT (nullable extension
-  dtypes, object columns) and NaT in datetime64 arrays; NaN in a float array is the float NaN.
+- NULL is None, a masked numpy entry, NaT in a datetime64 array, an Arrow null, a masked entry
+  of a pandas nullable dtype, and what pandas calls missing in an object Series (None, NaN,
+  NA, NaT); NaN in a float array (numpy, Arrow, a numpy-backed or nullable float Series) is
+  the float NaN, a value Paimon indexes.
 - Arrow and numpy temporal arrays are their instants: a TIMESTAMP key is the epoch value in the
   index's unit (millis up to precision 3, else micros), floored like `datetime` arithmetic
   floors; DATE takes days (date32, date64, datetime64[D]); TIME takes time32/time64 as the
