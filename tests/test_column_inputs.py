@@ -291,3 +291,17 @@ def test_dictionary_with_duplicate_and_unused_entries() -> None:
     for index_type in ("bitmap", "range-bitmap", "bloom-filter"):
         assert ps.build_index(index_type, "STRING", column) == \
             reference(index_type, "STRING", ["x", "x", None, "x"])
+
+
+def test_pandas_missing_values_are_null() -> None:
+    """pandas' missing values in an object Series (None, NaN, NA, NaT) are NULL; in a float
+    Series NaN stays the float NaN (as from numpy), and only a nullable dtype's mask is NULL."""
+    strings = pd.Series(["a", None, float("nan"), "b", pd.NA, pd.NaT, "a"], dtype=object)
+    assert ps.build_index("bitmap", "STRING", strings) == \
+        reference("bitmap", "STRING", ["a", None, None, "b", None, None, "a"])
+    ints = pd.Series([1, None, float("nan"), pd.NA, 3], dtype=object)
+    assert ps.build_index("bsi", "INT", ints) == reference("bsi", "INT", [1, None, None, None, 3])
+    floats = pd.Series([1.5, float("nan")])
+    assert ps.build_index("bitmap", "DOUBLE", floats) == reference("bitmap", "DOUBLE", [1.5, math.nan])
+    nullable = pd.Series([1.5, None], dtype="Float64")
+    assert ps.build_index("bitmap", "DOUBLE", nullable) == reference("bitmap", "DOUBLE", [1.5, None])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import decimal
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import count, repeat
 from operator import is_not
@@ -136,32 +137,33 @@ _PLAIN_TYPES: dict[str, set[type]] = {
     "FLOAT": {int, float}, "DOUBLE": {int, float}, "BOOLEAN": {bool}}
 
 
-def _first_occurrence_codes(data_type: DataType, values: list) -> Column | None:
+def _first_occurrence_codes(data_type: DataType, values: list,
+                            missing: Callable[[Any], Any] | None = None) -> Column | None:
     """Strings (or bytes) numbered by first occurrence, each distinct one checked and encoded
     once (Python's `==` on `str` is equality of the UTF-8 bytes, and no other built-in type
     equals a `str` or `bytes`, so checking the distinct values' types checks every row's);
     None for anything else (unhashable values, other types, a lone surrogate): the reference
-    pass refuses it by name."""
+    pass refuses it by name. NULL is None, and whatever `missing` says is missing."""
     code_of: defaultdict[Any, int] = defaultdict(count().__next__)
     try:
         codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
     except TypeError:
         return None
     distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str if data_type.is_string else bytes, type(None)}:
+    null = np.fromiter((v is None or (missing is not None and missing(v) is True) for v in distinct),
+                       bool, len(distinct))
+    kept = [v for v, is_null in zip(distinct, null.tolist()) if not is_null]
+    if not set(map(type, kept)) <= {str if data_type.is_string else bytes}:
         return None
     try:
-        encoded = [v if v is None or isinstance(v, bytes) else v.encode("utf-8") for v in distinct]
+        encoded = [v if isinstance(v, bytes) else v.encode("utf-8") for v in kept]
     except UnicodeEncodeError:
         return None
-    if None not in code_of:
+    if not null.any():
         return Column(data_type, len(values), strings=(codes, encoded))
-    null_code = code_of[None]
-    valid = codes != null_code
-    codes = codes[valid]
-    codes -= codes > null_code                     # close the gap the NULL left
-    del encoded[null_code]
-    return Column(data_type, len(values), valid=valid, strings=(codes, encoded))
+    valid = ~null[codes]
+    renumbered = np.cumsum(~null) - 1              # close the gaps the NULLs left
+    return Column(data_type, len(values), valid=valid, strings=(renumbered[codes[valid]], encoded))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -408,6 +410,10 @@ def _pandas(data_type: DataType, values: Any) -> Column:
             return _categorical(data_type, codes, categories)
     if isinstance(dtype, pd.DatetimeTZDtype):
         return _numpy(data_type, values.array.tz_convert("UTC").tz_localize(None).to_numpy())
+    if data_type.is_string or data_type.is_binary:      # NA found among the distinct values
+        coded = _first_occurrence_codes(data_type, values.to_numpy(dtype=object).tolist(), pd.isna)
+        if coded is not None:
+            return coded
     return _plain(data_type, values.to_numpy(dtype=object, na_value=None).tolist())
 
 

@@ -19,15 +19,16 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
 @numba.njit(cache=True, nogil=True)
-def _number(keys: np.ndarray, limit: int, bits: int) -> tuple[np.ndarray, np.ndarray, int]:
-    """(each row's code, each code's key, number of codes): codes in order of first
-    occurrence; number -1 when more than `limit` keys."""
+def _number(keys: np.ndarray, limit: int, bits: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """(each row's code, each code's key, each code's count, number of codes): codes in order
+    of first occurrence; number -1 when more than `limit` keys."""
     size = 1 << bits
     mask = size - 1
     shift = np.uint64(64 - bits)
     slot_keys = np.empty(size, np.uint64)
     slot_codes = np.full(size, -1, np.int32)
     distinct = np.empty(limit, np.uint64)
+    counts = np.zeros(limit, np.int64)
     codes = np.empty(keys.size, np.int32)
     found = 0
     for i in range(keys.size):
@@ -37,7 +38,7 @@ def _number(keys: np.ndarray, limit: int, bits: int) -> tuple[np.ndarray, np.nda
             code = slot_codes[slot]
             if code < 0:
                 if found == limit:
-                    return codes, distinct, -1
+                    return codes, distinct, counts, -1
                 code = found
                 slot_codes[slot] = code
                 slot_keys[slot] = key
@@ -48,7 +49,8 @@ def _number(keys: np.ndarray, limit: int, bits: int) -> tuple[np.ndarray, np.nda
                 break
             slot = (slot + 1) & mask
         codes[i] = code
-    return codes, distinct, found
+        counts[code] += 1
+    return codes, distinct, counts, found
 
 
 @numba.njit(cache=True, nogil=True)
@@ -68,11 +70,10 @@ def group_rows(rows: np.ndarray, keys: np.ndarray, limit: int = LIMIT
     """`rows` (ascending) grouped by `keys` (uint64, one per row): (rows grouped, ascending in
     each group, as uint32; group starts; group counts; each group's key), groups in ascending
     key order; None when there are more than `limit` distinct keys."""
-    codes, distinct, found = _number(keys, limit, max(limit - 1, 1).bit_length() + 1)
+    codes, distinct, counts, found = _number(keys, limit, max(limit - 1, 1).bit_length() + 1)
     if found < 0:
         return None
-    distinct = distinct[:found]
-    counts = np.bincount(codes, minlength=found).astype(np.int64)
+    distinct, counts = distinct[:found], counts[:found]
     starts = np.cumsum(counts) - counts
     grouped = _scatter(codes, rows, starts)
     order = np.argsort(distinct)
