@@ -4,13 +4,16 @@ A bloom filter sets `k` pseudo-random bits per value. numpy has no scatter-OR th
 repeated indexes, so the vectorized alternatives either sort all `k * n` positions or write a
 byte per bit into an array too large for the cache: 4-5x slower than Java's loop. A compiled
 loop writes straight into the packed bit set (about 1 MiB for a million items, cache-resident)
-and hashes on the way. Imported only when a filter is built from an array of integers.
+and hashes on the way. Imported only when a bloom filter is built.
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+_32, _3, _7, _LOW32 = np.uint64(32), np.uint64(3), np.uint64(7), np.uint64(0xFFFFFFFF)
+
 
 @numba.njit(cache=True, nogil=True)
 def _wang64(key: np.int64) -> np.int64:
@@ -43,8 +46,6 @@ def _set(bitset: np.ndarray, hash64: np.int64, k: int, num_bits: np.uint64, inve
         position = ((low >> _32) * num_bits + (((low & _LOW32) * num_bits) >> _32)) >> _32
         bitset[position >> _3] |= np.uint8(1) << np.uint8(position & _7)
 
-
-_32, _3, _7, _LOW32 = np.uint64(32), np.uint64(3), np.uint64(7), np.uint64(0xFFFFFFFF)
 
 
 def _inverse(num_bits: int) -> np.uint64:
