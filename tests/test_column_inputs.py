@@ -305,3 +305,14 @@ def test_pandas_missing_values_are_null() -> None:
     assert ps.build_index("bitmap", "DOUBLE", floats) == reference("bitmap", "DOUBLE", [1.5, math.nan])
     nullable = pd.Series([1.5, None], dtype="Float64")
     assert ps.build_index("bitmap", "DOUBLE", nullable) == reference("bitmap", "DOUBLE", [1.5, None])
+
+
+@pytest.mark.parametrize("column", [["x" * 100, None], pa.array(["x" * 100, None]),
+                                    pd.Series(["x" * 100, None], dtype="string")])
+def test_declined_typed_columns_reach_the_per_row_pass(column: Any) -> None:
+    """A typed column the bulk pass declines (a key larger than an index block) goes to the
+    per-row pass as plain values, which refuses it as Java does."""
+    with pytest.raises(ps.SchemaError, match="index-block-size 32 cannot hold the key 'x"):
+        ps.build_index("bitmap", "STRING", column, version=2, index_block_size=32)
+    rows = column_values(DataType.parse("DECIMAL(10, 2)"), pa.array([1, None, -2])).python_rows()
+    assert rows == [decimal.Decimal("1.00"), None, decimal.Decimal("-2.00")]
