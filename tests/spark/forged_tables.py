@@ -128,12 +128,14 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
                 file_rows: int = 1 << 30, indexes: Mapping[str, Mapping[str, Mapping[str, Any]]] = {},
                 deleted: Sequence[int] = (), threshold: int = 500, options: Mapping[str, str] = {},
                 external_dir: Path | None = None, row_group_rows: int | None = None,
-                file_format: str = "parquet") -> list[ForgedFile]:
+                file_format: str = "parquet", bitmap64: bool = False,
+                empty_vectors: bool = False) -> list[ForgedFile]:
     """Write `data` as the append table `root` (one snapshot). `types` gives each column's
     Paimon type; `bucket_of` a bucket per row (default: all in bucket 0); `indexes`
     `{column: {index type: options}}`; `deleted` the input row numbers to delete with
     deletion vectors; `external_dir` puts the data files there (`_EXTERNAL_PATH`);
-    `file_format` is `parquet` or `orc`."""
+    `file_format` is `parquet` or `orc`; `bitmap64` writes 64-bit deletion-vector bins;
+    `empty_vectors` gives the files without deleted rows an empty deletion vector."""
     root.mkdir(parents=True)
     for sub in ("schema", "snapshot", "manifest", "index"):
         (root / sub).mkdir()
@@ -184,7 +186,7 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
             elif container is not None:
                 stored = "embedded"
             positions = [i for i, row in enumerate(chunk) if row in deleted_rows]
-            if positions:
+            if positions or (empty_vectors and deleted):
                 dv_inputs.setdefault((partition, bucket), {})[name] = positions
             forged.append(ForgedFile(directory / name, partition, bucket, chunk, positions, stored))
             entries.append({
@@ -215,7 +217,7 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
     if dv_inputs:
         index_entries = []
         for n, ((partition, bucket), files) in enumerate(sorted(dv_inputs.items(), key=repr)):
-            data_bytes, ranges = ps.write_deletion_vectors(files)
+            data_bytes, ranges = ps.write_deletion_vectors(files, bitmap64=bitmap64)
             name = f"index-{tag}-{n}"
             (root / "index" / name).write_bytes(data_bytes)
             index_entries.append({
