@@ -74,7 +74,7 @@ def test_join_fallback_is_exact(spark: Any, table: Path, monkeypatch: pytest.Mon
 
 
 def test_files_of_one_size_go_to_separate_scans(table: Path) -> None:
-    from paimon_schema.spark.merge import plan_read
+    from paimon_schema.table.merge import plan_read
 
     tasks = [t for t in plan_read(table).tasks if t.deletion_file is not None]
     sizes = native._file_sizes(tasks)
@@ -87,7 +87,7 @@ def test_payload_round_trips_through_the_word_table(table: Path) -> None:
     """The join's words and the JVM filter's bitmaps carry the same dropped rows."""
     from pyroaring import BitMap
 
-    from paimon_schema.spark.merge import plan_read
+    from paimon_schema.table.merge import plan_read
 
     tasks = [t for t in plan_read(table).tasks if t.deletion_file is not None]
     sizes = {t.path: 1000 + i for i, t in enumerate(tasks)}

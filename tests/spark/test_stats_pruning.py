@@ -19,10 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from paimon_schema.query import Leaf
+from paimon_schema.query.predicate import Leaf
 from paimon_schema.spark import read_arrow
-from paimon_schema.spark.predicates import _evaluate_value, parse_sql
-from paimon_schema.spark.stats import ColumnStats, stats_verdict
+from paimon_schema.query.sql import parse_sql
+from paimon_schema.table.predicates import _evaluate_value
+from paimon_schema.table.stats import ColumnStats, stats_verdict
 
 from table_oracles import rows, sql_filter
 
@@ -64,7 +65,7 @@ WHERES = [
 
 @pytest.fixture(scope="module")
 def warehouse(java_reference: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from paimon_schema.reference.java import run_table_ops, write_table_request
+    from paimon_schema.selfcheck.reference.java import run_table_ops, write_table_request
 
     root = tmp_path_factory.mktemp("stats-warehouse")
     requests = []
