@@ -32,8 +32,9 @@ CLASS = "io.paimonschema.spark.KeepRows"
 _unavailable: str | None = None
 
 
-def keep_column(spark: Any, payload: bytes, size: Any, row: Any) -> Any:
-    """The Column `KeepRows(payload)(size, row)`, or None where the JVM filter cannot be had."""
+def keep_column(spark: Any, payload: bytes, key: Any, row: Any, *, by_name: bool = False) -> Any:
+    """The Column `KeepRows(payload)(key, row)` (`KeepRows.ByName` with `by_name`: the key
+    is the file name, not its size), or None where the JVM filter cannot be had."""
     global _unavailable
     if _unavailable is not None:
         return None
@@ -53,9 +54,11 @@ def keep_column(spark: Any, payload: bytes, size: Any, row: Any) -> Any:
         return None
     from pyspark.sql.classic.column import Column, _to_java_column, _to_seq
 
-    keep = jvm.io.paimonschema.spark.KeepRows(payload)
+    from py4j.java_gateway import JavaClass
+
+    keep = JavaClass(CLASS + "$ByName" if by_name else CLASS, spark.sparkContext._gateway._gateway_client)(payload)
     udf = _java_udf2(spark, keep, jvm.org.apache.spark.sql.types.DataTypes.BooleanType)
-    return Column(udf.apply(_to_seq(spark.sparkContext, [size, row], _to_java_column)))
+    return Column(udf.apply(_to_seq(spark.sparkContext, [key, row], _to_java_column)))
 
 
 def _java_udf2(spark: Any, function: Any, return_type: Any) -> Any:

@@ -117,6 +117,7 @@ class FileTask:
     partition_path: str = ""
     bucket: int = 0
     schema_id: int = 0
+    file_size: int = 0
 
 
 @dataclass
@@ -245,7 +246,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
     return FileTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
                     tuple(columns), data_file.deletion_file,
                     None if candidate is None else candidate.serialize(),
-                    data_file.partition_path, data_file.bucket, data_file.schema_id)
+                    data_file.partition_path, data_file.bucket, data_file.schema_id,
+                    data_file.file_size)
 
 
 # ------------------------------------------------------------------------------ reading
