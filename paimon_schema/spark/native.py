@@ -22,6 +22,7 @@ Spark tasks (`merge.read_task` under `mapInArrow`).
 
 from __future__ import annotations
 
+import array
 import functools
 import logging
 import struct
@@ -248,7 +249,8 @@ def _payload(dropped: dict[str, np.ndarray], keys: dict[str, bytes]) -> bytes:
     dropped rows) a file, lengths as little-endian int32."""
     parts = []
     for path, mask in dropped.items():
-        bitmap = BitMap(np.flatnonzero(mask).astype(np.uint32)).serialize()
+        # (pyroaring builds from an array.array 7x faster than from a numpy array)
+        bitmap = BitMap(array.array("I", np.flatnonzero(mask).astype(np.uint32).tobytes())).serialize()
         parts += [struct.pack("<i", len(keys[path])), keys[path], struct.pack("<i", len(bitmap)), bitmap]
     return b"".join(parts)
 
