@@ -19,6 +19,7 @@ stored (absolute) values.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,6 +32,7 @@ from paimon_schema.generated import bsi_index_codec, roaring_bitmap_codec
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import bitslice
 from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.column_values import column_values
 from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
@@ -245,27 +247,66 @@ def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
     return bitmap
 
 
-def build_bsi(data_type: str | DataType, values: Iterable[Any]) -> bytes:
-    """The blob Java's BSI writer writes for `values` (None = null), one row each."""
-    dtype = DataType.parse(data_type)
-    if dtype.root not in SUPPORTED:
-        raise SchemaError(f"the bsi index does not support {dtype}")
-    longs, nulls = [], []
-    for value in values:
-        internal = types.internal(dtype, value)
-        if internal is not None and not LONG_MIN < internal <= LONG_MAX:
-            raise SchemaError(f"{value!r} does not fit the long a BSI stores (Java refuses "
-                              f"Long.MIN_VALUE, whose absolute value overflows)")
-        nulls.append(internal is None)
-        longs.append(0 if internal is None else internal)
-    array = np.array(longs, dtype=np.int64)
-    present = ~np.array(nulls, dtype=bool)
+def build_bsi(data_type: str | DataType, values: Any) -> bytes:
+    """The blob Java's BSI writer writes for `values` (None = null), one row each: typed
+    columns (`column_values`) in bulk, anything else value by value; the bytes straight from
+    `struct` and pyroaring (`write_with_codec`, the generated codec's, is the reference)."""
+    num_rows, array, present = _longs(data_type, values)
+    out = [_HEAD.pack(1, num_rows)]
+    for rows, sign in ((present & (array >= 0), 1), (present & (array < 0), -1)):
+        if not rows.any():
+            out.append(b"\x00")
+            continue
+        positions, slices, maximum = _part_rows(array, rows, sign)
+        out += [_PART_HEAD.pack(1, 1, 0, maximum), fresh_bitmap(positions).serialize(),
+                _S4.pack(len(slices)), *(fresh_bitmap(s).serialize() for s in slices)]
+    return b"".join(out)
+
+
+def write_with_codec(data_type: str | DataType, values: Any) -> bytes:
+    """`build_bsi` through the generated Construct codec: the reference."""
+    num_rows, array, present = _longs(data_type, values)
     positive = present & (array >= 0)
     negative = present & (array < 0)
-    model = {"version": 1, "num_rows": len(longs),
+    model = {"version": 1, "num_rows": num_rows,
              "has_positive": int(positive.any()), "positive": _part_model(array, positive, 1),
              "has_negative": int(negative.any()), "negative": _part_model(array, negative, -1)}
     return _codec().build(model)
+
+
+_HEAD = struct.Struct(">Bi")              # version, num_rows
+_PART_HEAD = struct.Struct(">BBqq")       # has_<part> = 1, version, min_value, max_value
+_S4 = struct.Struct(">i")
+
+
+def _longs(data_type: str | DataType, values: Any) -> tuple[int, np.ndarray, np.ndarray]:
+    """(num_rows, each row's long (0 for NULL), the non-null rows); SchemaError for a type the
+    BSI does not take or a value that does not fit."""
+    dtype = DataType.parse(data_type)
+    if dtype.root not in SUPPORTED:
+        raise SchemaError(f"the bsi index does not support {dtype}")
+    column = column_values(dtype, values)
+    if column.numbers is not None:
+        if column.numbers.size and int(column.numbers.min()) == LONG_MIN:
+            _refuse_long_min(LONG_MIN)
+        if column.valid is None:
+            return column.num_rows, column.numbers, np.ones(column.num_rows, bool)
+        array = np.zeros(column.num_rows, np.int64)
+        array[column.valid] = column.numbers
+        return column.num_rows, array, column.valid
+    longs, nulls = [], []
+    for value in column.rows:
+        internal = types.internal(dtype, value)
+        if internal is not None and not LONG_MIN < internal <= LONG_MAX:
+            _refuse_long_min(value)
+        nulls.append(internal is None)
+        longs.append(0 if internal is None else internal)
+    return len(longs), np.array(longs, dtype=np.int64), ~np.array(nulls, dtype=bool)
+
+
+def _refuse_long_min(value: object) -> None:
+    raise SchemaError(f"{value!r} does not fit the long a BSI stores (Java refuses "
+                      f"Long.MIN_VALUE, whose absolute value overflows)")
 
 
 @cache
@@ -278,15 +319,21 @@ def _roaring_codec() -> Any:
     return roaring_bitmap_codec.roaring_bitmap.compile()
 
 
-def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, Any] | None:
-    """One part (`BitSliceIndexRoaringBitmap.Appender`): stored values are `sign * value`."""
-    if not rows.any():
-        return None
+def _part_rows(values: np.ndarray, rows: np.ndarray, sign: int) -> tuple[np.ndarray, list[np.ndarray], int]:
+    """One part (`BitSliceIndexRoaringBitmap.Appender`), stored values `sign * value`: its
+    rows, each slice's rows, the largest stored value."""
     positions = np.flatnonzero(rows).astype(np.uint64)
     stored = (values[rows] * sign).astype(np.uint64)
     maximum = int(stored.max())
     slices = [positions[(stored >> np.uint64(i)) & np.uint64(1) == 1]
               for i in range(maximum.bit_length())]
+    return positions, slices, maximum
+
+
+def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, Any] | None:
+    if not rows.any():
+        return None
+    positions, slices, maximum = _part_rows(values, rows, sign)
     return {"version": 1, "min_value": 0, "max_value": maximum,
             "ebm": _roaring_model(positions), "num_slices": len(slices),
             "slices": [_roaring_model(s) for s in slices]}

@@ -5,11 +5,8 @@ stored keys are read without the generated parsers (`scan_records`)."""
 from __future__ import annotations
 
 import struct
-from collections import defaultdict
 from dataclasses import dataclass
 from functools import cache
-from itertools import count
-from typing import Any
 
 import numpy as np
 
@@ -124,50 +121,6 @@ def range_bitmap_keys(data_type: str | DataType) -> KeyCodec:
     if kind is None:
         raise SchemaError(f"the range-bitmap index does not support {dtype}")
     return KeyCodec(dtype, kind, canonical_nan=False)
-
-
-_PLAIN_TYPES = {KeyKind.boolean: bool, KeyKind.float32: float, KeyKind.float64: float}
-_PLAIN_DTYPES = {bool: np.bool_, float: np.float64, int: np.int64}
-
-
-def plain_array(codec: KeyCodec, values: list) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """A list of plain Python values (ints, floats or bools as the kind wants; None for NULL)
-    as a numpy array of the non-null ones and a validity mask (None without nulls); None to
-    decline, leaving the caller's checked per-row pass to refuse what does not fit."""
-    seen = set(map(type, values))
-    has_null = type(None) in seen
-    seen.discard(type(None))
-    expected = _PLAIN_TYPES.get(codec.kind, int)
-    if not seen <= {expected}:
-        return None
-    valid = None
-    if has_null:
-        valid = np.fromiter((v is not None for v in values), bool, len(values))
-        values = [v for v in values if v is not None]
-    try:
-        return np.array(values, dtype=_PLAIN_DTYPES[expected]), valid
-    except OverflowError:
-        return None
-
-
-def string_codes(values: list) -> tuple[np.ndarray, list[bytes | None]] | None:
-    """A list of `str` (None for NULL) numbered by first occurrence: (each row's number, each
-    distinct value's UTF-8 bytes, None for NULL), every distinct value checked and encoded once.
-    Python's `==` on `str` is Java's on the UTF-8 bytes, so the numbering is the index's. None
-    to decline (unhashable, non-`str` or unencodable values): the caller's checked per-row pass
-    refuses them. CHAR and VARCHAR lengths are not checked, as `KeyCodec.encode` does not."""
-    code_of: defaultdict[Any, int] = defaultdict(count().__next__)
-    try:
-        codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
-    except TypeError:
-        return None
-    distinct = list(code_of)
-    if not set(map(type, distinct)) <= {str, type(None)}:
-        return None
-    try:
-        return codes, [None if v is None else v.encode("utf-8") for v in distinct]
-    except UnicodeEncodeError:
-        return None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -125,6 +125,9 @@ def open_index(index_type: str, blob: bytes, data_type: str | DataType) -> FileI
 def build_index(index_type: str, data_type: str | DataType, values: Iterable[Any], **opts: Any) -> bytes:
     """The blob Java's writer of `index_type` writes for `values` (one per row, None = null).
 
+    `values`: a list or other iterable of plain Python values, a numpy (masked) array, a
+    pyarrow Array/ChunkedArray or a pandas Series, all typed in bulk by
+    `layouts.column_values`: the same bytes and the same SchemaErrors from each.
     Options take Paimon's names (`index-block-size`) or Python keywords (`index_block_size`),
     with Paimon's units ("16kb").
     """

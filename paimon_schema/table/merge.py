@@ -1,8 +1,9 @@
 """Merge-on-read with pyarrow: the rows Paimon returns for a table, without the JVM.
 
 `plan_read` (on the driver) decides which data files to read and which of their rows can
-match a filter: files are pruned by partition values and by their file indexes (`ps.evaluate`
-with the predicate made sound for SQL, see `predicates.for_file`); what survives becomes one
+match a filter: files are pruned by partition values, by the manifests' min/max statistics
+(`stats.stats_verdict`) and by their file indexes (`ps.evaluate` with the predicate made sound
+for SQL, see `predicates.for_file`); what survives becomes one
 `FileTask` per file, a small picklable description that a Spark task or a local loop hands to
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) with a mask per batch,
@@ -45,6 +46,7 @@ from paimon_schema.table.metadata import (
     TableSchema,
     filesystem_for,
 )
+from paimon_schema.table.stats import file_stats, stats_verdict
 from paimon_schema.values.errors import FormatError, SchemaError
 
 __all__ = ["FileTask", "ReadStats", "plan_read", "read_arrow", "read_task"]
@@ -66,6 +68,7 @@ class ReadStats:
     files: int = 0
     files_read: int = 0
     files_skipped_by_partition: int = 0
+    files_skipped_by_stats: int = 0
     files_skipped_by_index: int = 0
     rows: int = 0
     rows_skipped: int = 0
@@ -75,12 +78,14 @@ class ReadStats:
 
     @property
     def files_skipped(self) -> int:
-        return self.files_skipped_by_partition + self.files_skipped_by_index
+        return (self.files_skipped_by_partition + self.files_skipped_by_stats
+                + self.files_skipped_by_index)
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "files_read": self.files_read,
                 "files_skipped": self.files_skipped,
                 "files_skipped_by_partition": self.files_skipped_by_partition,
+                "files_skipped_by_stats": self.files_skipped_by_stats,
                 "files_skipped_by_index": self.files_skipped_by_index, "rows": self.rows,
                 "rows_skipped": self.rows_skipped, "rows_deleted": self.rows_deleted,
                 "corrupt_index_files": list(self.corrupt_index_files),
@@ -112,6 +117,7 @@ class FileTask:
     partition_path: str = ""
     bucket: int = 0
     schema_id: int = 0
+    file_size: int = 0
 
 
 @dataclass
@@ -157,6 +163,10 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
                 stats.files_skipped_by_partition += 1
                 stats.rows_skipped += data_file.row_count
                 continue
+            if verdict is None and _stats_skip(tab, plan, data_file, where):
+                stats.files_skipped_by_stats += 1
+                stats.rows_skipped += data_file.row_count
+                continue
             if verdict is None:
                 result = _index_result(tab, plan, data_file, where, mode, stats)
                 if result is not None and not result.remain:
@@ -170,6 +180,18 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
     return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats)
+
+
+def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate) -> bool:
+    """Whether the manifest's min/max/null counts prove that no row of the file matches."""
+    if data_file.value_stats is None:
+        return False
+    file_schema = tab.schema(data_file.schema_id)
+    column_stats = file_stats(data_file, file_schema)
+    if not column_stats:
+        return False
+    predicate, _ = preds.for_file(where, plan.schema, file_schema)
+    return stats_verdict(predicate, column_stats) is False
 
 
 def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate, mode: str,
@@ -224,7 +246,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
     return FileTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
                     tuple(columns), data_file.deletion_file,
                     None if candidate is None else candidate.serialize(),
-                    data_file.partition_path, data_file.bucket, data_file.schema_id)
+                    data_file.partition_path, data_file.bucket, data_file.schema_id,
+                    data_file.file_size)
 
 
 # ------------------------------------------------------------------------------ reading

@@ -201,6 +201,9 @@ class DataFile:
     first_row_id: int | None          # row tracking (data-evolution tables)
     write_cols: tuple[str, ...] | None
     deletion_file: DeletionFile | None = None
+    #: `_VALUE_STATS` as stored: (min BinaryRow, max BinaryRow, null counts or None, the
+    #: columns `_VALUE_STATS_COLS` names or None for all); None when the entry has none.
+    value_stats: tuple[bytes, bytes, tuple[int | None, ...] | None, tuple[str, ...] | None] | None = None
 
     @property
     def format(self) -> str:
@@ -588,7 +591,8 @@ class Table:
             embedded_index=meta.get("_EMBEDDED_FILE_INDEX"), external_path=external,
             delete_row_count=meta.get("_DELETE_ROW_COUNT"), file_source=meta.get("_FILE_SOURCE"),
             first_row_id=meta.get("_FIRST_ROW_ID"),
-            write_cols=None if write_cols is None else tuple(write_cols))
+            write_cols=None if write_cols is None else tuple(write_cols),
+            value_stats=_value_stats(meta))
 
     def _index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         partition, partition_path = self._partition(entry["_PARTITION"], schema)
@@ -670,6 +674,16 @@ class Table:
         if schema.data_evolution or any(f.first_row_id is not None and f.write_cols for f in files):
             _check_no_split_columns(files, schema)
         return ReadPlan(self, snap, schema, tuple(files), live)
+
+
+def _value_stats(meta: Mapping[str, Any]) -> tuple | None:
+    stats = meta.get("_VALUE_STATS")
+    if not stats:
+        return None
+    nulls = stats.get("_NULL_COUNTS")
+    names = meta.get("_VALUE_STATS_COLS")
+    return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
+            None if nulls is None else tuple(nulls), None if names is None else tuple(names))
 
 
 def _check_no_split_columns(files: Iterable[DataFile], schema: TableSchema) -> None:

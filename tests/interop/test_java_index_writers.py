@@ -278,10 +278,13 @@ def test_vector_layout_declines_what_it_cannot_represent() -> None:
         assert vector_layout(data_type, values) is None, (data_type, values)
         with pytest.raises(ps.SchemaError):
             ps.build_index("bitmap", data_type, values)
-    # valid, but mixed: the per-row pass takes them
-    for data_type, values in [("DOUBLE", [1, 2.5]), ("TIMESTAMP(3)", [np.int64(5)])]:
+    # valid, but numpy scalars in a list: the per-row pass takes them
+    for data_type, values in [("TIMESTAMP(3)", [np.int64(5)]), ("INT", [np.int32(1), 2])]:
         assert vector_layout(data_type, values) is None
         assert ps.build_index("bitmap", data_type, values) == write_with_codec(row_layout(data_type, values))
+    # ints and floats in a DOUBLE column: typed in bulk (float(int) rounds as numpy's cast does)
+    for data_type, values in [("DOUBLE", [1, 2.5]), ("FLOAT", [2**53 + 1, 0.1])]:
+        assert write_layout(vector_layout(data_type, values)) == write_with_codec(row_layout(data_type, values))
 
 
 @given(st.lists(st.lists(st.integers(0, 300_000), min_size=2, max_size=400), max_size=6),

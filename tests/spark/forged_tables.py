@@ -128,12 +128,15 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
                 file_rows: int = 1 << 30, indexes: Mapping[str, Mapping[str, Mapping[str, Any]]] = {},
                 deleted: Sequence[int] = (), threshold: int = 500, options: Mapping[str, str] = {},
                 external_dir: Path | None = None, row_group_rows: int | None = None,
-                file_format: str = "parquet") -> list[ForgedFile]:
+                file_format: str = "parquet", bitmap64: bool = False,
+                empty_vectors: bool = False, value_stats: bool = False) -> list[ForgedFile]:
     """Write `data` as the append table `root` (one snapshot). `types` gives each column's
     Paimon type; `bucket_of` a bucket per row (default: all in bucket 0); `indexes`
     `{column: {index type: options}}`; `deleted` the input row numbers to delete with
     deletion vectors; `external_dir` puts the data files there (`_EXTERNAL_PATH`);
-    `file_format` is `parquet` or `orc`."""
+    `file_format` is `parquet` or `orc`; `bitmap64` writes 64-bit deletion-vector bins;
+    `empty_vectors` gives the files without deleted rows an empty deletion vector;
+    `value_stats` records min/max/null counts of the INT, BIGINT and STRING columns."""
     root.mkdir(parents=True)
     for sub in ("schema", "snapshot", "manifest", "index"):
         (root / sub).mkdir()
@@ -184,7 +187,7 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
             elif container is not None:
                 stored = "embedded"
             positions = [i for i, row in enumerate(chunk) if row in deleted_rows]
-            if positions:
+            if positions or (empty_vectors and deleted):
                 dv_inputs.setdefault((partition, bucket), {})[name] = positions
             forged.append(ForgedFile(directory / name, partition, bucket, chunk, positions, stored))
             entries.append({
@@ -193,12 +196,14 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
                 "_FILE": {
                     "_FILE_NAME": name, "_FILE_SIZE": (directory / name).stat().st_size,
                     "_ROW_COUNT": len(chunk), "_MIN_KEY": b"", "_MAX_KEY": b"",
-                    "_KEY_STATS": _empty_stats(), "_VALUE_STATS": _empty_stats(),
+                    "_KEY_STATS": _empty_stats(),
+                    "_VALUE_STATS": _value_stats(table, types)[0] if value_stats else _empty_stats(),
                     "_MIN_SEQUENCE_NUMBER": 0, "_MAX_SEQUENCE_NUMBER": 0, "_SCHEMA_ID": 0,
                     "_LEVEL": 0, "_EXTRA_FILES": extra, "_CREATION_TIME": None,
                     "_DELETE_ROW_COUNT": 0,
                     "_EMBEDDED_FILE_INDEX": container if stored == "embedded" else None,
-                    "_FILE_SOURCE": 0, "_VALUE_STATS_COLS": [],
+                    "_FILE_SOURCE": 0,
+                    "_VALUE_STATS_COLS": _value_stats(table, types)[1] if value_stats else [],
                     "_EXTERNAL_PATH": f"file:{directory / name}" if external_dir else None,
                     "_FIRST_ROW_ID": None, "_WRITE_COLS": None}})
     tag = uuid.uuid4()
@@ -215,7 +220,7 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
     if dv_inputs:
         index_entries = []
         for n, ((partition, bucket), files) in enumerate(sorted(dv_inputs.items(), key=repr)):
-            data_bytes, ranges = ps.write_deletion_vectors(files)
+            data_bytes, ranges = ps.write_deletion_vectors(files, bitmap64=bitmap64)
             name = f"index-{tag}-{n}"
             (root / "index" / name).write_bytes(data_bytes)
             index_entries.append({
@@ -237,6 +242,19 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
     (root / "snapshot" / "LATEST").write_text("1")
     (root / "snapshot" / "EARLIEST").write_text("1")
     return forged
+
+
+def _value_stats(table: pa.Table, types: Mapping[str, str]) -> tuple[dict, list[str]]:
+    """Paimon's `_VALUE_STATS` of the INT, BIGINT and STRING columns, and their names."""
+    import pyarrow.compute as pc
+
+    kinds = {n: types[n].split()[0].upper() for n in table.column_names}
+    names = [n for n in table.column_names if kinds[n] in ("INT", "BIGINT", "STRING")]
+    bounds = [pc.min_max(table.column(n)) for n in names]
+    row_types = [kinds[n] for n in names]
+    return ({"_MIN_VALUES": binary_row([b["min"].as_py() for b in bounds], row_types),
+             "_MAX_VALUES": binary_row([b["max"].as_py() for b in bounds], row_types),
+             "_NULL_COUNTS": [table.column(n).null_count for n in names]}, names)
 
 
 def _empty_stats() -> dict:

@@ -124,9 +124,11 @@ def test_spark_paths_equal_java(spark: Any, warehouse: tuple[Path, dict], name: 
 
 
 @pytest.mark.parametrize("where,append_skips,pk_skips", [
-    ("name = 'n7' AND dt = 'd2'", 2, 4),     # partition pruning (+ bitmap rows)
-    ("id = 123456789", 4, 0),                # bloom filter: no file has the id
-    ("name = 'nope' OR id = 77777777", 4, 0),
+    # partition pruning (+ bitmap rows); min/max statistics: compacted primary-key files of
+    # the updated rows (ids 0, 10, 20, ...) hold the names n0 .. n40 only
+    ("name = 'n7' AND dt = 'd2'", 2, 6),
+    ("id = 123456789", 4, 8),                # statistics (and bloom filter): no file has the id
+    ("name = 'nope' OR id = 77777777", 4, 8),
     ("name IN ('n1', 'n2') AND score > 50", 0, 0),
 ])
 @pytest.mark.parametrize("name", TABLES)
@@ -145,7 +147,7 @@ def test_filters_equal_java_then_filter(warehouse: tuple[Path, dict], name: str,
 
 def test_spark_filter_skips_files(spark: Any, warehouse: tuple[Path, dict]) -> None:
     root, reads = warehouse
-    cases = [("pk_parquet", "name = 'n7' AND dt = 'd2'", 4, lambda r: r[1] == "n7" and r[3] == "d2"),
+    cases = [("pk_parquet", "name = 'n7' AND dt = 'd2'", 6, lambda r: r[1] == "n7" and r[3] == "d2"),
              ("append_orc", "id = 123456789 OR name = 'n3'", 0, lambda r: r[1] == "n3"),
              ("append_parquet", "id = 123456789", 4, lambda r: False)]
     for name, where, skipped, keep in cases:

@@ -22,6 +22,7 @@ from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
+from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
 from paimon_schema.runtime import constructs
 from paimon_schema.values import types
@@ -72,18 +73,17 @@ def bitmap_layout(data_type: str | DataType, values: Iterable[object], *, versio
     """The layout pass: rows per key, Java's HashMap order, single-row offsets, body offsets
     and, for V2, the sorted entries packed into blocks of at most `index_block_size` bytes.
 
-    Columns the vectorized pass takes (`vector_layout`: numpy arrays of numbers or booleans,
-    lists of ints, floats, bools or strs, None for nulls) go through it; everything else, and
-    every column it declines (a value the type cannot hold, an entry larger than a block),
-    through the per-row pass `row_layout`, the reference, which also reports the errors.
-    Hypothesis proves the two give equal layouts.
+    Columns `column_values` types (any input kind) go through the vectorized pass
+    (`vector_layout`); everything else, and every column it declines (an entry larger than a
+    block), through the per-row pass `row_layout`, the reference, which also reports the
+    errors. Hypothesis proves the two give equal layouts.
     """
-    if not isinstance(values, (list, tuple, np.ndarray)):
-        values = list(values)
-    layout = vector_layout(data_type, values, version=version, index_block_size=index_block_size)
+    column = column_values(_bitmap_codec(data_type, version).data_type, values)
+    layout = vector_layout(data_type, column, version=version, index_block_size=index_block_size)
     if layout is not None:
         return layout
-    return row_layout(data_type, values, version=version, index_block_size=index_block_size)
+    return row_layout(data_type, column.python_rows(), version=version,
+                      index_block_size=index_block_size)
 
 
 def _bitmap_codec(data_type: str | DataType, version: int) -> KeyCodec:
@@ -179,11 +179,13 @@ def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
     """The layout pass over whole columns (numpy), equal to `row_layout`; None where it
     declines the column (see `bitmap_layout`)."""
     codec = _bitmap_codec(data_type, version)
+    if not isinstance(values, Column):
+        values = column_values(codec.data_type, values)
     with javaorder.gc_paused():      # millions of entry tuples: full collections would cost seconds
         return _vector_layout(codec, values, version, index_block_size)
 
 
-def _vector_layout(codec: KeyCodec, values: Any, version: int, index_block_size: int) -> BitmapLayout | None:
+def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_size: int) -> BitmapLayout | None:
     column = _column(codec, values)
     if column is None:
         return None
@@ -244,34 +246,34 @@ def serialize_bitmaps(rows: np.ndarray, counts: np.ndarray, starts: np.ndarray |
     bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (ascending; `starts` defaults to
     the bitmaps back to back). One `BitMap` per bitmap from a slice of one `array('I')`,
     pyroaring's fastest input (a single 64-bit bitmap of `i << 32 | row`, cut into its 32-bit
-    parts, measured slower)."""
+    parts, measured slower). `run_optimize` only changes a bitmap with two adjacent rows (a
+    run container of r runs takes 2 + 4r bytes, never less than the 2 per value of an array
+    or the 8 KiB of a bitmap container when every run is one value), so it runs only there:
+    a quarter of the time of 100k small bitmaps."""
     counts = np.asarray(counts, np.int64)
     if starts is None:
         starts = np.cumsum(counts) - counts
-    view = array.array("I", np.asarray(rows, np.uint32).tobytes())
+    starts = np.asarray(starts, np.int64)
+    rows32 = np.asarray(rows, np.uint32)
+    pairs = np.flatnonzero(rows32[1:] - rows32[:-1] == 1)     # rows[p], rows[p + 1] adjacent
+    has_runs = np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
+    view = array.array("I", rows32.tobytes())
     out = []
-    for start, size in zip(np.asarray(starts).tolist(), counts.tolist()):
-        bitmap = BitMap(view[start:start + size])
-        bitmap.run_optimize()
+    for start, size, runs in zip(starts.tolist(), counts.tolist(), has_runs.tolist()):
+        bitmap = BitMap(view[start:start + size], optimize=False)
+        if runs:
+            bitmap.run_optimize()
         out.append(bitmap.serialize())
     return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))
 
 
-def _column(codec: KeyCodec, values: Any) -> _Column | None:
-    """Grouping keys of a numpy array or of a list of plain Python values; None to decline."""
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            return None
-        if values.dtype.kind not in "OU":
-            return _array_column(codec, values, len(values), None)
-        values = values.tolist()
-    if codec.kind == KeyKind.string:
-        return _string_column(codec, values)
-    typed = keys.plain_array(codec, values)
-    if typed is None:
+def _column(codec: KeyCodec, values: Column) -> _Column | None:
+    """Grouping keys of a typed column (`column_values`); None to decline."""
+    if values.strings is not None:
+        return _string_column(values)
+    if values.numbers is None:
         return None
-    array, valid = typed
-    return _array_column(codec, array, len(valid) if valid is not None else len(array), valid)
+    return _array_column(codec, values.numbers, values.num_rows, values.valid)
 
 
 def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
@@ -305,27 +307,27 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
     return _Column(num_rows, rows, array.astype(np.int64).view(np.uint64) ^ _SIGN, None)
 
 
-def _string_column(codec: KeyCodec, values: list) -> _Column | None:
-    """Strings by code in order of first occurrence (`keys.string_codes`)."""
-    coded = keys.string_codes(values)
-    if coded is None:
-        return None
-    codes, strings = coded
-    if None not in strings:
-        return _Column(len(values), np.arange(len(values), dtype=np.int64),
-                       codes.astype(np.uint64), strings)
-    null_code = strings.index(None)
-    rows = np.flatnonzero(codes != null_code)
-    return _Column(len(values), rows, codes[rows].astype(np.uint64), strings)
+def _string_column(values: Column) -> _Column:
+    """Strings by code (`column_values`: each code one distinct value)."""
+    codes, strings = values.strings
+    rows = np.arange(values.num_rows, dtype=np.int64) if values.valid is None \
+        else np.flatnonzero(values.valid)
+    return _Column(values.num_rows, rows, codes.astype(np.uint64), strings)
 
 
 def _group(num_rows: int, rows: np.ndarray, grouping: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(rows grouped by key, ascending in each group as uint32; group starts; group counts;
-    each group's grouping key), groups in ascending grouping-key order."""
+    each group's grouping key), groups in ascending grouping-key order: by the compiled hash
+    table (`row_groups`) while the keys are few, else by sorting."""
+    from paimon_schema.layouts.bitmap_index import row_groups
+
     if not len(rows):
         empty = np.zeros(0, np.int64)
         return np.zeros(0, np.uint32), empty, empty, np.zeros(0, np.uint64)
+    few = row_groups.group_rows(rows, grouping)
+    if few is not None:
+        return few
     low = int(grouping.min())
     row_bits = max(1, (num_rows - 1).bit_length())
     if (int(grouping.max()) - low).bit_length() + row_bits <= 64:

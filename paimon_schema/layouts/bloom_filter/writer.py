@@ -5,15 +5,15 @@ as Java's `BloomFilterFileIndex.Writer` / `BloomFilter64`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
 import numpy as np
 
 from paimon_schema.generated import bloom_filter_codec
-from paimon_schema.layouts.bloom_filter.hashing import _LONG_HASHED, hash_function
-from paimon_schema.values import types
+from paimon_schema.layouts.bloom_filter import hashing
+from paimon_schema.layouts.bloom_filter.hashing import hash_function
+from paimon_schema.layouts.column_values import column_values
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
@@ -36,7 +36,7 @@ def bloom_size(items: int, fpp: float) -> tuple[int, int]:
     return num_bits, k
 
 
-def build_bloom_filter(data_type: str | DataType, values: Iterable[Any], *,
+def build_bloom_filter(data_type: str | DataType, values: Any, *,
                        items: int = DEFAULT_ITEMS, fpp: float = DEFAULT_FPP) -> bytes:
     """The blob Java's `BloomFilterFileIndex.Writer` writes for `values` (nulls ignored)."""
     dtype = DataType.parse(data_type)
@@ -58,20 +58,38 @@ def _codec() -> Any:
     return bloom_filter_codec.bloom_filter.compile()
 
 
-def _add(bitset: np.ndarray, dtype: DataType, values: Iterable[Any], k: int, num_bits: int) -> None:
-    """Set the bits of every non-null value; integer arrays are hashed in the compiled loop."""
-    from paimon_schema.layouts.bloom_filter import kernel as bloom_bits
+def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
+    """Set the bits of every non-null value: typed columns (`column_values`) are hashed in the
+    compiled loop (numbers) or once per distinct value (strings, bytes); the rest per value."""
+    from paimon_schema.layouts.bloom_filter import kernel
 
-    if isinstance(values, np.ndarray) and values.dtype.kind in "iu" and dtype.root in _LONG_HASHED \
-            and dtype.root not in ("TIMESTAMP", "TIMESTAMP_LTZ"):
-        low, high = types.INTEGER_BOUNDS[dtype.root]
-        if values.size and (int(values.min()) < low or int(values.max()) > high):
-            raise SchemaError(f"a value is out of range for {dtype}")
-        bloom_bits.add_longs(bitset, values.astype(np.int64, copy=False), k, num_bits)
+    hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
+    column = column_values(dtype, values)
+    if column.numbers is not None:
+        kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)
         return
-    hash_of = hash_function(dtype)
-    hashes = np.array([hash_of(v) for v in values if v is not None], dtype=np.int64)
-    bloom_bits.add_hashes(bitset, hashes, k, num_bits)
+    if column.strings is not None:
+        codes, distinct = column.strings
+        hashes = np.fromiter(map(hashing.xxh64, distinct), np.int64, len(distinct))
+        kernel.add_hashes(bitset, hashes[codes], k, num_bits)
+        return
+    hashes = np.array([hash_of(v) for v in column.rows if v is not None], dtype=np.int64)
+    kernel.add_hashes(bitset, hashes, k, num_bits)
+
+
+def _long_keys(dtype: DataType, numbers: np.ndarray) -> np.ndarray:
+    """The longs `FastHash` mixes: an integer-backed key itself; Java's `floatToIntBits`
+    (sign-extended) and `doubleToLongBits`, both with the canonical NaN."""
+    if dtype.root == "FLOAT":
+        with np.errstate(over="ignore"):
+            bits = numbers.astype(np.float32).view(np.int32).astype(np.int64)
+        bits[np.isnan(numbers)] = 0x7FC00000
+        return bits
+    if dtype.root == "DOUBLE":
+        bits = numbers.astype(np.float64).view(np.int64).copy()
+        bits[np.isnan(numbers)] = 0x7FF8_0000_0000_0000
+        return bits
+    return numbers
 
 
 def _java_int(value: float) -> int:

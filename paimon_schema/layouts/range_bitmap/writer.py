@@ -15,13 +15,12 @@ from typing import Any
 import numpy as np
 
 from paimon_schema.generated import range_bitmap_codec
+from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import (
     KEY_DTYPES,
     KeyCodec,
     KeyKind,
-    plain_array,
     range_bitmap_keys,
-    string_codes,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
 from paimon_schema.values import options, types
@@ -43,10 +42,9 @@ def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
     """
     codec = range_bitmap_keys(data_type)
     limit = _chunk_limit(codec, chunk_size)
-    if not isinstance(values, (list, tuple, np.ndarray)):
-        values = list(values)
-    coded = _vector_codes(codec, values)
-    keys, codes = coded if coded is not None else _row_codes(codec, values)
+    column = column_values(codec.data_type, values)
+    coded = _vector_codes(codec, column)
+    keys, codes = coded if coded is not None else _row_codes(codec, column.python_rows())
     dictionary = _dictionary_bytes(codec, keys, limit)
     bsi = _bsi_bytes(codes, len(keys))
     bounds = _key_bytes(codec, keys[:1]) + _key_bytes(codec, keys[-1:]) if keys else b""
@@ -175,25 +173,17 @@ def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # The fast writer's parts
 
-def _vector_codes(codec: KeyCodec, values: Any) -> tuple[list[Key], np.ndarray] | None:
-    """`_row_codes` with numpy for numeric arrays and lists of plain ints, floats, bools or
-    strs (None for nulls); None where it declines (then `_row_codes` goes row by row and
+def _vector_codes(codec: KeyCodec, column: Any) -> tuple[list[Key], np.ndarray] | None:
+    """`_row_codes` with numpy for typed columns (`column_values`, which `column` is made
+    into if it is not one); None where it declines (then `_row_codes` goes row by row and
     reports any error)."""
-    if codec.data_type.root == "DECIMAL":
+    if not isinstance(column, Column):
+        column = column_values(codec.data_type, column)
+    if column.strings is not None:
+        return _string_codes(column)
+    if column.numbers is None:
         return None
-    if isinstance(values, np.ndarray):
-        if values.ndim != 1:
-            return None
-        if values.dtype.kind in "OU":
-            values = values.tolist()
-        else:
-            return _array_codes(codec, values, None)
-    if codec.kind == KeyKind.string:
-        return _string_codes(codec, values)
-    typed = plain_array(codec, values)
-    if typed is None:
-        return None
-    return _array_codes(codec, *typed)
+    return _array_codes(codec, column.numbers, column.valid)
 
 
 def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
@@ -216,7 +206,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
     else:
         if letter not in "iu":
             return None
-        low, high = types.INTEGER_BOUNDS[codec.data_type.root]
+        low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
         if int(array.min()) < low or int(array.max()) > high:
             return None
         distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
@@ -247,16 +237,17 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
     return keys_, inner
 
 
-def _string_codes(codec: KeyCodec, values: list) -> tuple[list[Key], np.ndarray] | None:
-    """Strings by first occurrence (`keys.string_codes`), then by rank of their bytes."""
-    coded = string_codes(values)
-    if coded is None:
-        return None
-    first, encoded = coded
-    ranked = sorted((i for i, key in enumerate(encoded) if key is not None), key=encoded.__getitem__)
-    rank = np.full(len(encoded), -1, np.int64)
+def _string_codes(column: Column) -> tuple[list[Key], np.ndarray]:
+    """Strings by code (`column_values`), then by rank of their bytes."""
+    inner, encoded = column.strings
+    ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
+    rank = np.empty(len(encoded), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    return [encoded[i] for i in ranked], rank[first]
+    if column.valid is None:
+        return [encoded[i] for i in ranked], rank[inner]
+    codes = np.full(column.num_rows, -1, np.int64)
+    codes[column.valid] = rank[inner]
+    return [encoded[i] for i in ranked], codes
 
 
 def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:

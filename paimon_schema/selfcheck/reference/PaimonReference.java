@@ -887,12 +887,13 @@ public final class PaimonReference {
 
     /**
      * bench_index: {"index_type", "data_type", "options"?, "column": {"kind", "rows",
-     * "distinct"?, "prefix"?}, "iterations", "best_of"?} -> {"times_ns": [...], "best_ns",
-     * "length", "sha256"}. The column is generated here from a formula (the same one
-     * benchmarks/build_indexes.py uses in Python), boxed once, then the index is built
-     * "iterations" times in this JVM: FileIndexer.create(...).createWriter(), writeRecord per
-     * row, serializedBytes(). "best_ns" is the best of the last "best_of" (default 5) times,
-     * i.e. after JIT warm-up. Column kinds (row i = 0..rows-1, k = (i * 2654435761) mod distinct):
+     * "distinct"?, "prefix"?}, "warmup", "runs"} -> {"times_ns": [...], "median_ns", "length",
+     * "sha256"}. The column is generated here from a formula (the same one
+     * benchmarks/build_indexes.py uses in Python) and boxed once; then the index is built
+     * "warmup" times untimed (the JIT compiles) and "runs" times timed, each timed build
+     * preceded by System.gc() so that no build pays for the garbage of the one before.
+     * A build: FileIndexer.create(...).createWriter(), writeRecord per row, serializedBytes().
+     * Column kinds (row i = 0..rows-1, k = (i * 2654435761) mod distinct):
      * int_mod: (int) (k * s - distinct * s / 2) with s = Integer.MAX_VALUE / distinct;
      * string_mod: BinaryString.fromString(prefix + k); long_mul: i * 0x9E3779B97F4A7C15L (wraps).
      */
@@ -901,27 +902,32 @@ public final class PaimonReference {
         DataType dataType = parseType(text(request, "data_type"));
         Options options = options(indexType, request.get("options"));
         Object[] values = benchColumn(request.get("column"));
-        int iterations = request.get("iterations").intValue();
-        int bestOf = request.has("best_of") ? request.get("best_of").intValue() : 5;
+        int warmup = request.get("warmup").intValue();
+        int runs = request.get("runs").intValue();
         ObjectNode out = NODES.objectNode();
         ArrayNode times = out.putArray("times_ns");
-        long[] measured = new long[iterations];
+        long[] measured = new long[runs];
         byte[] blob = null;
-        for (int it = 0; it < iterations; it++) {
+        for (int it = 0; it < warmup + runs; it++) {
+            boolean timed = it >= warmup;
+            if (timed) {
+                System.gc();
+            }
             long start = System.nanoTime();
             FileIndexWriter writer = FileIndexer.create(indexType, dataType, options).createWriter();
             for (Object value : values) {
                 writer.writeRecord(value);
             }
             blob = writer.serializedBytes();
-            measured[it] = System.nanoTime() - start;
-            times.add(measured[it]);
+            long elapsed = System.nanoTime() - start;
+            if (timed) {
+                measured[it - warmup] = elapsed;
+                times.add(elapsed);
+            }
         }
-        long best = Long.MAX_VALUE;
-        for (int it = Math.max(0, iterations - bestOf); it < iterations; it++) {
-            best = Math.min(best, measured[it]);
-        }
-        out.put("best_ns", best);
+        long[] sorted = measured.clone();
+        java.util.Arrays.sort(sorted);
+        out.put("median_ns", runs == 0 ? -1 : sorted[runs / 2]);
         out.put("length", blob == null ? -1 : blob.length);
         StringBuilder hex = new StringBuilder();
         if (blob != null) {

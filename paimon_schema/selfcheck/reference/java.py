@@ -900,30 +900,32 @@ class JavaReference:
 # BEGIN benchmark ops (issue 4: writers' speed; used by benchmarks/build_indexes.py)
 # ==============================================================================================
 
-#: The test batches run C1 only (fast start-up); a benchmark wants the full tiered JIT (C2).
-BENCH_JVM_FLAGS = ("-Xss4m", "-Xms2g", "-Xmx4g")
+#: The test batches run C1 only (fast start-up); a benchmark wants the full tiered JIT (C2), and
+#: a fixed, pre-touched heap: no build pays for growing the heap or faulting its pages in.
+BENCH_JVM_FLAGS = ("-Xss4m", "-Xms3g", "-Xmx3g", "-XX:+AlwaysPreTouch")
 
 
 def bench_index_request(
     index_type: str,
     data_type: str,
     column: Mapping[str, Any],
-    iterations: int,
-    best_of: int = 5,
+    warmup: int,
+    runs: int,
     **options: Any,
 ) -> dict[str, Any]:
     """A ``bench_index`` request: Java generates ``column`` (``{"kind": "int_mod" | "string_mod"
     | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex),
-    then builds the index ``iterations`` times in one JVM. The answer: ``times_ns`` per
-    iteration, ``best_ns`` (best of the last ``best_of``), the blob's ``length`` and ``sha256``."""
+    builds the index ``warmup`` times untimed, then ``runs`` times timed, each after
+    ``System.gc()``. The answer: ``times_ns`` of the timed builds, their ``median_ns``, the
+    blob's ``length`` and ``sha256``."""
     return {
         "op": "bench_index",
         "index_type": index_type,
         "data_type": data_type,
         "options": _options(options),
         "column": dict(column),
-        "iterations": int(iterations),
-        "best_of": int(best_of),
+        "warmup": int(warmup),
+        "runs": int(runs),
     }
 
 

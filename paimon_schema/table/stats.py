@@ -1,0 +1,167 @@
+"""Pruning data files by the min/max/null-count statistics of the manifests (`_VALUE_STATS`).
+
+A manifest entry carries, per data file, the minimum and maximum of some columns (two
+`BinaryRow`s) and their null counts; `_VALUE_STATS_COLS` names those columns, or is null for
+all the columns the file was written with (Paimon 1.0 writes null there; before 0.9 the field
+does not exist). `stats_verdict` answers False when no row of the file can match the filter,
+else None (unknown): a file is only ever skipped when the statistics prove it, never on a guess.
+
+What is not trusted, and why:
+- the filter is first made sound for the file by `predicates.for_file` (columns by field id, a
+  type that changed other than integer widening, literals that do not convert exactly: such
+  leaves answer unknown);
+- FLOAT/DOUBLE: a NaN is above every number for Spark, and statistics may leave NaN out (Parquet
+  does), so `>`, `>=`, `!=` never prune a float column; a NaN bound is unknown;
+- strings and bytes under `truncate(N)` (Paimon's default stats mode, `truncate(16)`): the
+  minimum is a prefix of the true minimum (still a lower bound); a maximum that may have been
+  cut (N code points or more) is no bound at all; `counts` and `none` keep no bounds;
+- CHAR columns (blank-padded comparison) and anything that does not decode: unknown;
+- timestamps of precision 7-9 decode to microseconds (rounded down), which keeps the minimum a
+  lower bound; `for_file` already turns `>` into `>=` for them, so the rounded maximum is safe.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from paimon_schema.query.predicate import And, Leaf, Or, Predicate
+from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.table.metadata import DataFile, TableError, TableSchema
+from paimon_schema.table.predicates import REMAIN_COLUMN, _compare
+from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.types import DataType
+
+__all__ = ["ColumnStats", "file_stats", "stats_verdict"]
+
+_TRUNCATE = re.compile(r"^\s*truncate\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
+_DEFAULT_MODE = "truncate(16)"
+
+
+@dataclass(frozen=True)
+class ColumnStats:
+    """What the statistics prove of one column of one file: every non-null value is >= `low`
+    (None: no lower bound) and <= `high` (None: no upper bound); `nulls` is the null count
+    (None: unknown) of `rows` rows."""
+
+    low: Any
+    high: Any
+    nulls: int | None
+    rows: int
+    floating: bool
+
+
+def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, ColumnStats]:
+    """{column name in the file's schema: its bounds} from the manifest entry; {} when the
+    entry has no usable statistics (none stored, or they do not decode)."""
+    raw = data_file.value_stats
+    if raw is None:
+        return {}
+    minimum, maximum, null_counts, names = raw
+    if names is None:
+        names = data_file.write_cols or tuple(f.name for f in file_schema.fields)
+    fields = [file_schema.by_name.get(name) for name in names]
+    if any(f is None for f in fields) or (null_counts is not None and len(null_counts) != len(fields)):
+        return {}
+    types = [f.atomic_type for f in fields]
+    if any(t is None for t in types):       # nested columns: no statistics Paimon keeps
+        return {}
+    try:
+        lows = decode_binary_row(minimum, types) if minimum else (None,) * len(types)
+        highs = decode_binary_row(maximum, types) if maximum else (None,) * len(types)
+    except (FormatError, TableError, SchemaError, ValueError, OverflowError):
+        return {}
+    out = {}
+    for i, (name, dtype) in enumerate(zip(names, types)):
+        mode = _mode(file_schema, name)
+        low, high = _bound(lows[i], dtype, mode, upper=False), _bound(highs[i], dtype, mode, upper=True)
+        nulls = null_counts[i] if null_counts is not None else None
+        out[name] = ColumnStats(low, high, nulls, data_file.row_count, dtype.is_float)
+    return out
+
+
+def _mode(schema: TableSchema, column: str) -> str:
+    return (schema.option(f"fields.{column}.stats-mode") or schema.option("metadata.stats-mode")
+            or _DEFAULT_MODE).strip().lower()
+
+
+def _bound(value: Any, dtype: DataType, mode: str, *, upper: bool) -> Any:
+    """The decoded statistic as a bound Spark's comparisons can use, or None."""
+    if value is None or mode in ("none", "counts") or dtype.root == "CHAR":
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if dtype.is_string or dtype.is_binary:
+        truncated = _TRUNCATE.match(mode)
+        if truncated:
+            if upper and len(value) >= int(truncated.group(1)):
+                return None                   # maybe cut, maybe incremented: not a bound
+        elif mode != "full":
+            return None
+    if dtype.root == "TIMESTAMP_LTZ" and isinstance(value, dt.datetime):
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+def stats_verdict(predicate: Predicate, stats: Mapping[str, ColumnStats]) -> bool | None:
+    """False when the statistics prove that no row matches `predicate` (as `for_file` made
+    it for this file), else None."""
+    if isinstance(predicate, And):
+        return False if any(stats_verdict(c, stats) is False for c in predicate.children) else None
+    if isinstance(predicate, Or):
+        return False if all(stats_verdict(c, stats) is False for c in predicate.children) else None
+    if not isinstance(predicate, Leaf) or predicate.column == REMAIN_COLUMN:
+        return None
+    column = stats.get(predicate.column)
+    if column is None:
+        return None
+    try:
+        return False if _excludes(predicate, column) else None
+    except (TypeError, ValueError, ArithmeticError):
+        return None                             # values of different kinds: no verdict
+
+
+def _excludes(leaf: Leaf, s: ColumnStats) -> bool:
+    function, values = leaf.function, leaf.literals
+    if function == "is_null":
+        return s.nulls == 0
+    all_null = s.nulls is not None and s.nulls >= s.rows
+    if function == "is_not_null":
+        return all_null
+    if all_null:                                # a comparison is never true on NULL
+        return function in ("equal", "not_equal", "less_than", "less_or_equal", "greater_than",
+                            "greater_or_equal", "in_", "not_in", "between")
+    if any(v is None for v in values) and function not in ("in_",):
+        return False
+    if function == "equal":
+        return _outside(values[0], s)
+    if function == "in_":
+        return all(_outside(v, s) for v in values if v is not None)
+    if function == "between":
+        low, high = values
+        return (s.high is not None and _compare(s.high, low) < 0) or \
+            (s.low is not None and _compare(s.low, high) > 0)
+    if function == "less_than":
+        return s.low is not None and _compare(s.low, values[0]) >= 0
+    if function == "less_or_equal":
+        return s.low is not None and _compare(s.low, values[0]) > 0
+    if s.floating:                              # NaN rows may match what follows
+        return False
+    if function == "greater_than":
+        return s.high is not None and _compare(s.high, values[0]) <= 0
+    if function == "greater_or_equal":
+        return s.high is not None and _compare(s.high, values[0]) < 0
+    if function == "not_equal":
+        return s.low is not None and s.high is not None \
+            and _compare(s.low, values[0]) == 0 and _compare(s.high, values[0]) == 0
+    return False
+
+
+def _outside(value: Any, s: ColumnStats) -> bool:
+    return (s.low is not None and _compare(value, s.low) < 0) or \
+        (s.high is not None and _compare(value, s.high) > 0)
+
