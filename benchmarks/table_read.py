@@ -53,6 +53,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+from pypaimon_tables import DATABASE, FIELDS, NAME, write_table
 from timing import best_of
 
 from paimon_schema.spark import read_arrow
@@ -60,43 +61,17 @@ from paimon_schema.table.metadata import Table
 
 TARGET = 5.0
 DECODE_TARGET = 1.2
-DATABASE, NAME = "bench", "t"
-FIELDS = [("id", "BIGINT"), ("k", "INT"), ("amount", "DOUBLE"), ("tag", "STRING")]
 
 
 def build(warehouse: Path, rows: int, files: int, fraction: float, seed: int = 5) -> tuple[Path, int]:
     """pypaimon writes the table (one commit, so one data file, per `files`), Java deletes
     `fraction` of each file's rows at random; returns the table directory and the number of
     positions deleted."""
-    from pypaimon import CatalogFactory, Schema
-
     from paimon_schema.selfcheck.reference import JavaReference
     from paimon_schema.selfcheck.reference.java import delete_positions_request, run_table_ops
 
     rng = np.random.default_rng(seed)
-    tags = pa.array([f"tag-{i:04d}" for i in range(5000)])
-    data = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
-                     "k": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int32)),
-                     "amount": pa.array(rng.random(rows) * 1000),
-                     "tag": tags.take(pa.array(rng.integers(0, len(tags), rows)))})
-    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
-    catalog.create_database(DATABASE, True)
-    options = {"bucket": "-1", "deletion-vectors.enabled": "true", "file.format": "parquet",
-               "source.split.target-size": "1mb"}
-    catalog.create_table(f"{DATABASE}.{NAME}", Schema.from_pyarrow_schema(data.schema, options=options),
-                         False)
-    table = catalog.get_table(f"{DATABASE}.{NAME}")
-    bounds = np.linspace(0, rows, files + 1).astype(int)
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        builder = table.new_batch_write_builder()
-        write, commit = builder.new_write(), builder.new_commit()
-        try:
-            write.write_arrow(data.slice(start, stop - start))
-            commit.commit(write.prepare_commit())
-        finally:
-            write.close()
-            commit.close()
-    path = warehouse / f"{DATABASE}.db" / NAME
+    path = write_table(warehouse, rows, files, rng, **{"source.split.target-size": "1mb"})
     deletes = {f.file_name: np.flatnonzero(rng.random(f.row_count) < fraction).tolist()
                for f in Table.open(path).data_files()}
     run_table_ops(JavaReference.get(), [delete_positions_request(warehouse, DATABASE, NAME, deletes)])

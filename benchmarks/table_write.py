@@ -33,44 +33,20 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
+
+from pypaimon_tables import DATABASE, NAME, write_table
 
 import paimon_schema as ps
 from paimon_schema.spark import read_arrow
 from paimon_schema.table import Table
 
-DATABASE, NAME = "bench", "t"
 INDEXES = {"tag": "bitmap", "id": "bloom-filter", "k": "bsi"}
 DELETE = "k < 100000"
 
 
 def build(warehouse: Path, rows: int, files: int, seed: int = 5) -> Path:
     """pypaimon writes the table, one commit (one data file) per `files`."""
-    from pypaimon import CatalogFactory, Schema
-
-    rng = np.random.default_rng(seed)
-    tags = pa.array([f"tag-{i:04d}" for i in range(5000)])
-    data = pa.table({"id": pa.array(np.arange(rows, dtype=np.int64)),
-                     "k": pa.array(rng.integers(0, 1_000_000, rows, dtype=np.int32)),
-                     "amount": pa.array(rng.random(rows) * 1000),
-                     "tag": tags.take(pa.array(rng.integers(0, len(tags), rows)))})
-    catalog = CatalogFactory.create({"warehouse": str(warehouse)})
-    catalog.create_database(DATABASE, True)
-    options = {"bucket": "-1", "deletion-vectors.enabled": "true", "file.format": "parquet"}
-    catalog.create_table(f"{DATABASE}.{NAME}",
-                         Schema.from_pyarrow_schema(data.schema, options=options), False)
-    table = catalog.get_table(f"{DATABASE}.{NAME}")
-    bounds = np.linspace(0, rows, files + 1).astype(int)
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        builder = table.new_batch_write_builder()
-        write, commit = builder.new_write(), builder.new_commit()
-        try:
-            write.write_arrow(data.slice(start, stop - start))
-            commit.commit(write.prepare_commit())
-        finally:
-            write.close()
-            commit.close()
-    return warehouse / f"{DATABASE}.db" / NAME
+    return write_table(warehouse, rows, files, np.random.default_rng(seed))
 
 
 def spark_session() -> object:
