@@ -21,8 +21,8 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli.main import Types, main
-from paimon_schema.cli import names as layout_names
 from paimon_schema.cli.presenters import bitmap_ranges
+from paimon_schema.layouts import registry
 from paimon_schema.query.predicate import Or
 from paimon_schema.query.where import WhereError, parse_where, sql_text
 
@@ -655,7 +655,7 @@ def test_layouts_lists_every_spec(capsys) -> None:
     assert code == 0
     names = [line.split()[0] for line in out.splitlines()]
     specs = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "formats").glob("*.ksy"))
-    assert sorted(layout_names.SPECS[n] for n in names) == specs      # one name per spec
+    assert sorted(registry.LAYOUTS[n].spec for n in names) == specs      # one name per spec
 
 
 def test_diagram_writes_the_checked_in_svg(capsys, tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.range_bitmap import RangeBitmap
 
 from paimon_schema.cli import hexdump
+from paimon_schema.layouts import registry
 from paimon_schema.runtime import kaitai as parsing
 
 INT, STRING = 4, 8
@@ -62,7 +63,7 @@ def test_container_blobs_strings_and_dv_bins_are_opened() -> None:
                    "bsi": ps.build_index("bsi", "INT", [3, 1, None]),
                    "bloom-filter": ps.build_index("bloom-filter", "INT", [3], items=10)}}
     data = ps.write_file_index(blobs)
-    root = hexdump.parse_layout("file-index", data)
+    root = registry.parse_generated("file-index", data)
     typed = hexdump.fields(root, data, {"city": "STRING", "n": "INT"}.get)
     by_path = {f.path: f for f in typed}
     assert by_path["columns[0].name.value"].value == "city"
@@ -79,11 +80,11 @@ def test_container_blobs_strings_and_dv_bins_are_opened() -> None:
     assert untyped["columns[1].indexes[1].blob"].opened
     # a 32-bit deletion-vector bin is read as a RoaringBitmap, its containers as positions
     dv, _ = ps.write_deletion_vectors({"a": [1, 5, 70000], "b": [*range(100, 200), 196615]})
-    fields = hexdump.fields(hexdump.parse_layout("dv", dv), dv)
+    fields = hexdump.fields(registry.parse_generated("dv", dv), dv)
     shown = [hexdump.show_value(f.value, f.size) for f in fields if f.path.endswith((".array_values", ".runs"))]
     assert shown == ["positions 1, 5", "positions 70000", "positions 100-199", "positions 196615"]
     _opened_children_cover(fields)
-    lines = list(hexdump.render(hexdump.parse_layout("dv", dv), dv))
+    lines = list(hexdump.render(registry.parse_generated("dv", dv), dv))
     assert any(line.endswith("bins[0].bitmap.containers[0].array_values = positions 1, 5") for line in lines)
 
 
@@ -91,6 +92,6 @@ def test_a_blob_that_does_not_parse_stays_bytes() -> None:
     import paimon_schema as ps
 
     data = ps.write_file_index({"n": {"bsi": b"\x07garbage"}})
-    fields = hexdump.fields(hexdump.parse_layout("file-index", data), data)
+    fields = hexdump.fields(registry.parse_generated("file-index", data), data)
     blob = next(f for f in fields if f.path.endswith(".blob"))
     assert not blob.opened and bytes(blob.value) == b"\x07garbage"

@@ -15,6 +15,7 @@ import pytest
 
 import paimon_schema as ps
 from paimon_schema.cli import hexdump
+from paimon_schema.layouts import registry
 from paimon_schema.cli.html import render_html
 
 from oracles import oracle_unavailable
@@ -92,7 +93,7 @@ def _samples() -> dict[str, tuple[str, bytes, str | None]]:
 @pytest.mark.parametrize("name", list(_samples()))
 def test_fields_light_their_bytes_in_chromium(name: str) -> None:
     layout, data, data_type = _samples()[name]
-    root = hexdump.parse_layout(layout, data, data_type)
+    root = registry.parse_generated(layout, data, data_type)
     fields = hexdump.fields(root, data, {"city": "STRING"}.get)      # container blobs opened
     assert name != "container" or any(f.opened for f in fields)
     got = run_page(render_html(f"sample ({layout})", data, fields))
@@ -128,7 +129,7 @@ def check_bytes(got: dict, fields: list, size: int) -> None:
 
 def test_page_is_self_contained_and_capped() -> None:
     data, _ = ps.write_deletion_vectors({"a.parquet": range(0, 200_000, 2), "b.parquet": [7]})
-    fields = hexdump.fields(hexdump.parse_layout("dv", data), data)
+    fields = hexdump.fields(registry.parse_generated("dv", data), data)
     page = render_html("dv", data, fields, limit=64)
     assert not re.search(r"\b(src|href)\s*=|https?://|@import|url\(", page)
     assert "the first 64 of" in page and page.count('<li class="leaf"') == len(fields)
@@ -142,7 +143,7 @@ def test_a_big_page_lays_out_only_what_is_near_the_view() -> None:
     """Thousands of rows: the page keeps a window of them, and scrolling to a field (a click in
     the tree) or to a byte brings its rows in, still lit right."""
     data, _ = ps.write_deletion_vectors({"a.parquet": range(0, 400_000, 3), "b.parquet": [7, 9]})
-    fields = hexdump.fields(hexdump.parse_layout("dv", data), data)
+    fields = hexdump.fields(registry.parse_generated("dv", data), data)
     got = run_page(render_html("dv", data, fields))
     assert len(data) > 40_000 and len(got["rows"]) < 200         # 2,500+ rows in the file
     last = got["fields"][-1]                                      # bins[1].checksum, at the end

@@ -11,7 +11,7 @@ import pytest
 
 import paimon_schema
 import paimon_schema as ps
-from paimon_schema.cli import hexdump
+from paimon_schema.cli import hexdump, presenters
 from paimon_schema.layouts import registry
 
 PACKAGE = Path(paimon_schema.__file__).parent
@@ -75,7 +75,9 @@ def test_imports_flow_down_the_floors(module: str, path: Path) -> None:
 def test_every_spec_written_on_its_own_is_one_registered_layout() -> None:
     specs = {p.stem for p in (Path(__file__).parents[1] / "formats").glob("*.ksy")}
     embedded = {"roaring_bitmap", "paimon_common", "binary_row"}   # only ever inside other files
-    assert sorted(layout.spec for layout in registry.LAYOUTS.values()) == sorted(specs - embedded)
+    assert sorted(layout.spec for layout in registry.LAYOUTS.values()) == sorted(specs)
+    assert {layout.spec for layout in registry.LAYOUTS.values() if layout.embedded} == embedded
+    assert sorted(registry.FILES) == sorted(presenters.LAYOUTS)     # the CLI shows every file
 
 
 @pytest.mark.parametrize("index_type", registry.INDEX_TYPES)
@@ -92,7 +94,7 @@ def test_each_index_builds_opens_and_hex_dumps_through_the_registry(index_type: 
 def test_files_with_a_signature_are_detected() -> None:
     dv, _ = ps.write_deletion_vectors({"a": [1, 2]})
     container = ps.write_file_index({"c": {"bsi": ps.build_index("bsi", "INT", [1])}})
-    assert registry.detect(dv) == "dv" and registry.detect(b"\x01") == "dv"
+    assert registry.detect(dv) == "deletion-vectors" and registry.detect(b"\x01") == "deletion-vectors"
     assert registry.detect(container) == "file-index"
     assert registry.detect(ps.write_hash_index([1, 2])) is None
 
@@ -107,14 +109,9 @@ def test_unknown_index_types_and_options_are_refused_by_name() -> None:
         ps.build_index("bsi", "INT", [1], fpp=0.1)
 
 
-#: Not yet through the registry: the CLI's hex dump opens blobs by generated class, and its
-#: presenters read the deletion-vector magics from the generated enum (issue 13, left to do).
-CLI_GENERATED = {"paimon_schema.cli.hexdump", "paimon_schema.cli.presenters"}
-
-
 @pytest.mark.parametrize("module, path", MODULES, ids=[m for m, _ in MODULES])
 def test_only_layouts_import_generated_code(module: str, path: Path) -> None:
-    if module.startswith(("paimon_schema.layouts", "paimon_schema.generated")) or module in CLI_GENERATED:
+    if module.startswith(("paimon_schema.layouts", "paimon_schema.generated")):
         return
     bad = [i for i, _ in _imports(path) if i.startswith("paimon_schema.generated")]
     assert not bad, f"{module} imports {bad}: go through layouts/"

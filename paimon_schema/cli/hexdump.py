@@ -117,30 +117,29 @@ def _one(owner: Any, name: str, value: Any, span: kaitai.Span, base: int, path: 
 def _opened(owner: Any, name: str, value: Any, types: ColumnTypes) -> KaitaiStruct | str | None:
     """What opaque bytes hold, when the layout says: text, or a parsed blob (None: leave the
     bytes as they are; a blob that does not parse is left to `verify` to report)."""
+    from paimon_schema.layouts.registry import LAYOUTS, parse_generated
     from paimon_schema.runtime import javautf
-    from paimon_schema.generated.deletion_vectors import DeletionVectors
-    from paimon_schema.generated.file_index import FileIndex
-    from paimon_schema.generated.paimon_common import PaimonCommon
-    from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-    from paimon_schema.runtime import kaitai as parsing
 
+    common, roaring = LAYOUTS["paimon-common"].root, LAYOUTS["roaring-bitmap"].root
+    dv, container = LAYOUTS["deletion-vectors"].root, LAYOUTS["file-index"].root
     if not isinstance(value, (bytes, bytearray, memoryview)):
         return None
     raw = bytes(value)
     try:
-        if isinstance(owner, PaimonCommon.JavaUtf) and name == "value":
+        if isinstance(owner, common.JavaUtf) and name == "value":
             return javautf.decode(raw)
-        if isinstance(owner, PaimonCommon.Utf8Key) and name == "value":
+        if isinstance(owner, common.Utf8Key) and name == "value":
             return raw.decode("utf-8")
-        if isinstance(owner, RoaringBitmap.Container):
+        if isinstance(owner, roaring.Container):
             return _container_values(owner, name, raw)
-        if isinstance(owner, DeletionVectors.Bin) and owner.magic == DeletionVectors.BinMagic.bitmap32:
-            return parsing.parse(RoaringBitmap, raw)
-        if isinstance(owner, FileIndex.IndexEntry) and name == "blob":
+        if isinstance(owner, dv.Bin) and owner.magic == dv.BinMagic.bitmap32:
+            return parse_generated("roaring-bitmap", raw)
+        if isinstance(owner, container.IndexEntry) and name == "blob":
             index_type = javautf.decode(bytes(owner.index_type.value))
             column = javautf.decode(bytes(owner._parent.name.value))
-            if index_type in ("bloom-filter", "bsi") or types(column) is not None:
-                return parse_layout(index_type, raw, types(column))
+            layout = LAYOUTS.get(index_type)
+            if layout is not None and layout.is_index and (not layout.keyed or types(column) is not None):
+                return parse_generated(index_type, raw, types(column))
     except Exception:       # noqa: BLE001 - shown as bytes; `verify` says what is wrong
         return None
     return None
@@ -191,34 +190,3 @@ def show_value(value: Any, size: int) -> str:
     if isinstance(value, int) and value > 9:
         return f"{value} (0x{value:x})"
     return repr(value)
-
-
-def parse_layout(layout: str, data: bytes, data_type: str | None = None) -> KaitaiStruct:
-    """`data` parsed by the generated parser of a CLI layout name (index blobs need the
-    column's data type, which decides their key encoding)."""
-    from paimon_schema.generated.bitmap_index import BitmapIndex
-    from paimon_schema.generated.bloom_filter import BloomFilter
-    from paimon_schema.generated.bsi_index import BsiIndex
-    from paimon_schema.generated.deletion_vectors import DeletionVectors
-    from paimon_schema.generated.file_index import FileIndex
-    from paimon_schema.generated.hash_index import HashIndex
-    from paimon_schema.generated.range_bitmap import RangeBitmap
-    from paimon_schema.layouts import paimon_common as keys
-    from paimon_schema.runtime import kaitai as parsing
-
-    from paimon_schema.cli.names import canonical
-
-    layout = canonical(layout) or layout
-    plain = {"file-index": FileIndex, "deletion-vectors": DeletionVectors, "hash-index": HashIndex,
-             "bloom-filter": BloomFilter, "bsi": BsiIndex}
-    if layout in plain:
-        return parsing.parse(plain[layout], data)
-    if data_type is None:
-        raise ValueError(f"a {layout} blob needs its column's data type")
-    if layout == "bitmap":
-        kind = int(keys.bitmap_keys(data_type).kind)
-        return parsing.parse(lambda io: BitmapIndex(kind, io), data)
-    if layout == "range-bitmap":
-        kind = int(keys.range_bitmap_keys(data_type).kind)
-        return parsing.parse(lambda io: RangeBitmap(kind, io), data)
-    raise ValueError(f"no hex dump for layout {layout!r}")

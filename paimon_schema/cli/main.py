@@ -5,7 +5,7 @@ Arguments and dispatch; how each layout is shown lives in `presenters`.
 `query` answers a SQL-ish WHERE clause (or an ORDER BY ... LIMIT) over a container with
 `ps.evaluate` / `ps.top_n`; `parse_where` turns the text into a `ps.col` predicate. `table`
 (`cli.table`) shows a whole table from its schema and manifests; a file inside a table takes its
-column types from there when none are given. Layouts go by the names of `cli.names`.
+column types from there when none are given. Layouts go by the names of `layouts.registry`.
 
 Exit codes: 0 success, 1 a file is malformed (or the demo found a mismatch), 2 a usage problem
 (unknown layout, missing or unfit type, malformed WHERE, cannot read the file).
@@ -28,7 +28,6 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import hexdump
-from paimon_schema.cli import names as layout_names
 from paimon_schema.cli.presenters import (
     INDEX_TYPES,
     LAYOUTS,
@@ -37,7 +36,6 @@ from paimon_schema.cli.presenters import (
     Types,
     UsageError,
     count,
-    detect,
     dump_json,
     dump_layout,
     dump_lines,
@@ -50,6 +48,8 @@ from paimon_schema.cli.presenters import (
     resolve,
     warnings_of,
 )
+from paimon_schema.layouts import registry
+from paimon_schema.layouts.registry import detect
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
@@ -362,11 +362,11 @@ def _hex_dump(args: argparse.Namespace, label: str, data: bytes, name: str | Non
     if name is None:
         raise UsageError("cannot tell the layout: pass --layout")
     data_type = types.data_type
-    if name in INDEX_TYPES and name not in ("bloom-filter", "bsi") and data_type is None:
+    if registry.LAYOUTS[name].keyed and data_type is None:
         raise UsageError(f"a {name} blob needs --type (its column's data type)")
     if name in INDEX_TYPES and data_type is not None:
         _checked_type(data_type, "--type")
-    root = hexdump.parse_layout(name, data, data_type)
+    root = registry.parse_generated(name, data, data_type)
     if args.html:
         from paimon_schema.cli import html as hexhtml
 
@@ -408,10 +408,11 @@ def types_for(args: argparse.Namespace, path: str) -> Types:
 def cmd_layouts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """The layouts by the names every command takes, one line each, from the checked-in docs."""
     summaries = dict((spec, summary) for spec, summary in _layout_summaries())
-    for name, spec in layout_names.SPECS.items():
-        aliases = layout_names.aliases_of(name)
+    for name, layout in registry.LAYOUTS.items():
+        stem = layout.spec.replace("_", "-")
+        aliases = [*layout.aliases, *([stem] if stem != name else [])]
         also = f" (also: {', '.join(aliases)})" if aliases else ""
-        print(f"{name:18}  {summaries.get(spec, '')}{also}", file=out)
+        print(f"{name:18}  {summaries.get(layout.spec, '')}{also}", file=out)
     return EXIT_OK
 
 
@@ -424,7 +425,7 @@ def _layout_summaries() -> list[tuple[str, str]]:
 def cmd_diagram(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     """Write a layout's diagram (SVG, rendered from its spec when the docs were generated)."""
     try:
-        spec = layout_names.SPECS[layout_name(args.layout)]
+        spec = registry.LAYOUTS[layout_name(args.layout)].spec
         svg = resources.files("paimon_schema.docs").joinpath(f"{spec}.svg").read_text(encoding="utf-8")
         _write_output(args, svg, out)
     except UsageError as exc:

@@ -21,14 +21,11 @@ import numpy as np
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema.cli import names as layout_names
-from paimon_schema.generated.deletion_vectors import DeletionVectors
-from paimon_schema.layouts import file_index
-from paimon_schema.layouts.registry import INDEX_TYPES
+from paimon_schema.layouts import file_index, registry
+from paimon_schema.layouts.registry import INDEX_TYPES, detect
 from paimon_schema.values.types import DataType
 
 CONTAINER_MAGIC = file_index.MAGIC.to_bytes(8, "big")
-DV_MAGICS = tuple(int(m.value).to_bytes(4, "big") for m in DeletionVectors.BinMagic)
 MAX_RANGES = 20
 RANGES_CHUNK = 1 << 22  # positions turned into one numpy array at most
 MAX_HASHES = 32
@@ -602,15 +599,6 @@ LAYOUTS: dict[str, Layout] = {
 # -- choosing a layout --------------------------------------------------------------------------
 
 
-def detect(data: bytes) -> str | None:
-    """The layout of a file that carries a signature, or None (hash index, index blobs)."""
-    if data[:8] == CONTAINER_MAGIC:
-        return "file-index"
-    if data == b"\x01" or (data[:1] == b"\x01" and data[5:9] in DV_MAGICS):
-        return "deletion-vectors"
-    return None
-
-
 def resolve(name: str, data: bytes, types: Types) -> Layout:
     """The `Layout` for `--layout name` (detected for `auto`), or a UsageError saying why not."""
     if name == "auto":
@@ -629,19 +617,19 @@ def resolve(name: str, data: bytes, types: Types) -> Layout:
 
 def layout_name(text: str) -> str:
     """A layout in any accepted spelling -> its canonical name; UsageError naming them all."""
-    name = layout_names.canonical(text)
-    if name is None:
-        raise UsageError(f"unknown layout {text!r} (one of: {', '.join(layout_names.SPECS)}; "
+    layout = registry.find(text)
+    if layout is None:
+        raise UsageError(f"unknown layout {text!r} (one of: {', '.join(registry.LAYOUTS)}; "
                          f"see `paimon-schema layouts`)")
-    return name
+    return layout.name
 
 
 def dump_layout(text: str) -> str:
     """A layout `dump` and `verify` read (not the shared pieces, which are no file)."""
     name = layout_name(text)
-    if name not in LAYOUTS:
+    if registry.LAYOUTS[name].embedded:
         raise UsageError(f"{name} is not a file of its own (it is embedded in the others): "
-                         f"pass one of {', '.join(LAYOUTS)}")
+                         f"pass one of {', '.join(registry.FILES)}")
     return name
 
 

@@ -1,9 +1,11 @@
-"""The one list of layouts: every formats/*.ksy file Paimon writes on its own, by Paimon's name.
+"""The one list of layouts: every formats/*.ksy file, by the one name every command takes.
 
-`open_index` and `build_index` read it for the four file indexes, the command line for its
-layout choices and presenters, and the hex dump for the generated parser of each layout. A new
-layout is added here once and everything that lists layouts follows (test_house.py checks the
-CLI has a presenter for each).
+The names are Paimon's own where it has one (the index types `bitmap`, `bloom-filter`, `bsi`,
+`range-bitmap`) and the spec's name in kebab case otherwise; older spellings (`dv`, `hash`, the
+spec file stems) are aliases. `open_index` and `build_index` read it for the four file indexes,
+the command line for its layout names, choices, presenters and auto-detection, and the hex dump
+for the generated parser of each layout. A new layout is added here once and everything that
+lists layouts follows (test_house.py checks the CLI has a presenter for each file of its own).
 """
 
 from __future__ import annotations
@@ -14,13 +16,16 @@ from typing import Any
 
 from kaitaistruct import KaitaiStream, KaitaiStruct
 
+from paimon_schema.generated.binary_row import BinaryRow
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
+from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.generated.range_bitmap import RangeBitmap
+from paimon_schema.generated.roaring_bitmap import RoaringBitmap
 from paimon_schema.layouts import deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
@@ -39,10 +44,12 @@ Parser = Callable[[KaitaiStream], KaitaiStruct]
 class Layout:
     """One layout: its spec, its generated parser and, for a file index, its reader and writer."""
 
-    name: str                                            # Paimon's name for it
-    spec: str                                            # formats/<spec>.ksy
-    parser: Callable[[DataType | None], Parser]          # the generated parser (keyed: for a type)
-    keyed: bool = False                                  # key encoding depends on the column type
+    name: str                                            # the name every command takes
+    spec: str                                            # formats/<spec>.ksy, docs/<spec>.md and .svg
+    root: type[KaitaiStruct]                             # the generated parser's root class
+    keys: Callable[[DataType], paimon_common.KeyCodec] | None = None   # keyed by the column type
+    aliases: tuple[str, ...] = ()                        # other accepted spellings
+    embedded: bool = False                               # only ever inside other files
     open: Callable[[bytes, DataType], FileIndexReader] | None = None      # file indexes only
     build: Callable[[DataType | str, Iterable[Any], Mapping[str, Any]], bytes] | None = None
     options: tuple[str, ...] = ()                        # `build_index` options, Paimon's names
@@ -52,19 +59,20 @@ class Layout:
     def is_index(self) -> bool:
         return self.open is not None
 
+    @property
+    def keyed(self) -> bool:
+        """Whether the key encoding depends on the column type (the parser needs it)."""
+        return self.keys is not None
 
-def _plain(root: Callable[[KaitaiStream], KaitaiStruct]) -> Callable[[DataType | None], Parser]:
-    return lambda data_type: root
-
-
-def _keyed(root: Callable[[int, KaitaiStream], KaitaiStruct],
-           codec: Callable[[DataType], paimon_common.KeyCodec]) -> Callable[[DataType | None], Parser]:
-    def parser(data_type: DataType | None) -> Parser:
+    def parser(self, data_type: DataType | None) -> Parser:
+        """The generated parser; a keyed layout's needs its column's data type."""
+        if self.keys is None:
+            return self.root
         if data_type is None:
-            raise SchemaError("this index blob needs its column's data type")
-        kind = int(codec(data_type).kind)
+            raise SchemaError(f"a {self.name} blob needs its column's data type")
+        kind = int(self.keys(data_type).kind)
+        root = self.root
         return lambda io: root(kind, io)
-    return parser
 
 
 def _build_bitmap(data_type: DataType | str, values: Iterable[Any], given: Mapping[str, Any]) -> bytes:
@@ -81,25 +89,40 @@ def _build_bloom(data_type: DataType | str, values: Iterable[Any], given: Mappin
 
 #: Every layout by name, in the order the command line lists them.
 LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
-    Layout("dv", "deletion_vectors", _plain(DeletionVectors),
-           signature=deletion_vectors.has_signature),
-    Layout("file-index", "file_index", _plain(FileIndex), signature=file_index.has_signature),
-    Layout("hash", "hash_index", _plain(HashIndex)),
-    Layout("bitmap", "bitmap_index", _keyed(BitmapIndex, paimon_common.bitmap_keys), keyed=True,
+    Layout("file-index", "file_index", FileIndex, aliases=("container",), signature=file_index.has_signature),
+    Layout("bitmap", "bitmap_index", BitmapIndex, keys=paimon_common.bitmap_keys,
            open=BitmapIndexReader.open, build=_build_bitmap, options=("version", "index-block-size")),
-    Layout("bloom-filter", "bloom_filter", _plain(BloomFilter), open=BloomFilterIndexReader.open,
+    Layout("bloom-filter", "bloom_filter", BloomFilter, aliases=("bloom",), open=BloomFilterIndexReader.open,
            build=_build_bloom, options=("items", "fpp")),
-    Layout("bsi", "bsi_index", _plain(BsiIndex), open=BsiIndexReader.open,
+    Layout("bsi", "bsi_index", BsiIndex, open=BsiIndexReader.open,
            build=lambda data_type, values, given: build_bsi(data_type, values)),
-    Layout("range-bitmap", "range_bitmap", _keyed(RangeBitmap, paimon_common.range_bitmap_keys),
-           keyed=True, open=RangeBitmapIndexReader.open,
+    Layout("range-bitmap", "range_bitmap", RangeBitmap, keys=paimon_common.range_bitmap_keys,
+           open=RangeBitmapIndexReader.open,
            build=lambda data_type, values, given: build_range_bitmap(data_type, values,
                                                                      chunk_size=given.get("chunk-size")),
            options=("chunk-size",)),
+    Layout("deletion-vectors", "deletion_vectors", DeletionVectors, aliases=("dv",),
+           signature=deletion_vectors.has_signature),
+    Layout("hash-index", "hash_index", HashIndex, aliases=("hash",)),
+    Layout("roaring-bitmap", "roaring_bitmap", RoaringBitmap, aliases=("roaring",), embedded=True),
+    Layout("paimon-common", "paimon_common", PaimonCommon, embedded=True),
+    Layout("binary-row", "binary_row", BinaryRow, embedded=True),
 ]}
+
+#: The layouts that are files (or index blobs) of their own: what `dump` and `verify` read.
+FILES: tuple[str, ...] = tuple(name for name, layout in LAYOUTS.items() if not layout.embedded)
 
 #: The file indexes, by the index type names of Paimon's containers.
 INDEX_TYPES: tuple[str, ...] = tuple(name for name, layout in LAYOUTS.items() if layout.is_index)
+
+
+def find(name: str) -> Layout | None:
+    """The layout called `name` in any accepted spelling (any case, `_` for `-`, an alias or
+    the spec's file stem), or None."""
+    key = name.strip().lower().replace("_", "-")
+    return LAYOUTS.get(key) or next((layout for layout in LAYOUTS.values()
+                                     if key in layout.aliases or key == layout.spec.replace("_", "-")),
+                                    None)
 
 
 def index_layout(index_type: str) -> Layout:
@@ -144,8 +167,11 @@ def detect(data: bytes) -> str | None:
 
 def parse_generated(name: str, data: bytes | memoryview, data_type: str | DataType | None = None
                     ) -> KaitaiStruct:
-    """`data` parsed by the generated parser of layout `name` (a keyed index blob needs its
-    column's data type, which decides the key encoding)."""
-    layout = LAYOUTS[name]
+    """`data` parsed by the generated parser of layout `name`, in any spelling `find` takes (a
+    keyed index blob needs its column's data type, which decides the key encoding; SchemaError
+    without it or for an unknown name)."""
+    layout = find(name)
+    if layout is None:
+        raise SchemaError(f"unknown layout {name!r} (known: {', '.join(LAYOUTS)})")
     dtype = DataType.parse(data_type) if layout.keyed and data_type is not None else None
     return kaitai.parse(layout.parser(dtype), data)
