@@ -4,6 +4,8 @@ Every layout is specified once, as a Kaitai Struct spec in `formats/`; the parse
 `paimon_schema.generated` are compiled from those specs.
 """
 
+from typing import TYPE_CHECKING
+
 from paimon_schema.layouts.deletion_vectors import (
     DeletionVectorBin,
     DeletionVectorFile,
@@ -21,6 +23,10 @@ from paimon_schema.values import types
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.results import IndexResult
 
+if TYPE_CHECKING:       # what `__getattr__` returns, for type checkers
+    from paimon_schema.table.commit import CommitConflict
+    from paimon_schema.table.delete import delete_where
+    from paimon_schema.table.file_index_rewrite import rewrite_file_index
 
 #: writers that need the `table` dependencies (pyarrow, fastavro): imported on first use
 _WRITERS = {"rewrite_file_index": "paimon_schema.table.file_index_rewrite",

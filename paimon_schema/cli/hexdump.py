@@ -110,7 +110,7 @@ def _one(owner: Any, name: str, value: Any, span: kaitai.Span, base: int, path: 
         value = inner
     opened = isinstance(inner, KaitaiStruct)
     yield Field(offset, 0 if start is None or end is None else end - start, path, value, opened)
-    if opened:
+    if opened and offset is not None:       # only bytes at a known offset are opened
         yield from _walk(inner, offset, f"{path}.", data, types)
 
 

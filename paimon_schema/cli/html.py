@@ -70,13 +70,13 @@ def _tree(fields: Sequence[Field]) -> _Node:
 
 
 def _span(node: _Node) -> str:
-    if node.start is None:
+    if node.start is None or node.end is None:      # `cover` sets both or neither
         return ""
     return f' data-o="{node.start}" data-n="{node.end - node.start}"'
 
 
 def _where(node: _Node) -> str:
-    if node.start is None:
+    if node.start is None or node.end is None:
         return '<span class="at">derived</span>'
     size = node.end - node.start
     return f'<span class="at">@{node.start:#x} +{size}</span>'
@@ -107,7 +107,9 @@ def render_html(title: str, data: bytes, fields: Sequence[Field], *,
     """The page for `data` and its `fields` (from `hexdump.fields`); `limit` caps the bytes
     the page carries for the hex view (None: all), the tree always lists every field."""
     if show is None:
-        from paimon_schema.cli.hexdump import show_value as show
+        from paimon_schema.cli.hexdump import show_value
+
+        show = show_value
     shown = len(data) if limit is None else min(len(data), limit)
     tree: list[str] = []
     _tree_html(_tree(fields), show, tree)

@@ -223,6 +223,7 @@ def run_query(fi: ps.FileIndexFile, request: QueryRequest, types: Types) -> ps.I
     if request.predicate is not None:
         return ps.evaluate(fi, request.predicate, row_type, row_count=request.row_count,
                            deletion_vector=dv)
+    assert request.order_by is not None     # query_request: --top-n comes with --order-by
     return ps.top_n(fi, request.order_by, request.limit, row_type,
                     ascending=not request.descending, nulls_first=request.nulls_first,
                     row_count=request.row_count, deletion_vector=dv)
@@ -233,7 +234,7 @@ def query_lines(path: str, request: QueryRequest, result: ps.IndexResult) -> Ite
     kind = result_kind(result)
     if kind == "skip":
         yield f"{path}: SKIP (no row can match: skip the file)"
-    elif kind == "remain":
+    elif result.rows is None:       # kind "remain"
         yield f"{path}: REMAIN (the indexes cannot narrow the rows: read the whole file)"
     else:
         of = f" of {request.row_count}" if request.row_count is not None else ""

@@ -40,9 +40,10 @@ class UsageError(Exception):
 
 
 @dataclass(frozen=True)
-class Types:
+class Types(Mapping[str, str]):
     """The column types the command line was given: `--type` is an index blob's type, or every
-    container column's; `--row-type` gives one per column and wins over `--type`."""
+    container column's; `--row-type` gives one per column and wins over `--type`. A row type
+    mapping (as `paimon_schema.query` takes one) whose lookups fall back to `--type`."""
 
     data_type: str | None = None
     row_type: Mapping[str, str] = field(default_factory=dict)
@@ -50,7 +51,17 @@ class Types:
     def of(self, column: str) -> str | None:
         return self.row_type.get(column, self.data_type)
 
-    get = of        # a row type, as paimon_schema.query.where reads it
+    def __getitem__(self, column: str) -> str:
+        data_type = self.of(column)
+        if data_type is None:
+            raise KeyError(column)
+        return data_type
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.row_type)
+
+    def __len__(self) -> int:
+        return len(self.row_type)
 
     def __bool__(self) -> bool:
         return bool(self.data_type or self.row_type)
@@ -155,17 +166,19 @@ def value_json(data_type: DataType, value: object) -> object:
         if not math.isfinite(value):
             return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
         return float(str(np.float32(value))) if data_type.root == "FLOAT" else value
-    root = data_type.root
+    if not isinstance(value, (int, np.integer)):   # the keys below are all integers
+        return value
+    number, root = int(value), data_type.root
     if root == "DECIMAL":
-        return str(decimal.Decimal(value).scaleb(-(data_type.scale or 0)))
+        return str(decimal.Decimal(number).scaleb(-(data_type.scale or 0)))
     try:
         if root == "DATE":
-            return (ps.types.EPOCH_DATE + dt.timedelta(days=value)).isoformat()
+            return (ps.types.EPOCH_DATE + dt.timedelta(days=number)).isoformat()
         if root == "TIME":
-            moment = dt.datetime.min + dt.timedelta(milliseconds=value)
-            return moment.time().isoformat("milliseconds" if value % 1000 else "seconds")
+            moment = dt.datetime.min + dt.timedelta(milliseconds=number)
+            return moment.time().isoformat("milliseconds" if number % 1000 else "seconds")
         if data_type.is_timestamp:
-            micros = value * 1000 if (data_type.precision or 0) <= 3 else value
+            micros = number * 1000 if (data_type.precision or 0) <= 3 else number
             moment = dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)
             spec = "seconds" if micros % 1_000_000 == 0 else \
                 "milliseconds" if (data_type.precision or 0) <= 3 else "microseconds"
@@ -480,7 +493,7 @@ def parse_container(data: bytes, types: Types) -> Container:
         elif data_type is None:
             untyped.append(repr(e.column))
         else:
-            blobs[i] = _open_entry(e, paths[i], data_type)
+            blobs[i] = _open_entry(e, e.blob, paths[i], data_type)
     unchecked = []
     if untyped:
         unchecked.append(f"no type for {', '.join(dict.fromkeys(untyped))} "
@@ -490,10 +503,10 @@ def parse_container(data: bytes, types: Types) -> Container:
     return Container(fi, paths, blobs, unchecked, bool(types))
 
 
-def _open_entry(e: ps.IndexEntry, path: str, data_type: str) -> OpenIndex:
+def _open_entry(e: ps.IndexEntry, blob: bytes, path: str, data_type: str) -> OpenIndex:
     try:
         with _in_blob(path, e):
-            return open_blob(e.index_type, e.blob, data_type)
+            return open_blob(e.index_type, blob, data_type)
     except UsageError as exc:
         raise UsageError(f"{_blob_name(e)}: {exc}") from exc
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from pyroaring import BitMap64
+from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import main as commands
@@ -66,6 +66,13 @@ def _deleted(f: DataFile) -> int | None:
     return None if f.deletion_file is None else f.deletion_file.cardinality
 
 
+def _deletion_vector(table: Table, f: DataFile) -> BitMap | BitMap64:
+    """The deleted positions of a data file that has a deletion file."""
+    bitmap = table.deletion_vector(f)
+    assert bitmap is not None, "only None without a deletion file"
+    return bitmap
+
+
 def _table_kind(schema: TableSchema) -> str:
     kind = "primary-key" if schema.primary_keys else "append"
     traits = []
@@ -73,7 +80,7 @@ def _table_kind(schema: TableSchema) -> str:
         traits.append("deletion vectors")
     if schema.data_evolution:
         traits.append("data evolution")
-    bucket = schema.option("bucket", "-1")
+    bucket = schema.options.get("bucket", "-1")
     if bucket == "-1":
         traits.append("dynamic buckets" if schema.primary_keys else "unaware buckets")
     else:
@@ -102,7 +109,7 @@ def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
     for ix in index_files:
         kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
     # cardinalities from the index manifest; metadata before Paimon 1.0 has none: count the bins
-    deleted = [len(table.deletion_vector(f)) if _deleted(f) is None else _deleted(f)
+    deleted = [len(_deletion_vector(table, f)) if _deleted(f) is None else _deleted(f)
                for f in files if f.deletion_file is not None]
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
@@ -166,7 +173,7 @@ def _where(f: dict[str, Any]) -> str:
     return f"{f['partition']}/bucket-{f['bucket']}" if f["partition"] else f"bucket-{f['bucket']}"
 
 
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> Iterator[str]:
+def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Iterator[str]:
     widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
     numeric = [h in ("level", "rows", "deleted", "bytes") for h in header]
     for row in (header, *rows):
@@ -180,7 +187,7 @@ def deletion_vectors(table: Table, snapshot: int | None, limit: int | None) -> d
         dv = f.deletion_file
         if dv is None:
             continue
-        bitmap = table.deletion_vector(f)
+        bitmap = _deletion_vector(table, f)
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "index_file": dv.index_file, "offset": dv.offset,
                     "length": dv.length, "bitmap64": isinstance(bitmap, BitMap64),
@@ -294,7 +301,7 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
         raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
     kind = commands.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
-    if kind == "rows":
+    if kind == "rows" and result.rows is not None:
         record["candidates"] = presenters.positions_json(result.rows)
         record["_text"] = presenters.positions_text(result.rows)
     return record
