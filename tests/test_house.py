@@ -99,6 +99,20 @@ def test_files_with_a_signature_are_detected() -> None:
     assert registry.detect(ps.write_hash_index([1, 2])) is None
 
 
+def test_every_spelling_finds_one_layout() -> None:
+    for spelling, name in [("dv", "deletion-vectors"), ("Deletion_Vectors", "deletion-vectors"),
+                           ("hash", "hash-index"), ("container", "file-index"), ("bitmap_index", "bitmap"),
+                           ("bsi-index", "bsi"), ("roaring", "roaring-bitmap"), ("bloom", "bloom-filter")]:
+        found = registry.find(spelling)
+        assert found is not None and found.name == name, spelling
+    assert registry.find("nope") is None
+    assert registry.LAYOUTS["roaring-bitmap"].embedded and "roaring-bitmap" not in registry.FILES
+    with pytest.raises(ps.SchemaError, match="unknown layout 'nope'"):
+        registry.parse_generated("nope", b"")
+    with pytest.raises(ps.SchemaError, match="needs its column's data type"):
+        registry.parse_generated("bitmap", ps.build_index("bitmap", "INT", [1]))
+
+
 def test_unknown_index_types_and_options_are_refused_by_name() -> None:
     with pytest.raises(ps.SchemaError, match="unknown index type 'zonemap' \\(known: bitmap, "
                                              "bloom-filter, bsi, range-bitmap\\)"):
