@@ -7,7 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import cache
-from typing import TypeAlias
+from typing import TypeAlias, cast
 
 import numpy as np
 
@@ -93,6 +93,12 @@ class KeyCodec:
     def size(self, key: int | bytes) -> int:
         """Encoded size of a key (Java's `measure`)."""
         return 4 + len(key) if isinstance(key, bytes) else FIXED_SIZES[self.kind]
+
+
+def string_keys(keys_: list[int | bytes]) -> list[bytes]:
+    """The keys of a string column, which are all bytes: the key kind says so, not the element
+    type, and checking each key would cost a Python call per key."""
+    return cast(list[bytes], keys_)
 
 
 def raw_key(key: PaimonCommon.Key) -> int | bytes:

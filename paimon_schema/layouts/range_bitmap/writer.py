@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, cast
+from typing import Any
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from paimon_schema.layouts.paimon_common import (
     KeyCodec,
     KeyKind,
     range_bitmap_keys,
+    string_keys,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
 from paimon_schema.values import options, types
@@ -254,7 +255,7 @@ def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | N
 def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
     """Keys encoded back to back (spec 3.1)."""
     if codec.kind == KeyKind.string:
-        return _string_records(_string_keys(keys_))[0].tobytes()
+        return _string_records(string_keys(keys_))[0].tobytes()
     return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
 
 
@@ -284,7 +285,7 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         offsets = (np.arange(len(firsts), dtype=np.int64) * header.itemsize).astype(">i4")
         chunk_bytes = chunks.tobytes()
     else:
-        strings = _string_keys(keys_)
+        strings = string_keys(keys_)
         firsts = _string_chunk_starts(strings, limit)
         records, sizes = _string_records(strings)
         starts = np.cumsum(sizes) - sizes
@@ -314,12 +315,6 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         key_region = region.tobytes()
     body = struct.pack(">biii", 1, len(offsets), 4 * len(offsets), len(chunk_bytes))
     return struct.pack(">i", 13) + body + offsets.tobytes() + chunk_bytes + key_region
-
-
-def _string_keys(keys_: list[Key]) -> list[bytes]:
-    """The keys of a string column, which are all bytes (`KeyCodec`: the kind says so, not the
-    element type, and checking each key would cost a Python call per key)."""
-    return cast(list[bytes], keys_)
 
 
 def _string_chunk_starts(keys_: list[bytes], limit: int) -> np.ndarray:
