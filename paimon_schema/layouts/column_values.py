@@ -76,9 +76,9 @@ class Column:
                 present = [decimal.Decimal(v).scaleb(-self.data_type.scale) for v in present]
         else:
             assert self.strings is not None     # exactly one of rows, numbers, strings is set
-            codes, distinct = self.strings
-            if self.data_type.is_string:
-                distinct = [v.decode("utf-8") for v in distinct]
+            codes, encoded = self.strings
+            distinct: list[Any] = [v.decode("utf-8") for v in encoded] if self.data_type.is_string \
+                else encoded
             present = [distinct[i] for i in codes.tolist()]
         if self.valid is None:
             return present
