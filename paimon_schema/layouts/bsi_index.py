@@ -210,8 +210,8 @@ class BsiIndexReader(FileIndexReader):
         for value in values:
             if value is None:
                 return None
-            internal = types.internal(self._data_type, value)
-            if not LONG_MIN <= internal <= LONG_MAX:
+            internal = _internal_long(self._data_type, value)
+            if internal is None or not LONG_MIN <= internal <= LONG_MAX:
                 raise SchemaError(f"{value!r} for {self._data_type} does not fit a long "
                                   f"(Java's toUnscaledLong throws)")
             longs.append(internal)
@@ -295,13 +295,21 @@ def _longs(data_type: str | DataType, values: Any) -> tuple[int, np.ndarray, np.
         array[column.valid] = column.numbers
         return column.num_rows, array, column.valid
     longs, nulls = [], []
-    for value in column.rows:
-        internal = types.internal(dtype, value)
+    for value in column.python_rows():
+        internal = _internal_long(dtype, value)
         if internal is not None and not LONG_MIN < internal <= LONG_MAX:
             _refuse_long_min(value)
         nulls.append(internal is None)
         longs.append(0 if internal is None else internal)
     return len(longs), np.array(longs, dtype=np.int64), ~np.array(nulls, dtype=bool)
+
+
+def _internal_long(data_type: DataType, value: object) -> int | None:
+    """`types.internal` of a value of a `SUPPORTED` type: an int (None for NULL)."""
+    internal = types.internal(data_type, value)
+    if internal is None or isinstance(internal, int):
+        return internal
+    raise SchemaError(f"{value!r} for {data_type} is not an integer")
 
 
 def _refuse_long_min(value: object) -> None:

@@ -72,11 +72,13 @@ class Column:
         if self.numbers is not None:
             present = self.numbers.tolist()
             if self.data_type.root == "DECIMAL":
+                assert self.data_type.scale is not None     # a parsed DECIMAL
                 present = [decimal.Decimal(v).scaleb(-self.data_type.scale) for v in present]
         else:
-            codes, distinct = self.strings
-            if self.data_type.is_string:
-                distinct = [v.decode("utf-8") for v in distinct]
+            assert self.strings is not None     # exactly one of rows, numbers, strings is set
+            codes, encoded = self.strings
+            distinct: list[Any] = [v.decode("utf-8") for v in encoded] if self.data_type.is_string \
+                else encoded
             present = [distinct[i] for i in codes.tolist()]
         if self.valid is None:
             return present
@@ -205,6 +207,7 @@ def _numbers(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
 def _unscaled(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
     """Integers as a DECIMAL's unscaled int64 (`v * 10**s`), where none passes the precision
     or int64."""
+    assert data_type.precision is not None      # a parsed DECIMAL
     scale = 10 ** (data_type.scale or 0)
     bound = min(10 ** data_type.precision - 1, types.INT64_MAX) // scale
     if len(array) and (int(array.min()) < -bound or int(array.max()) > bound):
@@ -329,7 +332,8 @@ def _arrow(data_type: DataType, values: Any) -> Column:
             and data_type.root == "TIME":
         raw = present.view(pa.int32() if pa.types.is_time32(arrow_type) else pa.int64()).to_numpy()
         millis = _rescale(raw, _PER_SECOND[arrow_type.unit], 1_000)
-        return _checked(data_type, millis, valid, len(values), rows)
+        return _checked(data_type, millis, valid, len(values), rows) if millis is not None \
+            else Column(data_type, len(values), rows=rows())
     if pa.types.is_decimal128(arrow_type) and data_type.root == "DECIMAL":
         unscaled = _arrow_unscaled(data_type, present, arrow_type.scale)
         if unscaled is not None:
@@ -340,6 +344,7 @@ def _arrow(data_type: DataType, values: Any) -> Column:
 def _arrow_unscaled(data_type: DataType, present: Any, scale: int) -> np.ndarray | None:
     """decimal128 values (16-byte little-endian two's complement, `scale`) as the unscaled
     int64 of `data_type`; None where one needs rounding, passes int64 or the precision."""
+    assert data_type.precision is not None      # a parsed DECIMAL
     shift = (data_type.scale or 0) - scale
     if shift < 0:
         return None
@@ -425,6 +430,7 @@ def _categorical(data_type: DataType, codes: np.ndarray, categories: Column) -> 
     if categories.numbers is not None:
         return Column(data_type, len(codes), valid=valid if has_null else None,
                       numbers=categories.numbers[present])
+    assert categories.strings is not None   # exactly one of rows, numbers, strings is set
     codes_, distinct = categories.strings
     used, inner = np.unique(codes_[present], return_inverse=True)
     return Column(data_type, len(codes), valid=valid if has_null else None,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from functools import cache
+from typing import TypeAlias, cast
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from paimon_schema.values import types
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
-KeyKind = PaimonCommon.KeyKind
+KeyKind: TypeAlias = PaimonCommon.KeyKind
 
 _KINDS = {"BOOLEAN": KeyKind.boolean, "TINYINT": KeyKind.int8, "SMALLINT": KeyKind.int16,
           "INT": KeyKind.int32, "DATE": KeyKind.int32, "TIME": KeyKind.int32,
@@ -50,19 +51,17 @@ class KeyCodec:
     def encode(self, value: object) -> int | bytes:
         """The key of a non-null query value; SchemaError if it does not fit the type."""
         internal = types.internal(self.data_type, value)
-        if self.kind == KeyKind.boolean:
-            return int(internal)
-        if self.kind in (KeyKind.float32, KeyKind.float64):
-            return types.float_bits(internal, 32 if self.kind == KeyKind.float32 else 64,
-                                    self.canonical_nan)
-        return internal
+        if isinstance(internal, float):     # FLOAT and DOUBLE: the only types with float values
+            return types.float_bits(internal, _FLOAT_WIDTHS[self.kind], self.canonical_nan)
+        if isinstance(internal, (int, bytes)):  # booleans as 0/1
+            return int(internal) if isinstance(internal, bool) else internal
+        raise SchemaError(f"{value!r} for {self.data_type} has no {self.kind.name} key")
 
     def order(self, key: int | bytes) -> int | bytes:
         """A Python-comparable stand-in sorting keys as Java's comparator does."""
-        if self.kind == KeyKind.float32:
-            return types.float_order(key, 32)
-        if self.kind == KeyKind.float64:
-            return types.float_order(key, 64)
+        width = _FLOAT_WIDTHS.get(self.kind)
+        if width is not None and isinstance(key, int):
+            return types.float_order(key, width)
         return key
 
     def orders(self, keys_: list[int | bytes]) -> list[int | bytes]:
@@ -84,15 +83,22 @@ class KeyCodec:
         """A readable value for a stored key (raw integers for temporal types)."""
         if self.kind == KeyKind.boolean:
             return key != 0
-        if self.kind in (KeyKind.float32, KeyKind.float64):
-            return types.bits_to_float(key, 32 if self.kind == KeyKind.float32 else 64)
+        width = _FLOAT_WIDTHS.get(self.kind)
+        if width is not None and isinstance(key, int):
+            return types.bits_to_float(key, width)
         if self.kind == KeyKind.string:
             return bytes(key).decode("utf-8", errors="backslashreplace")
         return key
 
     def size(self, key: int | bytes) -> int:
         """Encoded size of a key (Java's `measure`)."""
-        return 4 + len(key) if self.kind == KeyKind.string else FIXED_SIZES[self.kind]
+        return 4 + len(key) if isinstance(key, bytes) else FIXED_SIZES[self.kind]
+
+
+def string_keys(keys_: list[int | bytes]) -> list[bytes]:
+    """The keys of a string column, which are all bytes: the key kind says so, not the element
+    type, and checking each key would cost a Python call per key."""
+    return cast(list[bytes], keys_)
 
 
 def raw_key(key: PaimonCommon.Key) -> int | bytes:

@@ -35,7 +35,7 @@ class _Stderr(logging.StreamHandler):
         super().__init__()
         self.setFormatter(logging.Formatter("paimon-schema: %(message)s"))
 
-    @property                                   # type: ignore[override]
+    @property
     def stream(self):                           # noqa: ANN201 - logging's attribute
         return sys.stderr
 

@@ -199,10 +199,15 @@ def check_hash(sample: Sample, data: bytes, model: np.ndarray) -> Iterator[str]:
 
 def check_container(sample: Sample, data: bytes, model: presenters.Container) -> Iterator[str]:
     """Same columns, index types and blobs, in the given order."""
+    yield from _same_columns(sample.given, model)
+
+
+def _same_columns(given: Mapping[str, Mapping[str, bytes | None]], model: presenters.Container
+                  ) -> Iterator[str]:
     def ordered(columns: Mapping[str, Mapping[str, bytes | None]]) -> list[Any]:
         return [(c, list(indexes.items())) for c, indexes in columns.items()]
 
-    if ordered(model.file.columns) != ordered(sample.given):
+    if ordered(model.file.columns) != ordered(given):
         yield "columns, index types or blobs differ from what was given"
 
 
@@ -359,6 +364,10 @@ def _dv_reads_back(data: bytes, ranges: Mapping[str, tuple[int, int]],
         yield "the bins hold other positions"
 
 
+def _hash_index_list(data: bytes) -> list[int]:
+    return ps.read_hash_index(data).tolist()
+
+
 def our_hash_indexes(b: ReferenceBatch, samples: Sequence[Sample]) -> list[OurFile]:
     files = []
     for sample in (s for s in samples if s.layout == "hash"):
@@ -368,8 +377,7 @@ def our_hash_indexes(b: ReferenceBatch, samples: Sequence[Sample]) -> list[OurFi
         files.append(OurFile(
             "hash", f"ours-{sample.name}", data, partial(_bytes_equal, data, sample.data),
             partial(_equal, "Java's reading", java.result, expected),
-            partial(_equal, "our reading", lambda d=data: ps.read_hash_index(d).tolist(),
-                    expected)))
+            partial(_equal, "our reading", partial(_hash_index_list, data), expected)))
     return files
 
 
@@ -414,7 +422,7 @@ def _probes(column: str, values: Sequence[Any]) -> list[tuple[str, str, tuple[An
     present and absent values, lists, nulls."""
     present = list(dict.fromkeys(v for v in values if v is not None))[:3]
     absent = ABSENT[column]
-    probes = [("equal", "equal", (v,)) for v in [*present, absent]]
+    probes: list[tuple[str, str, tuple[Any, ...]]] = [("equal", "equal", (v,)) for v in [*present, absent]]
     probes += [("not_equal", "not_equal", (present[0],)),
                ("in", "in_", ([present[1], absent],)), ("not_in", "not_in", (present[:2],)),
                ("is_null", "is_null", ()), ("is_not_null", "is_not_null", ())]
@@ -494,7 +502,7 @@ def _container_reads_back(data: bytes, columns: Mapping[str, Mapping[str, bytes 
                           ) -> Iterator[str]:
     """Same columns, index types and blobs in order; every blob opened and checked."""
     model = presenters.parse_container(data, presenters.Types(row_type=ROW_TYPE))
-    yield from check_container(Sample("file-index", "", columns, None), data, model)
+    yield from _same_columns(columns, model)
     yield from presenters.LAYOUTS["file-index"].check(model)
 
 
@@ -584,9 +592,9 @@ def truth(predicate: Predicate, columns: Mapping[str, Sequence[Any]]) -> BitMap:
 
 
 def _answer(result: ps.IndexResult) -> str:
-    kind = presenters.result_kind(result)
-    return "SKIP" if kind == "skip" else "REMAIN" if kind == "remain" else \
-        presenters.count(len(result.rows), "row")
+    if not result.remain:
+        return "SKIP"
+    return "REMAIN" if result.rows is None else presenters.count(len(result.rows), "row")
 
 
 def _verdict(result: ps.IndexResult, matching: BitMap, live: BitMap, exact: bool) -> str:
@@ -603,7 +611,7 @@ def _verdict(result: ps.IndexResult, matching: BitMap, live: BitMap, exact: bool
 
 def where_row(fi: ps.FileIndexFile, columns: Mapping[str, Sequence[Any]], where: str,
               exact: bool, deleted: BitMap | None) -> QueryRow:
-    predicate = parse_where(where, presenters.Types(row_type=ROW_TYPE))
+    predicate = parse_where(where, ROW_TYPE)
     live = BitMap(range(OUR_ROWS)) - (deleted or BitMap())
     matching = truth(predicate, columns) & live
     result = ps.evaluate(fi, predicate, ROW_TYPE, row_count=OUR_ROWS, deletion_vector=deleted)
@@ -642,7 +650,9 @@ def our_deletion_vector(columns: Mapping[str, Sequence[Any]]) -> BitMap:
     """Every DELETED_EVERY-th row, through our writer and reader of a 32-bit DV file."""
     data, ranges = ps.write_deletion_vectors(
         {"data-ours-0.parquet": range(0, OUR_ROWS, DELETED_EVERY)})
-    return ps.read_deletion_vector(data, *ranges["data-ours-0.parquet"])
+    deleted = ps.read_deletion_vector(data, *ranges["data-ours-0.parquet"])
+    assert isinstance(deleted, BitMap), "a 32-bit DV file reads as a BitMap"
+    return deleted
 
 
 def run_queries(container: bytes, columns: Mapping[str, Sequence[Any]]) -> list[QueryRow]:

@@ -157,7 +157,7 @@ _INV31 = pow(31, -1, 1 << 32)
 _STRING_CHUNK = 1 << 16
 
 
-def _string_hashes(strings: list[str]) -> np.ndarray:
+def _string_hashes(strings: Sequence[str] | np.ndarray) -> np.ndarray:
     """``String.hashCode`` of many strings at once, in chunks (to bound memory).
 
     31 is odd, hence invertible mod 2**32: with unit ``u_i`` at position ``i`` of the chunk,
@@ -191,7 +191,7 @@ def _mix_h1(h: np.ndarray, k: np.ndarray) -> np.ndarray:
     return ((h << _U32(13)) | (h >> _U32(19))) * _U32(5) + _U32(0xE6546B64)
 
 
-def _binary_string_hashes(values: list[bytes]) -> np.ndarray:
+def _binary_string_hashes(values: Sequence[bytes] | np.ndarray) -> np.ndarray:
     """``BinaryString.hashCode`` of many byte strings at once: word ``j`` of every string long
     enough is mixed in one step (strings sorted by word count, so they form a prefix)."""
     lengths = np.fromiter(map(len, values), np.int64, len(values))
@@ -224,7 +224,7 @@ def _binary_string_hashes(values: list[bytes]) -> np.ndarray:
     return out.view(np.int32)
 
 
-def java_hash_codes(keys: list[Any], kind: str) -> np.ndarray:
+def java_hash_codes(keys: Sequence[Any] | np.ndarray, kind: str) -> np.ndarray:
     """``hashCode()`` of many keys (this module's representation) as an int32 array."""
     if kind in ("int", "float"):
         return np.array(keys, np.int64).astype(np.int32)

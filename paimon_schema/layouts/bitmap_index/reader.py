@@ -18,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from operator import lt
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from pyroaring import BitMap
@@ -51,7 +51,7 @@ def _java_key(kind: KeyKind, raw: Key) -> Key:
     and Float/Double equality (`floatToIntBits`) makes every NaN the one canonical NaN."""
     if kind == KeyKind.boolean:
         return int(raw != 0)
-    if kind in _FLOAT_BITS:
+    if kind in _FLOAT_BITS and isinstance(raw, int):
         magnitude, infinity, nan = _FLOAT_BITS[kind]
         return nan if raw & magnitude > infinity else raw
     return raw
@@ -285,7 +285,7 @@ class _V1Reader(BitmapIndexReader):
 class _Block(NamedTuple):
     start: int                  # position of the block
     entries: V2Block
-    orders: list[object]        # Java's comparator order of each entry's key
+    orders: list[Any]           # Java's comparator order of each entry's key (all ints or all bytes)
 
 
 class _V2Reader(BitmapIndexReader):
@@ -356,7 +356,7 @@ class _V2Reader(BitmapIndexReader):
         """The head through the generated parser, to locate errors in what it points at."""
         return parsing.parse(lambda io: BitmapIndex(self.codec.kind, io), self._data)
 
-    def _orders(self, raw: list[Key]) -> list[object]:
+    def _orders(self, raw: list[Key]) -> list[Any]:
         """Java's comparator order of stored keys (`readBoolean` takes any non-zero byte as
         true; every NaN is the one canonical NaN, which `order` already makes them)."""
         if self.codec.kind == KeyKind.boolean:
@@ -422,5 +422,5 @@ class _V2Reader(BitmapIndexReader):
     def _records_size(self, keys_: list[Key], tail: int) -> int:
         """Bytes taken by records of `keys_`, each followed by `tail` bytes."""
         if self.codec.kind == KeyKind.string:
-            return sum(map(len, keys_)) + (4 + tail) * len(keys_)
+            return sum(map(self.codec.size, keys_)) + tail * len(keys_)
         return (self.codec.size(0) + tail) * len(keys_)

@@ -207,10 +207,10 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
 
     # Java's order: the distinct keys in order of first occurrence, then the HashMap.
     kind = codec.kind
-    java_keys = [strings[i] for i in group_keys.tolist()] if kind == KeyKind.string else []
+    java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
     arrival = np.argsort(first_rows)
     trailing = len(rows) > 0 and int(first_rows.max()) != int(rows[-1])
-    arrived = [java_keys[i] for i in arrival.tolist()] if kind == KeyKind.string \
+    arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
         else _hash_input(kind, group_keys)[arrival]
     order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
 
@@ -223,7 +223,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     body.append(serialized)
     ends = cursor + np.cumsum(np.where(lengths > 0, lengths, 0))
     offsets = np.where(lengths > 0, ends - lengths, -1 - first_rows[order])
-    ordered_keys = [java_keys[i] for i in order.tolist()] if kind == KeyKind.string \
+    ordered_keys = [java_keys[i] for i in order.tolist()] if strings is not None \
         else _hash_input(kind, group_keys[order]).tolist()
     entries = list(map(tuple.__new__, repeat(_Entry),
                        zip(ordered_keys, offsets.tolist(), lengths.tolist())))
@@ -233,9 +233,10 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         position = np.empty(len(order), np.int64)
         position[order] = np.arange(len(order))
         ordered = [entries[i] for i in position[_java_sorted(kind, group_keys, strings)].tolist()]
-        blocks = _vector_blocks(codec, ordered, index_block_size)
-        if blocks is None:
+        packed = _vector_blocks(codec, ordered, index_block_size)
+        if packed is None:
             return None
+        blocks = packed
     return BitmapLayout(codec, version, num_rows, null_offset, null_length, entries,
                         b"".join(body), blocks)
 
@@ -270,7 +271,7 @@ def serialize_bitmaps(rows: np.ndarray, counts: np.ndarray, starts: np.ndarray |
 def _column(codec: KeyCodec, values: Column) -> _Column | None:
     """Grouping keys of a typed column (`column_values`); None to decline."""
     if values.strings is not None:
-        return _string_column(values)
+        return _string_column(values.strings, values.valid, values.num_rows)
     if values.numbers is None:
         return None
     return _array_column(codec, values.numbers, values.num_rows, values.valid)
@@ -307,12 +308,12 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
     return _Column(num_rows, rows, array.astype(np.int64).view(np.uint64) ^ _SIGN, None)
 
 
-def _string_column(values: Column) -> _Column:
-    """Strings by code (`column_values`: each code one distinct value)."""
-    codes, strings = values.strings
-    rows = np.arange(values.num_rows, dtype=np.int64) if values.valid is None \
-        else np.flatnonzero(values.valid)
-    return _Column(values.num_rows, rows, codes.astype(np.uint64), strings)
+def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
+                   ) -> _Column:
+    """Strings by code (`Column.strings`: each code one distinct value)."""
+    codes, encoded = strings
+    rows = np.arange(num_rows, dtype=np.int64) if valid is None else np.flatnonzero(valid)
+    return _Column(num_rows, rows, codes.astype(np.uint64), encoded)
 
 
 def _group(num_rows: int, rows: np.ndarray, grouping: np.ndarray
@@ -363,8 +364,8 @@ def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
 
 
 def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | None) -> np.ndarray:
-    """Group indices in the order of Java's comparator (spec 2.2)."""
-    if kind == KeyKind.string:
+    """Group indices in the order of Java's comparator (spec 2.2); `strings` as in `_Column`."""
+    if strings is not None:
         return np.array(sorted(range(len(group_keys)),
                                key=[strings[i] for i in group_keys.tolist()].__getitem__), np.int64)
     if kind in (KeyKind.float32, KeyKind.float64):
@@ -383,7 +384,7 @@ def _vector_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[l
         if per_block < 1:
             return None
         return [entries[i:i + per_block] for i in range(0, len(entries), per_block)]
-    needed = 12 + np.fromiter((len(e.key) for e in entries), np.int64, len(entries))
+    needed = 8 + np.fromiter((codec.size(e.key) for e in entries), np.int64, len(entries))
     if int(needed.max()) + 4 > limit:
         return None
     ends = np.cumsum(needed)
@@ -416,7 +417,8 @@ def _records(codec: KeyCodec, keys_: list[Key], *columns: Iterable[int]) -> tupl
         for i, column in enumerate(columns):
             table[f"c{i}"] = np.fromiter(column, np.int64, count)
         return table.view(np.uint8), np.full(count, dtype.itemsize, np.int64)
-    lengths = np.fromiter(map(len, keys_), np.int64, count)
+    strings = keys.string_keys(keys_)
+    lengths = np.fromiter(map(len, strings), np.int64, count)
     sizes = 4 + lengths + 4 * len(columns)
     starts = np.cumsum(sizes) - sizes
     out = np.empty(int(sizes.sum()), np.uint8)
@@ -427,7 +429,7 @@ def _records(codec: KeyCodec, keys_: list[Key], *columns: Iterable[int]) -> tupl
             np.uint8).reshape(-1, 4)
 
     out[spread] = lengths.astype(">i4").view(np.uint8).reshape(-1, 4)
-    text = np.frombuffer(b"".join(keys_), np.uint8)
+    text = np.frombuffer(b"".join(strings), np.uint8)
     key_starts = np.cumsum(lengths) - lengths
     out[np.repeat(starts + 4 - key_starts, lengths) + np.arange(len(text))] = text
     for i, column in enumerate(columns):
@@ -470,7 +472,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
     head_size = _HEAD.size + (4 if has_null else 0)
 
     def key(k: Key) -> dict:
-        return {"value": {"len_value": len(k), "value": k} if codec.kind == KeyKind.string else k}
+        return {"value": {"len_value": len(k), "value": k} if isinstance(k, bytes) else k}
 
     def body_bitmap(offset: int, length: int) -> bytes:
         return layout.body[offset:offset + length]
@@ -482,7 +484,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
                               if e.offset >= 0 else None} for e in layout.entries],
                  "body_mark": {"ofs": body_start},
                  "null_bitmap": _roaring_model(body_bitmap(0, layout.null_length))
-                 if has_null and layout.null_offset >= 0 else None}
+                 if layout.null_offset is not None and layout.null_offset >= 0 else None}
     else:
         block_sizes = [4 + sum(8 + codec.size(e.key) for e in block) for block in layout.blocks]
         secondary_size = sum(codec.size(block[0].key) + 4 for block in layout.blocks)
@@ -499,7 +501,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
                  "len_index_blocks": sum(block_sizes),
                  "index_blocks_mark": {"ofs": index_start},
                  "null_bitmap": body_bitmap(0, layout.null_length)
-                 if has_null and layout.null_offset >= 0 else None}
+                 if layout.null_offset is not None and layout.null_offset >= 0 else None}
     model = {"version": layout.version, "num_rows": layout.num_rows, "num_keys": len(layout.entries),
              "has_null": int(has_null), "ofs_null_bitmap": layout.null_offset, "index": index}
     return _codec(int(codec.kind)).build(model)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
 
 import xxhash
 
@@ -70,15 +71,26 @@ def hash_function(data_type: DataType) -> Callable[[object], int]:
     """
     root = data_type.root
     if root in _LONG_HASHED:
-        return lambda value: wang64(types.internal(data_type, value))
+        return lambda value: wang64(_internal(data_type, value, int))
     if root == "FLOAT":
-        return lambda value: wang64(_float_to_int_bits(types.internal(data_type, value)))
+        return lambda value: wang64(_float_to_int_bits(_internal(data_type, value, float)))
     if root == "DOUBLE":
         return lambda value: wang64(
-            types.float_bits(types.internal(data_type, value), 64, canonical=True))
+            types.float_bits(_internal(data_type, value, float), 64, canonical=True))
     if data_type.is_string or data_type.is_binary:
-        return lambda value: xxh64(types.internal(data_type, value))
+        return lambda value: xxh64(_internal(data_type, value, bytes))
     raise SchemaError(f"the bloom-filter index does not support {data_type}")
+
+
+_T = TypeVar("_T", int, float, bytes)
+
+
+def _internal(data_type: DataType, value: object, kind: type[_T]) -> _T:
+    """`types.internal` of a non-null value, as the Python type it gives for `data_type`."""
+    internal = types.internal(data_type, value)
+    if not isinstance(internal, kind):
+        raise SchemaError(f"{value!r} for {data_type} has no {kind.__name__} value")
+    return internal
 
 
 def _float_to_int_bits(value: float) -> int:

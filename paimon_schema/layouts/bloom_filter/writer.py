@@ -73,7 +73,7 @@ def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int
         hashes = np.fromiter(map(hashing.xxh64, distinct), np.int64, len(distinct))
         kernel.add_hashes(bitset, hashes[codes], k, num_bits)
         return
-    hashes = np.array([hash_of(v) for v in column.rows if v is not None], dtype=np.int64)
+    hashes = np.array([hash_of(v) for v in column.python_rows() if v is not None], dtype=np.int64)
     kernel.add_hashes(bitset, hashes, k, num_bits)
 
 

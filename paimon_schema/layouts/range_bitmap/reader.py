@@ -222,6 +222,7 @@ class RangeBitmapIndexReader(FileIndexReader):
 
     def _bounds(self, probe: Any) -> tuple[int, int]:
         """Java's `compare(key, min)` and `compare(key, max)`, as signs."""
+        assert self._min is not None and self._max is not None, "only asked with keys (num_keys > 0)"
         low, high = self._codec.order(self._min), self._codec.order(self._max)
         return (probe > low) - (probe < low), (probe > high) - (probe < high)
 
@@ -418,7 +419,7 @@ class RangeBitmapIndexReader(FileIndexReader):
     def _key_starts(self, blob: ChunkKeys) -> list[int]:
         """Where each key starts, from the first key."""
         if self._codec.kind == KeyKind.string:
-            return list(accumulate((4 + len(k) for k in blob.keys), initial=0))[:-1]
+            return list(accumulate(map(self._codec.size, blob.keys), initial=0))[:-1]
         size = self._codec.size(0)
         return list(range(0, size * len(blob.keys), size))
 
@@ -501,5 +502,5 @@ class _LazySlices(Sequence[BitMap]):
     def __len__(self) -> int:
         return self._reader._bsi.num_slices
 
-    def __getitem__(self, i):  # type: ignore[override]
+    def __getitem__(self, i):
         return self._reader._slice(i)

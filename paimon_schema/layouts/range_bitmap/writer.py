@@ -21,6 +21,7 @@ from paimon_schema.layouts.paimon_common import (
     KeyCodec,
     KeyKind,
     range_bitmap_keys,
+    string_keys,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
 from paimon_schema.values import options, types
@@ -60,7 +61,7 @@ def write_with_codec(data_type: str | DataType, values: Iterable[Any], *,
     keys, codes = _row_codes(codec, values)
     dictionary = _dictionary_model(codec, keys, limit)
     bsi = _bsi_model(codes, len(keys))
-    header = {"version": 1, "num_rows": len(codes), "num_keys": len(keys),
+    header: dict[str, Any] = {"version": 1, "num_rows": len(codes), "num_keys": len(keys),
               "min_key": _key(codec, keys[0]) if keys else None,
               "max_key": _key(codec, keys[-1]) if keys else None,
               "len_dictionary": _dictionary_length(dictionary)}
@@ -103,7 +104,7 @@ def _codec(kind: int) -> Any:
 
 
 def _key(codec: KeyCodec, key: Key) -> dict[str, Any]:
-    if codec.kind == KeyKind.string:
+    if isinstance(key, bytes):      # the string kind
         return {"value": {"len_value": len(key), "value": key}}
     return {"value": key}
 
@@ -116,8 +117,8 @@ def _dictionary_model(codec: KeyCodec, keys: list[Key], limit: int) -> dict[str,
     for code, key in enumerate(keys):
         size = codec.size(key)
         if chunks:
-            others = len(chunks[-1][1]) - 1
-            if size <= limit - used and (not variable or 4 <= limit - 4 * others):
+            num_others = len(chunks[-1][1]) - 1
+            if size <= limit - used and (not variable or 4 <= limit - 4 * num_others):
                 chunks[-1][1].append(key)
                 used += size
                 continue
@@ -180,7 +181,7 @@ def _vector_codes(codec: KeyCodec, column: Any) -> tuple[list[Key], np.ndarray] 
     if not isinstance(column, Column):
         column = column_values(codec.data_type, column)
     if column.strings is not None:
-        return _string_codes(column)
+        return _string_codes(column.strings, column.valid, column.num_rows)
     if column.numbers is None:
         return None
     return _array_codes(codec, column.numbers, column.valid)
@@ -237,23 +238,24 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
     return keys_, inner
 
 
-def _string_codes(column: Column) -> tuple[list[Key], np.ndarray]:
-    """Strings by code (`column_values`), then by rank of their bytes."""
-    inner, encoded = column.strings
+def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
+                  ) -> tuple[list[Key], np.ndarray]:
+    """Strings by code (`Column.strings`), then by rank of their bytes."""
+    inner, encoded = strings
     ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
     rank = np.empty(len(encoded), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    if column.valid is None:
+    if valid is None:
         return [encoded[i] for i in ranked], rank[inner]
-    codes = np.full(column.num_rows, -1, np.int64)
-    codes[column.valid] = rank[inner]
+    codes = np.full(num_rows, -1, np.int64)
+    codes[valid] = rank[inner]
     return [encoded[i] for i in ranked], codes
 
 
 def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
     """Keys encoded back to back (spec 3.1)."""
     if codec.kind == KeyKind.string:
-        return _string_records(keys_)[0].tobytes()
+        return _string_records(string_keys(keys_))[0].tobytes()
     return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
 
 
@@ -283,14 +285,15 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         offsets = (np.arange(len(firsts), dtype=np.int64) * header.itemsize).astype(">i4")
         chunk_bytes = chunks.tobytes()
     else:
-        firsts = _string_chunk_starts(keys_, limit)
-        records, sizes = _string_records(keys_)
+        strings = string_keys(keys_)
+        firsts = _string_chunk_starts(strings, limit)
+        records, sizes = _string_records(strings)
         starts = np.cumsum(sizes) - sizes
         ends = np.append(firsts[1:], count_)
         others = ends - firsts - 1
         record_bytes = np.append(starts, len(records))[ends] - starts[firsts] - sizes[firsts]
         blob_sizes = 4 * others + record_bytes
-        heads, head_sizes = _string_records([keys_[i] for i in firsts.tolist()], b"\x01",
+        heads, head_sizes = _string_records([strings[i] for i in firsts.tolist()], b"\x01",
                                             firsts, np.cumsum(blob_sizes) - blob_sizes, others,
                                             4 * others, record_bytes)
         offsets = (np.cumsum(head_sizes) - head_sizes).astype(">i4")

@@ -408,7 +408,7 @@ def encode_value(value: Any, data_type: str) -> Any:
             return {"millis": str(int(value["millis"])), "nanos": int(value.get("nanos", 0))}
         if isinstance(value, _dt.datetime):
             if value.tzinfo is not None:
-                value = value.astimezone(_dt.UTC).replace(tzinfo=None)
+                value = value.astimezone(_dt.timezone.utc).replace(tzinfo=None)
             delta = value - _EPOCH
             micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
         elif isinstance(value, int) and not isinstance(value, bool):
