@@ -33,8 +33,7 @@ import fastavro
 import pyarrow.fs as pafs
 
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.layouts.binary_row import decode_binary_row
-from paimon_schema.table.binary_row import encode_binary_row
+from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row
 from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
 
 __all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "check_format", "commit", "create_new",
