@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import fastavro
 import pyarrow.fs as pafs
@@ -148,6 +148,14 @@ def check_format(data_file: DataFile) -> None:
                          f"(only {', '.join(READABLE_FORMATS)})")
 
 
+@overload
+def where_predicate(where: Predicate | str) -> Predicate: ...
+
+
+@overload
+def where_predicate(where: Predicate | str | None) -> Predicate | None: ...
+
+
 def where_predicate(where: Predicate | str | None) -> Predicate | None:
     if isinstance(where, str):
         from paimon_schema.query.sql import parse_sql
@@ -236,7 +244,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
                          f"supported (zstd, snappy, deflate, none)")
     manifest_dir = os.path.join(root, "manifest")
     names = _Names()
-    partition_types = [schema.field(k).type for k in schema.partition_keys]
+    partition_types = schema.partition_types
 
     def write_avro(step: str, name: str, avro_schema: dict, records: Sequence[dict]) -> int:
         buffer = io.BytesIO()
@@ -248,7 +256,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
 
     previous = table._avro(table._join("manifest", base.base_manifest_list)) + \
         table._avro(table._join("manifest", base.delta_manifest_list))
-    if len(previous) >= int(schema.option("manifest.merge-min-count", MERGE_MIN_COUNT)):
+    if len(previous) >= int(schema.option("manifest.merge-min-count", str(MERGE_MIN_COUNT))):
         # Java's full compaction of manifests: the live files in one manifest, so that a table
         # written by many commits still plans from few files
         live = table.live_entries(base)
