@@ -10,8 +10,7 @@ from pathlib import Path
 import fastavro
 import pytest
 
-from paimon_schema.table.binary_row import encode_binary_row
-from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row
 from paimon_schema.table.metadata import Table
 
 

@@ -43,7 +43,7 @@ def _spark_filter(f: Any) -> Predicate | None:
                     "LessThan": "less_than", "LessThanOrEqual": "less_or_equal"}[name]
         return Leaf(function, column, (value,))
     if name == "In":
-        return Leaf("in_", column, tuple(value))
+        return None if value is None else Leaf("in_", column, tuple(value))
     if name == "IsNull":
         return Leaf("is_null", column)
     if name == "IsNotNull":

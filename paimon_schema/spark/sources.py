@@ -24,8 +24,12 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
+from numpy.typing import NDArray
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from paimon_schema.layouts.bitmap_index.reader import BitmapIndexReader
+from paimon_schema.layouts.bsi_index import BsiIndexReader
+from paimon_schema.layouts.range_bitmap.reader import RangeBitmapIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, open_index
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
@@ -149,7 +153,7 @@ class _PaimonReader(DataSourceReader):
         return [_Partition((tasks, schema)) for tasks in splits(plan.tasks, plan.table_schema)] \
             or [_Partition(None)]
 
-    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
         tasks, schema = partition.value
@@ -230,7 +234,7 @@ class _DeletionVectorsReader(DataSourceReader):
                     (f.partition_path, f.bucket, f.file_name, f.deletion_file))
         return [_Partition(("table", table, items)) for items in by_index.values()] or [_Partition(None)]
 
-    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
         import paimon_schema as ps
@@ -256,15 +260,16 @@ class _DeletionVectorsReader(DataSourceReader):
 
     def _batch(self, items: list[tuple]) -> pa.RecordBatch:
         columns: dict[str, list] = {name: [] for name in _DV_SCHEMA.names}
-        positions = []
+        positions: list[NDArray[np.int64]] = []
         for partition_path, bucket, file_name, index_file, offset, length, is64, bitmap in items:
-            values = np.asarray(bitmap.to_array(), dtype=np.int64) if self.explode else None
-            repeat = len(values) if self.explode else 1
+            repeat = 1
+            if self.explode:
+                values = np.asarray(bitmap.to_array(), dtype=np.int64)
+                positions.append(values)
+                repeat = len(values)
             for name, value in zip(_DV_SCHEMA.names, (partition_path, bucket, file_name, index_file,
                                                        offset, length, len(bitmap), is64)):
                 columns[name].extend([value] * repeat)
-            if self.explode:
-                positions.append(values)
         arrays = [pa.array(columns[f.name], f.type) for f in _DV_SCHEMA]
         schema = _DV_SCHEMA
         if self.explode:
@@ -327,7 +332,7 @@ class _FileIndexReader(DataSourceReader):
                  if f.embedded_index is not None or f.index_sidecar is not None]
         return [_Partition((table, f)) for f in files] or [_Partition(None)]
 
-    def read(self, partition: _Partition) -> Iterator[pa.RecordBatch]:
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
         table, data_file = partition.value
@@ -364,16 +369,18 @@ def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) 
     if blob is None or data_type is None or index_type not in INDEX_TYPES:
         return empty
     reader = open_index(index_type, blob, data_type)
-    if index_type == "bloom-filter":
-        return empty
-    nulls = len(reader.null_rows)
-    if index_type == "bsi":
-        summary = (reader.num_rows, None, nulls)
-        pairs = _group(reader.values()) if values else None
-    else:
-        distinct = len(reader) if index_type == "bitmap" else reader.num_keys
+    pairs: list[tuple[Any, list[int]]]
+    if isinstance(reader, BsiIndexReader):
+        nulls = len(reader.null_rows)
+        summary: tuple[int | None, int | None, int] = (reader.num_rows, None, nulls)
+        pairs = _group(reader.values()) if values else []
+    elif isinstance(reader, (BitmapIndexReader, RangeBitmapIndexReader)):
+        nulls = len(reader.null_rows)
+        distinct = len(reader) if isinstance(reader, BitmapIndexReader) else reader.num_keys
         summary = (reader.num_rows, distinct, nulls)
-        pairs = [(v, list(rows)) for v, rows in reader.items()] if values else None
+        pairs = [(v, list(rows)) for v, rows in reader.items()] if values else []
+    else:   # a bloom filter records none of them
+        return empty
     if not values:
         return summary
     rows = [{"value": None if v is None else str(v), "rows": r} for v, r in pairs]

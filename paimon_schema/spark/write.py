@@ -44,6 +44,7 @@ def rewrite_file_index(spark: Any, table: Any, columns: Mapping[str, str | Seque
     containers: list[bytes | None] = [None] * len(tasks)
     for row in rows:
         containers[row["id"]] = bytes(row["container"])
-    if any(c is None for c in containers):
+    returned = [c for c in containers if c is not None]
+    if len(returned) != len(containers):
         raise RuntimeError("the Spark job returned no container for some data files")
-    return commit_rewrite(plan, containers)
+    return commit_rewrite(plan, returned)

@@ -39,9 +39,9 @@ def arrow_type(raw: str | dict, *, spark: bool = False) -> pa.DataType:
     root = type_root(raw)
     if root in ("ARRAY", "MULTISET", "MAP", "ROW"):
         return _nested(raw, spark)
-    dtype = DataType.parse(raw) if root not in ("VARIANT", "BLOB") else None
-    if dtype is None:
+    if root in ("VARIANT", "BLOB") or not isinstance(raw, str):
         raise TableError(f"columns of type {root} are not supported")
+    dtype = DataType.parse(raw)
     if dtype.root in _SIMPLE:
         return _SIMPLE[dtype.root][0]
     if dtype.root == "DECIMAL":
@@ -51,6 +51,7 @@ def arrow_type(raw: str | dict, *, spark: bool = False) -> pa.DataType:
             raise TableError("TIME columns are not supported by the Spark sources")
         return pa.time32("ms")
     if dtype.is_timestamp:
+        assert dtype.precision is not None                 # DataType.parse gives every TIMESTAMP one
         unit = "us" if spark else _unit(dtype.precision)
         return pa.timestamp(unit, tz="UTC" if dtype.root == "TIMESTAMP_LTZ" else None)
     raise TableError(f"columns of type {raw} are not supported")
@@ -76,16 +77,18 @@ def _nested(raw: Any, spark: bool) -> pa.DataType:
 def spark_ddl(raw: str | dict) -> str:
     """The Spark SQL type of a Paimon type."""
     root = type_root(raw)
-    if root == "ARRAY":
-        return f"ARRAY<{spark_ddl(raw['element'])}>"
-    if root == "MULTISET":
-        return f"MAP<{spark_ddl(raw['element'])}, INT>"
-    if root == "MAP":
-        return f"MAP<{spark_ddl(raw['key'])}, {spark_ddl(raw['value'])}>"
-    if root == "ROW":
-        return "STRUCT<" + ", ".join(f"{quote(f['name'])}: {spark_ddl(f['type'])}"
-                                     for f in raw["fields"]) + ">"
+    if isinstance(raw, dict):
+        if root == "ARRAY":
+            return f"ARRAY<{spark_ddl(raw['element'])}>"
+        if root == "MULTISET":
+            return f"MAP<{spark_ddl(raw['element'])}, INT>"
+        if root == "MAP":
+            return f"MAP<{spark_ddl(raw['key'])}, {spark_ddl(raw['value'])}>"
+        if root == "ROW":
+            return "STRUCT<" + ", ".join(f"{quote(f['name'])}: {spark_ddl(f['type'])}"
+                                         for f in raw["fields"]) + ">"
     arrow_type(raw, spark=True)                       # rejects what Spark cannot take
+    assert isinstance(raw, str)                       # arrow_type refuses other atomic types
     dtype = DataType.parse(raw)
     if dtype.root in _SIMPLE:
         return _SIMPLE[dtype.root][1]

@@ -27,14 +27,13 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 import fastavro
 import pyarrow.fs as pafs
 
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.layouts.binary_row import decode_binary_row
-from paimon_schema.table.binary_row import encode_binary_row
+from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row
 from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
 
 __all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "check_format", "commit", "create_new",
@@ -149,6 +148,14 @@ def check_format(data_file: DataFile) -> None:
                          f"(only {', '.join(READABLE_FORMATS)})")
 
 
+@overload
+def where_predicate(where: Predicate | str) -> Predicate: ...
+
+
+@overload
+def where_predicate(where: Predicate | str | None) -> Predicate | None: ...
+
+
 def where_predicate(where: Predicate | str | None) -> Predicate | None:
     if isinstance(where, str):
         from paimon_schema.query.sql import parse_sql
@@ -237,7 +244,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
                          f"supported (zstd, snappy, deflate, none)")
     manifest_dir = os.path.join(root, "manifest")
     names = _Names()
-    partition_types = [schema.field(k).type for k in schema.partition_keys]
+    partition_types = schema.partition_types
 
     def write_avro(step: str, name: str, avro_schema: dict, records: Sequence[dict]) -> int:
         buffer = io.BytesIO()
@@ -249,7 +256,7 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
 
     previous = table._avro(table._join("manifest", base.base_manifest_list)) + \
         table._avro(table._join("manifest", base.delta_manifest_list))
-    if len(previous) >= int(schema.option("manifest.merge-min-count", MERGE_MIN_COUNT)):
+    if len(previous) >= int(schema.option("manifest.merge-min-count", str(MERGE_MIN_COUNT))):
         # Java's full compaction of manifests: the live files in one manifest, so that a table
         # written by many commits still plans from few files
         live = table.live_entries(base)

@@ -52,9 +52,9 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
                       ) -> tuple[Any, dict[tuple[str, int, str], np.ndarray]]:
     """(the read plan, {(partition path, bucket, file name): positions matching `where`}),
     files pruned by partition and index as a read would (deleted rows included)."""
-    where = where_predicate(where)
-    plan = plan_read(table, where, snapshot, columns=[], with_filter_columns=True)
-    expression = preds.to_arrow(where, plan.schema)
+    predicate = where_predicate(where)
+    plan = plan_read(table, predicate, snapshot, columns=[], with_filter_columns=True)
+    expression = preds.to_arrow(predicate, plan.schema)
     out = {}
 
     def positions(task: Any) -> np.ndarray:
@@ -107,11 +107,16 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
         if not bitmap64 and positions.max() > MAX_32_BIT_POSITION:
             raise TableError(f"{data_file.path}: row {positions.max()} does not fit a 32-bit "
                              f"deletion vector (set 'deletion-vectors.bitmap64' = 'true')")
-        new = BitMap64(positions.astype(np.uint64)) if bitmap64 else BitMap(positions.astype(np.uint32))
         old = tab.deletion_vector(data_file) if data_file.deletion_file else None
-        if old is not None and type(old) is not type(new):
-            old = type(new)(old)
-        merged = new | old if old is not None else new
+        merged: BitMap | BitMap64
+        if bitmap64:
+            merged = BitMap64(positions.astype(np.uint64))
+            if old is not None:
+                merged |= old if isinstance(old, BitMap64) else BitMap64(old)
+        else:
+            merged = BitMap(positions.astype(np.uint32))
+            if old is not None:
+                merged |= old if isinstance(old, BitMap) else BitMap(old)
         added = len(merged) - (len(old) if old is not None else 0)
         if added == 0:
             continue

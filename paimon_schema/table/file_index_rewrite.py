@@ -131,8 +131,8 @@ def build_container(task: IndexTask) -> bytes:
             raise FormatError(f"the file index of {task.path} is corrupt (rewrite it with "
                               f"replace=True): {exc.reason}", offset=exc.offset,
                               path=exc.path) from exc
-        for name, indexes in kept.columns.items():
-            built[name] = dict(indexes)
+        for name, stored in kept.columns.items():
+            built[name] = dict(stored)
     for name, data_type, indexes in task.columns:
         values = _values(table.column(name))
         column = built.setdefault(name, {})

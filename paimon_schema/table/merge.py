@@ -207,6 +207,8 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
     where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
     try:
         container = tab.file_index(data_file)
+        if container is None:               # not reached: the data file has an index
+            return None
         dv = tab.deletion_vector(data_file) if data_file.deletion_file else None
         return evaluate(container, predicate, row_type, row_count=data_file.row_count,
                         deletion_vector=dv)

@@ -30,7 +30,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, cast, overload
 
 import fastavro
 import pyarrow.fs as pafs
@@ -87,7 +87,10 @@ class DataField:
 def type_root(raw: str | dict) -> str:
     """The type's name without parameters or nullability: `INT`, `DECIMAL`, `ROW`, ..."""
     text = raw if isinstance(raw, str) else raw.get("type", "")
-    return re.match(r"\s*([A-Za-z_]+)", text).group(1).upper()
+    match = re.match(r"\s*([A-Za-z_]+)", text)
+    if match is None:
+        raise TableError(f"unreadable data type {raw!r}")
+    return match.group(1).upper()
 
 
 @dataclass(frozen=True)
@@ -125,8 +128,26 @@ class TableSchema:
             raise SchemaError(f"no column {name!r} in schema {self.id} "
                               f"(columns: {', '.join(f.name for f in self.fields)})") from None
 
+    @overload
+    def option(self, key: str, default: str) -> str: ...
+
+    @overload
+    def option(self, key: str, default: None = None) -> str | None: ...
+
     def option(self, key: str, default: str | None = None) -> str | None:
         return self.options.get(key, default)
+
+    @cached_property
+    def partition_types(self) -> list[str]:
+        """The partition keys' types, as BinaryRow reads and writes them (atomic types only:
+        Paimon partitions by atomic columns)."""
+        types = []
+        for key in self.partition_keys:
+            raw = self.field(key).type
+            if not isinstance(raw, str):
+                raise TableError(f"partition key {key!r} has the nested type {type_root(raw)}")
+            types.append(raw)
+        return types
 
     def flag(self, key: str) -> bool:
         return str(self.options.get(key, "false")).strip().lower() == "true"
@@ -403,7 +424,8 @@ class Table:
 
         raw = self.read_bytes(path)
         try:
-            return [r for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
+            # fastavro types a datum as any Avro value; manifests and their lists are records
+            return [cast(dict, r) for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
         except Exception as exc:        # fastavro raises many types on bad input
             raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
 
@@ -446,6 +468,12 @@ class Table:
                 return candidate
         ids = self._ids("snapshot", "snapshot-")
         return max(ids) if ids else None
+
+    @overload
+    def snapshot(self, snapshot_id: int) -> Snapshot: ...
+
+    @overload
+    def snapshot(self, snapshot_id: None = None) -> Snapshot | None: ...
 
     def snapshot(self, snapshot_id: int | None = None) -> Snapshot | None:
         """A snapshot by id, or the latest (None for a table without commits)."""
@@ -554,7 +582,7 @@ class Table:
         return out
 
     def _partition(self, raw: bytes, schema: TableSchema) -> tuple[dict[str, Any], str]:
-        types = [schema.field(k).type for k in schema.partition_keys]
+        types = schema.partition_types
         values = decode_binary_row(raw, types) if types else ()
         legacy = schema.flag("partition.legacy-name") if "partition.legacy-name" in schema.options else True
         default = schema.option("partition.default-name", DEFAULT_PARTITION_NAME)
@@ -657,7 +685,7 @@ class Table:
         """The files a batch read of the snapshot (default: the latest) reads, or TableError
         for a table this library cannot merge."""
         snap = self.snapshot(snapshot)
-        schema = self.schema(None if snapshot is None else snap.schema_id)
+        schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
         live = tuple(sorted(self.data_files(snap),

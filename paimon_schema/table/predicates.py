@@ -50,6 +50,7 @@ def leaves(predicate: Predicate) -> Iterable[Leaf]:
     if isinstance(predicate, Leaf):
         yield predicate
     else:
+        assert isinstance(predicate, (And, Or))
         for child in predicate.children:
             yield from leaves(child)
 
@@ -70,8 +71,9 @@ def check_columns(predicate: Predicate, schema: TableSchema) -> None:
 def _map(predicate: Predicate, leaf_fn: Callable[[Leaf], Predicate]) -> Predicate:
     if isinstance(predicate, Leaf):
         return leaf_fn(predicate)
+    assert isinstance(predicate, (And, Or))
     children = tuple(_map(c, leaf_fn) for c in predicate.children)
-    return type(predicate)(children)
+    return And(children) if isinstance(predicate, And) else Or(children)
 
 
 # ------------------------------------------------------------------------------ per file
@@ -160,7 +162,7 @@ def _coerce(value: Any, dtype: DataType) -> Any:
         if isinstance(value, (int, np.integer)):
             number = int(value)
         elif isinstance(value, (float, decimal.Decimal)) and math.isfinite(value) and value == int(value) \
-                and abs(value) < _MAX_EXACT_INT:
+                and abs(int(value)) < _MAX_EXACT_INT:
             number = int(value)
         else:
             raise _Unusable
@@ -179,8 +181,9 @@ def _coerce(value: Any, dtype: DataType) -> Any:
             value = decimal.Decimal(int(value))
         if not isinstance(value, decimal.Decimal) or not value.is_finite():
             raise _Unusable
-        if value.as_tuple().exponent < -dtype.scale \
-                and value != value.quantize(decimal.Decimal(1).scaleb(-dtype.scale)):
+        exponent = value.as_tuple().exponent
+        assert isinstance(exponent, int) and dtype.scale is not None    # finite; DECIMAL has a scale
+        if exponent < -dtype.scale and value != value.quantize(decimal.Decimal(1).scaleb(-dtype.scale)):
             raise _Unusable
     elif dtype.is_string:
         if not isinstance(value, str):
@@ -240,6 +243,7 @@ def partition_verdict(predicate: Predicate, partition: Mapping[str, Any]) -> boo
     if isinstance(predicate, Or):
         verdicts = [partition_verdict(c, partition) for c in predicate.children]
         return True if True in verdicts else False if all(v is False for v in verdicts) else None
+    assert isinstance(predicate, Leaf)
     if predicate.column not in partition:
         return None
     try:
@@ -415,6 +419,7 @@ def _fold(predicate: Predicate, leaf_fn: Callable[[Leaf], Any]) -> Any:
     `leaf_fn`, joined with their `&` and `|`."""
     if isinstance(predicate, Leaf):
         return leaf_fn(predicate)
+    assert isinstance(predicate, (And, Or))
     parts = [_fold(child, leaf_fn) for child in predicate.children]
     return _and(parts) if isinstance(predicate, And) else _or(parts)
 

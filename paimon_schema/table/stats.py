@@ -65,11 +65,14 @@ def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, Colum
     if names is None:
         names = data_file.write_cols or tuple(f.name for f in file_schema.fields)
     fields = [file_schema.by_name.get(name) for name in names]
-    if any(f is None for f in fields) or (null_counts is not None and len(null_counts) != len(fields)):
+    if null_counts is not None and len(null_counts) != len(fields):
         return {}
-    types = [f.atomic_type for f in fields]
-    if any(t is None for t in types):       # nested columns: no statistics Paimon keeps
-        return {}
+    types: list[DataType] = []
+    for field in fields:
+        dtype = None if field is None else field.atomic_type
+        if dtype is None:                   # unknown or nested columns: no statistics Paimon keeps
+            return {}
+        types.append(dtype)
     try:
         lows = decode_binary_row(minimum, types) if minimum else (None,) * len(types)
         highs = decode_binary_row(maximum, types) if maximum else (None,) * len(types)

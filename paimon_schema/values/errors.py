@@ -8,8 +8,11 @@ class FormatError(ValueError):
 
     `offset` is the byte offset (relative to the bytes handed to the function) where the problem
     was found, or None when it is not located in the bytes; `path` names the field by its .ksy
-    ids, e.g. ``bins[3].checksum``.
+    ids, e.g. ``bins[3].checksum``. `file` names the file the bytes came from where the
+    raiser knows it (a table read names the corrupt sidecar or manifest entry).
     """
+
+    file: str | None = None
 
     def __init__(self, message: str, *, offset: int | None = None, path: str = "") -> None:
         self.reason = message
