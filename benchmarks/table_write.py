@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -77,41 +78,34 @@ def main() -> None:
         spark = None if args.no_spark else spark_session()
         copies = iter(range(10**6))
 
-        def fresh() -> Path:
-            target = Path(tmp) / f"copy{next(copies)}" / f"{DATABASE}.db" / NAME
-            shutil.copytree(base, target)
-            return target
+        def timed(action: Callable[[Path], Any], check: Callable[[Path, Any], bool]) -> Callable[[], float]:
+            """`action` on a fresh copy of the table, timed alone; then its result checked."""
+            def run() -> float:
+                path = Path(tmp) / f"copy{next(copies)}" / f"{DATABASE}.db" / NAME
+                shutil.copytree(base, path)
+                start = time.perf_counter()
+                result = action(path)
+                took = time.perf_counter() - start
+                assert check(path, result), (path, result)
+                return took
+            return run
 
-        def python() -> float:
-            path = fresh()
-            start = time.perf_counter()
-            result = ps.rewrite_file_index(path, INDEXES)
-            took = time.perf_counter() - start
-            assert result.files == args.files
-            assert all(f.index_stored for f in Table.open(path).data_files())
-            return took
+        def indexed(path: Path, result: Any) -> bool:
+            return result.files == args.files and all(f.index_stored for f in Table.open(path).data_files())
 
-        def spark_job() -> float:
+        def spark_job(path: Path) -> Any:
             from paimon_schema import spark as ps_spark
 
-            path = fresh()
-            start = time.perf_counter()
-            result = ps_spark.rewrite_file_index(spark, str(path), INDEXES)
-            took = time.perf_counter() - start
-            assert result.files == args.files
-            return took
+            return ps_spark.rewrite_file_index(spark, str(path), INDEXES)
 
-        def delete() -> float:
-            path = fresh()
-            start = time.perf_counter()
-            result = ps.delete_where(path, DELETE)
-            took = time.perf_counter() - start
-            assert read_arrow(path).num_rows == rows_kept == args.rows - result.rows_deleted
-            return took
+        python = timed(lambda path: ps.rewrite_file_index(path, INDEXES), indexed)
+        delete = timed(lambda path: ps.delete_where(path, DELETE),
+                       lambda path, result: read_arrow(path).num_rows == rows_kept
+                       == args.rows - result.rows_deleted)
 
         runs: dict[str, Callable[[], float]] = {"rewrite_file_index (Python)": python}
         if spark is not None:
-            runs["rewrite_file_index (Spark job)"] = spark_job
+            runs["rewrite_file_index (Spark job)"] = timed(spark_job, indexed)
         runs["delete_where"] = delete
         times = {name: float("inf") for name in runs}
         for _ in range(args.repeat):                  # interleaved rounds, best of each
