@@ -8,13 +8,13 @@ under a filter, ruled out by its file indexes) are read on the driver and droppe
 JVM, with no row moving through Python: `KeepRows`, a Java UDF over `_metadata.file_size` and
 `_metadata.row_index` (`jvm_filter`: compiled once against Spark's jars, its payload the
 files' dropped rows as RoaringBitmaps). Spark's vectorized reader gives `file_size` as a
-per-file constant, so a file is told from the others of its scan by its size; files of equal
-size go to separate scans. Where the UDF cannot be had (Spark Connect, no `javac`) a broadcast
-left join on (file size, row // 64) with a table of 64-bit dropped-row words does the same,
-slower. Measured on 2M rows with 30 % deleted (benchmarks/spark_read.py, quiet machine): the
-filtered scan runs as fast as a plain scan, but the whole read takes 1.3-1.8x one, the rest
-being planning on the driver (manifests, vectors, ~250 py4j round trips); the join 2-3x, the
-Arrow UDF this replaced 2.6-3x.
+per-file constant, so a file is told from the others of its scan by its size; where two files
+share a size, the filter keys on `_metadata.file_name` instead (a string per row, dearer).
+Where the UDF cannot be had (Spark Connect, no `javac`) a broadcast left join on (file size,
+row // 64) with a table of 64-bit dropped-row words does the same, slower. Measured on 2M rows
+with 30 % deleted (benchmarks/spark_read.py, quiet machine): the filtered scan runs as fast as
+a plain scan, but the whole read takes 1.3-1.8x one, the rest being planning on the driver
+(manifests, vectors, ~250 py4j round trips); the join 2-3x, the Arrow UDF this replaced 2.6-3x.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
