@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import struct
 from collections.abc import Sequence
 from typing import Any
 
+from paimon_schema.generated import binary_row_codec
 from paimon_schema.generated.binary_row import BinaryRow
 from paimon_schema.runtime import kaitai
 from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 
 __all__ = ["decode_binary_row", "encode_binary_row"]
@@ -56,7 +59,7 @@ def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any
         slot = kaitai.field_start(parsed, "slots", i) - ARITY_FIELD
         try:
             values.append(_value(row, slot, DataType.parse(raw_type)))
-        except (struct.error, IndexError, ValueError) as exc:
+        except (struct.error, IndexError, ValueError, OverflowError) as exc:
             if isinstance(exc, FormatError):
                 raise
             raise FormatError(f"field {i} does not decode as {raw_type}: {exc}",
@@ -123,75 +126,66 @@ def _var_bytes(row: memoryview, slot: int, long_: int) -> bytes:
 
 
 def encode_binary_row(values: Sequence[Any], types: Sequence[str | DataType]) -> bytes:
-    """The serialized row (arity prefix included) of `values` typed by `types`."""
+    """The serialized row (arity prefix included) of `values` typed by `types`: each value
+    becomes its slot (and variable-part bytes) here; the generated codec lays out the row."""
     if len(values) != len(types):
         raise SchemaError(f"{len(values)} values for {len(types)} types")
     arity = len(values)
-    bitset = ((arity + 63 + 8) // 64) * 8
-    fixed = bytearray(bitset + 8 * arity)
+    null_bits = bytearray(((arity + 63 + 8) // 64) * 8)
+    slots = [0] * arity
     variable = bytearray()
+    fixed_size = len(null_bits) + 8 * arity
     for i, (value, raw_type) in enumerate(zip(values, types)):
-        slot = bitset + 8 * i
         if value is None:
             bit = i + 8
-            fixed[bit >> 3] |= 1 << (bit & 7)
+            null_bits[bit >> 3] |= 1 << (bit & 7)
             continue
-        data_type = DataType.parse(raw_type)
-        inline, extra = _encode(value, data_type)
+        inline, extra = _encode(value, DataType.parse(raw_type))
         if extra is None:
-            fixed[slot:slot + 8] = inline
+            slots[i] = int.from_bytes(inline, "little")
             continue
-        offset = len(fixed) + len(variable)
+        offset = fixed_size + len(variable)
         variable += extra + bytes(-len(extra) % 8)
-        fixed[slot:slot + 8] = struct.pack("<q", (offset << 32) | inline)
-    return struct.pack(">i", arity) + bytes(fixed) + bytes(variable)
+        slots[i] = (offset << 32) | inline
+    return bytes(_codec().build({"arity": arity, "null_bits": bytes(null_bits), "slots": slots,
+                                 "variable_part": bytes(variable)}))
+
+
+@functools.cache
+def _codec() -> Any:
+    return binary_row_codec.binary_row.compile()
 
 
 def _encode(value: Any, data_type: DataType) -> tuple[Any, bytes | None]:
     """(the 8 slot bytes, None) for a value stored in its slot, else (the low 32 bits of the
-    slot, the variable-length bytes)."""
+    slot, the variable-length bytes). The value is checked and converted by `types.internal`,
+    as an index key is (days, millis of day, unscaled decimals, epoch millis or micros)."""
+    key = types.internal(data_type, value)
     root = data_type.root
     if root == "BOOLEAN":
-        return struct.pack("<?7x", bool(value)), None
-    if root == "TINYINT":
-        return struct.pack("<b7x", value), None
-    if root == "SMALLINT":
-        return struct.pack("<h6x", value), None
-    if root == "INT":
-        return struct.pack("<i4x", value), None
-    if root == "DATE":
-        days = value if isinstance(value, int) else (value - _EPOCH_DATE).days
-        return struct.pack("<i4x", days), None
-    if root == "TIME":
-        millis = value if isinstance(value, int) else (
-            (value.hour * 3600 + value.minute * 60 + value.second) * 1000 + value.microsecond // 1000)
-        return struct.pack("<i4x", millis), None
-    if root == "BIGINT":
-        return struct.pack("<q", value), None
-    if root == "FLOAT":
-        return struct.pack("<f4x", value), None
-    if root == "DOUBLE":
-        return struct.pack("<d", value), None
+        return struct.pack("<?7x", key), None
+    if root in _SLOT_FORMATS:
+        return struct.pack(_SLOT_FORMATS[root], key), None
     if data_type.is_string or data_type.is_binary:
-        raw = value.encode("utf-8") if isinstance(value, str) else bytes(value)
-        if len(raw) <= 7:
-            return raw + bytes(7 - len(raw)) + bytes([0x80 | len(raw)]), None
-        return len(raw), raw
+        assert isinstance(key, bytes)
+        if len(key) <= 7:
+            return key + bytes(7 - len(key)) + bytes([0x80 | len(key)]), None
+        return len(key), key
     if root == "DECIMAL":
-        assert data_type.precision is not None and data_type.scale is not None
-        unscaled = int(decimal.Decimal(value).scaleb(data_type.scale).to_integral_value())
+        assert data_type.precision is not None and isinstance(key, int)
         if data_type.precision <= 18:
-            return struct.pack("<q", unscaled), None
-        raw = unscaled.to_bytes((unscaled.bit_length() + 8) // 8 or 1, "big", signed=True)
+            return struct.pack("<q", key), None
+        raw = key.to_bytes((key.bit_length() + 8) // 8 or 1, "big", signed=True)
         return len(raw), raw + bytes(16 - len(raw))
     if data_type.is_timestamp:
-        assert data_type.precision is not None
-        delta = value - _EPOCH if isinstance(value, dt.datetime) else None
-        if delta is None:
-            raise SchemaError(f"a {data_type} partition value must be a datetime, not {value!r}")
-        micros = (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-        millis, rest = divmod(micros, 1000)
+        assert data_type.precision is not None and isinstance(key, int)
         if data_type.precision <= 3:
-            return struct.pack("<q", millis), None
+            return struct.pack("<q", key), None
+        millis, rest = divmod(key, 1000)          # the key is epoch micros above precision 3
         return rest * 1000, struct.pack("<q", millis)
     raise SchemaError(f"partition values of type {data_type} cannot be written")
+
+
+#: Slot layouts of the types whose key is one number (little-endian, zero-padded to 8 bytes).
+_SLOT_FORMATS = {"TINYINT": "<b7x", "SMALLINT": "<h6x", "INT": "<i4x", "DATE": "<i4x",
+                 "TIME": "<i4x", "BIGINT": "<q", "FLOAT": "<f4x", "DOUBLE": "<d"}
