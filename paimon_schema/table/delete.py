@@ -10,6 +10,7 @@ bucketed table), with each vector's range and cardinality; the commit is COMPACT
 
 from __future__ import annotations
 
+import array
 import os
 import posixpath
 import uuid
@@ -30,6 +31,7 @@ from paimon_schema.table.commit import (CommitPlan, check_format, commit, create
 from paimon_schema.table.merge import BATCH_ROWS, _file_batches, evolve, plan_read
 from paimon_schema.table.metadata import ADD, DELETION_VECTORS, Table, TableError, TableSchema
 from paimon_schema.values.errors import SchemaError
+from paimon_schema.values.positions import fresh_bitmap
 
 __all__ = ["DeleteResult", "delete_where", "deleted_positions"]
 
@@ -110,11 +112,11 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
         old = tab.deletion_vector(data_file) if data_file.deletion_file else None
         merged: BitMap | BitMap64
         if bitmap64:
-            merged = BitMap64(positions.astype(np.uint64))
+            merged = BitMap64(array.array("Q", positions.astype(np.uint64).tobytes()))
             if old is not None:
                 merged |= old if isinstance(old, BitMap64) else BitMap64(old)
         else:
-            merged = BitMap(positions.astype(np.uint32))
+            merged = fresh_bitmap(positions)
             if old is not None:
                 merged |= old if isinstance(old, BitMap) else BitMap(old)
         added = len(merged) - (len(old) if old is not None else 0)
