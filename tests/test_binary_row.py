@@ -9,14 +9,14 @@ from pathlib import Path
 
 import fastavro
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from strategies import values_for
 
 from paimon_schema.generated import binary_row_codec
 from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row
 from paimon_schema.table.metadata import Table
-from paimon_schema.values.errors import FormatError
+from paimon_schema.values.errors import FormatError, SchemaError
 
 
 def test_fixture_partitions_round_trip(shared_fixtures: Path) -> None:
@@ -76,7 +76,10 @@ def test_encoded_rows_are_what_the_spec_reads(case: tuple[list[str], list[object
     """Any row: the generated parser and codec read back exactly the encoded bytes, and decoding
     then encoding again gives the same bytes (nothing lost or re-interpreted)."""
     types, values = case
-    data = encode_binary_row(values, types)
+    try:
+        data = encode_binary_row(values, types)
+    except SchemaError:         # values_for also draws what a type refuses (a DECIMAL past its precision)
+        reject()
     codec = binary_row_codec.binary_row
     assert codec.build(codec.parse(data)) == data
     assert encode_binary_row(decode_binary_row(data, types), types) == data
