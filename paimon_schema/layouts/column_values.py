@@ -39,6 +39,11 @@ from paimon_schema.values import types
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
+try:
+    from paimon_schema.runtime import _pylists
+except ImportError:             # built without a C compiler: lists take the pure-Python path
+    _pylists = None  # type: ignore[assignment]
+
 _INTEGER_BACKED = frozenset(types.INTEGER_BOUNDS)
 #: Arrow/numpy time units per second.
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
@@ -105,22 +110,57 @@ def column_values(data_type: DataType, values: Any) -> Column:
     return _plain(data_type, values if isinstance(values, list) else list(values))
 
 
+def _as_list(values: list | np.ndarray) -> list:
+    """A list, or an object array's items as one."""
+    return values if isinstance(values, list) else values.tolist()
+
+
 # ---------------------------------------------------------------------------------------------
 # Plain Python values
 
 
-def _plain(data_type: DataType, values: list) -> Column:
-    """A list: typed in bulk when every non-null value has exactly the type the kind wants
-    (`bool` is an `int` subclass, so exact types keep booleans out of integer columns)."""
+def _plain(data_type: DataType, values: list | np.ndarray) -> Column:
+    """A list (or a numpy array of objects): typed in bulk when every non-null value has
+    exactly the type the kind wants (`bool` is an `int` subclass, so exact types keep booleans
+    out of integer columns): in one pass in C (`runtime/pylists.c`) where it is built, else
+    with numpy."""
     if data_type.is_string or data_type.is_binary:
         coded = _first_occurrence_codes(data_type, values)
-        return coded if coded is not None else Column(data_type, len(values), rows=values)
+        return coded if coded is not None else Column(data_type, len(values), rows=_as_list(values))
+    kind = _PLAIN_KINDS.get(data_type.root)
+    typed = None if kind is None else _compiled_numbers(values, kind) if _pylists is not None \
+        else _plain_numbers(data_type, _as_list(values))
+    if typed is None:
+        return Column(data_type, len(values), rows=_as_list(values))
+    array, valid = typed
+    return _checked(data_type, array, valid, len(values), lambda: _as_list(values))
+
+
+#: What a list's values must be, per type root (as `_pylists.numbers` spells it): exact ints
+#: within int64 ('i'); exact floats, or ints within int64 ('f'); exact booleans ('b').
+_PLAIN_KINDS = {**{root: "i" for root in _INTEGER_BACKED}, "DECIMAL": "i", "FLOAT": "f", "DOUBLE": "f",
+                "BOOLEAN": "b"}
+_KIND_DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64), "b": np.dtype(bool)}
+
+
+def _compiled_numbers(values: list | np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """`_pylists.numbers` as numpy arrays (views of its buffers)."""
+    assert _pylists is not None
+    typed = _pylists.numbers(values, kind)
+    if typed is None:
+        return None
+    data, valid = typed
+    return np.frombuffer(data, _KIND_DTYPES[kind]), None if valid is None else np.frombuffer(valid, bool)
+
+
+def _plain_numbers(data_type: DataType, values: list) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """`_compiled_numbers` in Python and numpy: (the non-null values, the validity mask or
+    None), None where a value is not exactly of the kind's types."""
     seen = set(map(type, values))
     has_null = type(None) in seen
     seen.discard(type(None))
-    wanted = _PLAIN_TYPES.get(data_type.root)
-    if wanted is None or not seen <= wanted:
-        return Column(data_type, len(values), rows=values)
+    if not seen <= _PLAIN_TYPES[data_type.root]:
+        return None
     valid = None
     non_null = values
     if has_null:
@@ -130,8 +170,8 @@ def _plain(data_type: DataType, values: list) -> Column:
     try:
         array = np.fromiter(non_null, dtype, len(non_null))   # the types are checked: no casts
     except OverflowError:                    # an int past int64: the reference pass says which
-        return Column(data_type, len(values), rows=values)
-    return _checked(data_type, array, valid, len(values), lambda: values)
+        return None
+    return array, valid
 
 
 _PLAIN_TYPES: dict[str, set[type]] = {
@@ -139,13 +179,40 @@ _PLAIN_TYPES: dict[str, set[type]] = {
     "FLOAT": {int, float}, "DOUBLE": {int, float}, "BOOLEAN": {bool}}
 
 
-def _first_occurrence_codes(data_type: DataType, values: list,
+def _first_occurrence_codes(data_type: DataType, values: list | np.ndarray,
                             missing: Callable[[Any], Any] | None = None) -> Column | None:
     """Strings (or bytes) numbered by first occurrence, each distinct one checked and encoded
-    once (Python's `==` on `str` is equality of the UTF-8 bytes, and no other built-in type
-    equals a `str` or `bytes`, so checking the distinct values' types checks every row's);
-    None for anything else (unhashable values, other types, a lone surrogate): the reference
-    pass refuses it by name. NULL is None, and whatever `missing` says is missing."""
+    once; None for anything else (unhashable values, other types, a lone surrogate): the
+    reference pass refuses it by name. NULL is None, and whatever `missing` says is missing
+    (pandas: None, NaN, NA, NaT). In one pass in C (`runtime/pylists.c`) for exact strs or bytes,
+    None and (with `missing`) NaN; else with a Python dict."""
+    if _pylists is not None:
+        numbered = _pylists.codes(values, data_type.is_string, missing is not None)
+        if numbered is not None:
+            data, distinct = numbered
+            codes = np.frombuffer(data, np.int64)
+            encoded = _encoded(distinct)
+            if encoded is None:
+                return None
+            valid = codes >= 0
+            if valid.all():
+                return Column(data_type, len(values), strings=(codes, encoded))
+            return Column(data_type, len(values), valid=valid, strings=(codes[valid], encoded))
+    return _dict_codes(data_type, _as_list(values), missing)
+
+
+def _encoded(distinct: list) -> list[bytes] | None:
+    """The UTF-8 bytes of each distinct str (bytes as they are); None for a lone surrogate."""
+    try:
+        return [v if isinstance(v, bytes) else v.encode("utf-8") for v in distinct]
+    except UnicodeEncodeError:
+        return None
+
+
+def _dict_codes(data_type: DataType, values: list, missing: Callable[[Any], Any] | None) -> Column | None:
+    """`_first_occurrence_codes` with a Python dict (Python's `==` on `str` is equality of the
+    UTF-8 bytes, and no other built-in type equals a `str` or `bytes`, so checking the distinct
+    values' types checks every row's)."""
     code_of: defaultdict[Any, int] = defaultdict(count().__next__)
     try:
         codes = np.fromiter(map(code_of.__getitem__, values), np.int64, len(values))
@@ -157,9 +224,8 @@ def _first_occurrence_codes(data_type: DataType, values: list,
     kept = [v for v, is_null in zip(distinct, null.tolist()) if not is_null]
     if not set(map(type, kept)) <= {str if data_type.is_string else bytes}:
         return None
-    try:
-        encoded = [v if isinstance(v, bytes) else v.encode("utf-8") for v in kept]
-    except UnicodeEncodeError:
+    encoded = _encoded(kept)
+    if encoded is None:
         return None
     if not null.any():
         return Column(data_type, len(values), strings=(codes, encoded))
@@ -233,6 +299,8 @@ def _numpy(data_type: DataType, values: np.ndarray, valid: np.ndarray | None = N
         return _datetime64(data_type, values, valid)
     if letter == "m":                   # `tolist` would make nanoseconds plain ints: keep them
         return Column(data_type, num_rows, rows=list(values))      # numpy scalars, refused
+    if letter == "O" and valid is None:
+        return _plain(data_type, values)
     rows = values.tolist()
     if valid is not None:
         rows = [v if ok else None for v, ok in zip(rows, valid.tolist())]
@@ -416,7 +484,7 @@ def _pandas(data_type: DataType, values: Any) -> Column:
     if isinstance(dtype, pd.DatetimeTZDtype):
         return _numpy(data_type, values.array.tz_convert("UTC").tz_localize(None).to_numpy())
     if data_type.is_string or data_type.is_binary:      # NA found among the distinct values
-        coded = _first_occurrence_codes(data_type, values.to_numpy(dtype=object).tolist(), pd.isna)
+        coded = _first_occurrence_codes(data_type, values.to_numpy(dtype=object), pd.isna)
         if coded is not None:
             return coded
     return _plain(data_type, values.to_numpy(dtype=object, na_value=None).tolist())

@@ -1,0 +1,152 @@
+"""The compiled list pass (`runtime/pylists.c`) types a list exactly as the pure-Python path
+does: the same arrays where both take the list, a decline where either declines."""
+
+from __future__ import annotations
+
+import enum
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from paimon_schema.layouts import column_values as cv
+from paimon_schema.values.types import DataType
+from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
+
+if cv._pylists is None:
+    # Built without a C compiler, the package is correct but slower (lists take numpy's path);
+    # CI builds it, so there a missing extension fails.
+    reason = "the C extension paimon_schema.runtime._pylists is not built (no C compiler?)"
+    if oracles_required():
+        pytest.fail(f"{REQUIRE_ORACLES_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+class _Color(enum.IntEnum):
+    RED = 1
+
+
+class _Text(str):
+    pass
+
+
+#: Items of every kind a list may hold: each kind's own values and every near miss
+#: (subclasses, numpy scalars, bool for int, ints past int64, NaN as a float or numpy's).
+ITEMS = st.one_of(
+    st.none(), st.booleans(), st.integers(-2**63, 2**63 - 1), st.integers(-2**70, 2**70),
+    st.floats(allow_nan=True), st.just(math.nan), st.text(max_size=3), st.binary(max_size=3),
+    st.sampled_from([_Color.RED, np.int64(3), np.float64("nan"), np.float64(1.5), _Text("a"),
+                     bytearray(b"a"), "\ud800", "", b""]))
+
+
+def _kinds(kind: str) -> st.SearchStrategy[list[Any]]:
+    """Lists mostly of one kind's values (so that both paths often take them), with near
+    misses mixed in."""
+    own = {"i": st.integers(-2**63, 2**63 - 1), "f": st.one_of(st.floats(), st.integers(-2**63, 2**63 - 1)),
+           "b": st.booleans(), "s": st.sampled_from(["a", "b", "é", "a" * 20]),
+           "y": st.sampled_from([b"a", b"", b"\xff"])}[kind]
+    return st.lists(st.one_of(own, own, own, st.none(), ITEMS), max_size=30)
+
+
+@pytest.mark.parametrize("root, kind", [("BIGINT", "i"), ("DOUBLE", "f"), ("BOOLEAN", "b")])
+@given(data=st.data())
+def test_numbers_equal_the_python_path(root: str, kind: str, data: st.DataObject) -> None:
+    values = data.draw(_kinds(kind))
+    compiled = cv._compiled_numbers(values, kind)
+    python = cv._plain_numbers(DataType.parse(root), values)
+    if compiled is None or python is None:
+        # The compiled pass declines only ints past int64 that numpy's float path takes.
+        assert compiled is None and (python is None or kind == "f"), (values, python)
+        return
+    assert compiled[0].dtype == cv._KIND_DTYPES[kind]
+    np.testing.assert_array_equal(compiled[0], python[0].astype(compiled[0].dtype))
+    assert (compiled[1] is None) == (python[1] is None)
+    if python[1] is not None:
+        np.testing.assert_array_equal(compiled[1], python[1])
+
+
+@pytest.mark.parametrize("root, kind", [("STRING", "s"), ("BYTES", "y")])
+@pytest.mark.parametrize("pandas", [False, True], ids=["list", "pandas-missing"])
+@given(data=st.data())
+def test_codes_equal_the_python_path(root: str, kind: str, pandas: bool, data: st.DataObject) -> None:
+    values = data.draw(_kinds(kind))
+    data_type = DataType.parse(root)
+    missing = (lambda v: v is None or (isinstance(v, float) and math.isnan(v))) if pandas else None
+    compiled = cv._first_occurrence_codes(data_type, values, missing)
+    python = cv._dict_codes(data_type, values, missing)
+    assert (compiled is None) == (python is None), values
+    if compiled is None or python is None:
+        return
+    assert compiled.strings is not None and python.strings is not None
+    np.testing.assert_array_equal(compiled.strings[0], python.strings[0])
+    assert compiled.strings[1] == python.strings[1]
+    assert (compiled.valid is None) == (python.valid is None)
+    if python.valid is not None:
+        np.testing.assert_array_equal(compiled.valid, python.valid)
+
+
+def test_declines_at_the_first_untyped_item() -> None:
+    """Exact types only: a subclass, a numpy scalar or an int past int64 is declined, never
+    converted (no user `__index__`, `__hash__` or `__eq__` runs inside the C loop)."""
+    assert cv._pylists is not None
+    for values, kind in [([1, True], "i"), ([1, _Color.RED], "i"), ([1, np.int64(1)], "i"),
+                         ([2**63], "i"), ([1.5], "i"), ([1.5, 2**63], "f"), ([1, np.float64(1)], "f"),
+                         ([True, 1], "b"), ([None, np.bool_(True)], "b")]:
+        assert cv._pylists.numbers(values, kind) is None, values
+    for values in (["a", _Text("a")], ["a", b"a"], ["a", math.nan], ["a", 1]):
+        assert cv._pylists.codes(values, True, False) is None, values
+    assert cv._pylists.codes(["a", np.float64("nan")], True, True) is None
+    assert cv._pylists.codes([bytearray(b"a")], False, False) is None
+
+
+def test_lists_and_object_arrays_only() -> None:
+    """A list, or a numpy array of objects read in place (one-dimensional, contiguous); any
+    other container is declined, and the callers make it a list first."""
+    assert cv._pylists is not None
+    objects = np.array([1, None, 3], dtype=object)
+    data, valid = cv._pylists.numbers(objects, "i")
+    assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
+    assert cv._pylists.numbers(np.array([], dtype=object), "i") == (bytearray(), None)
+    data, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
+    assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == ["a"]
+    for other in ((1, 2), np.array([1, 2]), np.array([[1], [2]], dtype=object),
+                  np.array([1, 2, 3], dtype=object)[::2], "ab", 7):
+        assert cv._pylists.numbers(other, "i") is None, other
+        assert cv._pylists.codes(other, True, False) is None, other
+    with pytest.raises(ValueError, match="kind"):
+        cv._pylists.numbers([1], "x")
+
+
+def test_int64_edges() -> None:
+    """Every int64 is read exactly (the digits of an int are read directly up to Python 3.11);
+    one past either end is declined."""
+    assert cv._pylists is not None
+    edges = [0, 1, -1, 2**30 - 1, 2**30, -2**30, 2**60 - 1, 2**60, -2**60, 2**62, 2**63 - 1, -2**63,
+             -2**63 + 1]
+    data, _ = cv._pylists.numbers(edges, "i")
+    assert np.frombuffer(data, np.int64).tolist() == edges
+    doubles, _ = cv._pylists.numbers(edges, "f")
+    assert np.frombuffer(doubles, np.float64).tolist() == [float(v) for v in edges]
+    for past in (2**63, -2**63 - 1, 2**64, -2**64, 2**90, -2**90, 2**200):
+        assert cv._pylists.numbers([past], "i") is None, past
+
+
+def test_buffers_are_owned_and_refcounts_balance() -> None:
+    """The buffers outlive the list; no reference leaks per item (the distinct strings are
+    held once by the returned list, nothing else)."""
+    assert cv._pylists is not None
+    item = "only-" + str(id(object()))
+    before = sys.getrefcount(item)
+    for _ in range(100):
+        data, distinct = cv._pylists.codes([item, None, item], True, False)
+        assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == [item]
+        del data, distinct
+    assert sys.getrefcount(item) == before
+    values = [1, None, 3]
+    data, valid = cv._pylists.numbers(values, "i")
+    del values
+    assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
