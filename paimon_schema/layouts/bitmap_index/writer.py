@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import repeat
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 from pyroaring import BitMap
@@ -25,10 +25,12 @@ from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
 from paimon_schema.runtime import constructs
-from paimon_schema.values import types
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
+
+if TYPE_CHECKING:      # numba compiles row_groups' kernels: imported by the first bulk build
+    from paimon_schema.layouts.bitmap_index.row_groups import Groups
 
 # ---------------------------------------------------------------------------------------------
 # Writing (`BitmapFileIndex.Writer`): the layout pass, then bytes
@@ -169,7 +171,7 @@ class _Column(NamedTuple):
     """A column as the vectorized pass sees it."""
 
     num_rows: int
-    rows: np.ndarray            # int64: the non-null rows, ascending
+    rows: np.ndarray | None     # int64: the non-null rows, ascending; None: every row
     grouping: np.ndarray        # uint64 per non-null row: equal iff the keys are equal
     strings: list[bytes] | None  # string kinds: the key of each code (`grouping`)
 
@@ -190,8 +192,9 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     if column is None:
         return None
     num_rows, rows, grouping, strings = column
-    grouped, starts, counts, group_keys = _group(num_rows, rows, grouping)
-    first_rows = grouped[starts].astype(np.int64)
+    groups = _group(num_rows, rows, grouping)
+    starts, counts, group_keys = groups.starts, groups.counts, groups.keys
+    first_rows = np.frombuffer(groups.rows, np.uint32)[starts].astype(np.int64)
 
     nulls = _complement(num_rows, rows)
     body: list[bytes] = []
@@ -209,7 +212,8 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     kind = codec.kind
     java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
     arrival = np.argsort(first_rows)
-    trailing = len(rows) > 0 and int(first_rows.max()) != int(rows[-1])
+    last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
+    trailing = last_row >= 0 and int(first_rows.max()) != last_row
     arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
         else _hash_input(kind, group_keys)[arrival]
     order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
@@ -219,7 +223,8 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     lengths = np.full(len(order), -1, np.int64)
     stored = np.flatnonzero(counts_o > 1)
     stored_starts, stored_counts = starts[order[stored]], counts_o[stored]
-    serialized, lengths[stored] = serialize_bitmaps(grouped, stored_counts, stored_starts)
+    serialized, lengths[stored] = serialize_bitmaps(groups.rows, stored_counts, stored_starts,
+                                                    groups.runs[order[stored]])
     body.append(serialized)
     ends = cursor + np.cumsum(np.where(lengths > 0, lengths, 0))
     offsets = np.where(lengths > 0, ends - lengths, -1 - first_rows[order])
@@ -241,30 +246,34 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
                         b"".join(body), blocks)
 
 
-def serialize_bitmaps(rows: np.ndarray, counts: np.ndarray, starts: np.ndarray | None = None
-                      ) -> tuple[bytes, np.ndarray]:
+def serialize_bitmaps(rows: np.ndarray | array.array, counts: np.ndarray, starts: np.ndarray | None = None,
+                      runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
     """The run-optimized serializations of many bitmaps, back to back, and their lengths:
     bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (ascending; `starts` defaults to
     the bitmaps back to back). One `BitMap` per bitmap from a slice of one `array('I')`,
     pyroaring's fastest input (a single 64-bit bitmap of `i << 32 | row`, cut into its 32-bit
     parts, measured slower). `run_optimize` only changes a bitmap with two adjacent rows (a
     run container of r runs takes 2 + 4r bytes, never less than the 2 per value of an array
-    or the 8 KiB of a bitmap container when every run is one value), so it runs only there:
-    a quarter of the time of 100k small bitmaps."""
+    or the 8 KiB of a bitmap container when every run is one value), so it runs only there
+    (`runs`, found here unless given): a quarter of the time of 100k small bitmaps."""
     counts = np.asarray(counts, np.int64)
     if starts is None:
         starts = np.cumsum(counts) - counts
     starts = np.asarray(starts, np.int64)
-    rows32 = np.asarray(rows, np.uint32)
-    pairs = np.flatnonzero(rows32[1:] - rows32[:-1] == 1)     # rows[p], rows[p + 1] adjacent
-    has_runs = np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
-    view = array.array("I", rows32.tobytes())
-    out = []
-    for start, size, runs in zip(starts.tolist(), counts.tolist(), has_runs.tolist()):
-        bitmap = BitMap(view[start:start + size], optimize=False)
-        if runs:
-            bitmap.run_optimize()
-        out.append(bitmap.serialize())
+    view = rows if isinstance(rows, array.array) and rows.typecode == "I" \
+        else array.array("I", np.asarray(rows, np.uint32).tobytes())
+    if runs is None:
+        runs = _adjacent(np.frombuffer(view, np.uint32), starts, counts)
+    ends = (starts + counts).tolist()
+    if not runs.any():
+        out = [BitMap(view[start:end], optimize=False).serialize() for start, end in zip(starts.tolist(), ends)]
+    else:
+        out = []
+        for start, end, has_runs in zip(starts.tolist(), ends, runs.tolist()):
+            bitmap = BitMap(view[start:end], optimize=False)
+            if has_runs:
+                bitmap.run_optimize()
+            out.append(bitmap.serialize())
     return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))
 
 
@@ -279,10 +288,11 @@ def _column(codec: KeyCodec, values: Column) -> _Column | None:
 
 def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
                   valid: np.ndarray | None) -> _Column | None:
-    """`array` holds the non-null values; `valid` marks the non-null rows (None: all)."""
+    """`array` holds the non-null values, checked against the type (`Column.numbers`); `valid`
+    marks the non-null rows (None: all)."""
     if num_rows >= 2**31:
         return None
-    rows = np.arange(num_rows, dtype=np.int64) if valid is None else np.flatnonzero(valid)
+    rows = None if valid is None else np.flatnonzero(valid)
     kind, letter = codec.kind, array.dtype.kind
     if not len(array):
         return _Column(num_rows, rows, np.zeros(0, np.uint64), [] if kind == KeyKind.string else None)
@@ -302,33 +312,31 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
         return _Column(num_rows, rows, bits, None)
     if letter not in "iu":
         return None
-    low, high = types.INTEGER_BOUNDS[codec.data_type.root]
-    if int(array.min()) < low or int(array.max()) > high:
-        return None
-    return _Column(num_rows, rows, array.astype(np.int64).view(np.uint64) ^ _SIGN, None)
+    return _Column(num_rows, rows, array.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN, None)
 
 
 def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
                    ) -> _Column:
     """Strings by code (`Column.strings`: each code one distinct value)."""
     codes, encoded = strings
-    rows = np.arange(num_rows, dtype=np.int64) if valid is None else np.flatnonzero(valid)
+    rows = None if valid is None else np.flatnonzero(valid)
     return _Column(num_rows, rows, codes.astype(np.uint64), encoded)
 
 
-def _group(num_rows: int, rows: np.ndarray, grouping: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(rows grouped by key, ascending in each group as uint32; group starts; group counts;
-    each group's grouping key), groups in ascending grouping-key order: by the compiled hash
-    table (`row_groups`) while the keys are few, else by sorting."""
-    from paimon_schema.layouts.bitmap_index import row_groups
+def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray) -> Groups:
+    """The non-null rows (`rows`; None: every row) grouped by key, groups in ascending
+    grouping-key order: by the compiled hash table (`row_groups`) while the keys are few, else
+    by sorting."""
+    from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
 
-    if not len(rows):
-        empty = np.zeros(0, np.int64)
-        return np.zeros(0, np.uint32), empty, empty, np.zeros(0, np.uint64)
-    few = row_groups.group_rows(rows, grouping)
+    few = group_rows(rows, grouping) if len(grouping) else None
     if few is not None:
         return few
+    if not len(grouping):
+        empty = np.zeros(0, np.int64)
+        return Groups(array.array("I"), empty, empty, np.zeros(0, np.uint64), np.zeros(0, bool))
+    if rows is None:
+        rows = np.arange(num_rows, dtype=np.int64)
     low = int(grouping.min())
     row_bits = max(1, (num_rows - 1).bit_length())
     if (int(grouping.max()) - low).bit_length() + row_bits <= 64:
@@ -343,12 +351,19 @@ def _group(num_rows: int, rows: np.ndarray, grouping: np.ndarray
         low = 0
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
     counts = np.diff(np.append(starts, len(rows)))
-    return grouped, starts, counts, sorted_keys[starts] + np.uint64(low)
+    return Groups(array.array("I", grouped.tobytes()), starts, counts, sorted_keys[starts] + np.uint64(low),
+                  _adjacent(grouped, starts, counts))
 
 
-def _complement(num_rows: int, rows: np.ndarray) -> np.ndarray:
-    """The rows (uint64) of [0, num_rows) not in the ascending `rows`."""
-    if len(rows) == num_rows:
+def _adjacent(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Whether each group `rows[start:start + count]` (ascending uint32) holds two adjacent rows."""
+    pairs = np.flatnonzero(rows[1:] - rows[:-1] == 1)     # rows[p], rows[p + 1] adjacent
+    return np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
+
+
+def _complement(num_rows: int, rows: np.ndarray | None) -> np.ndarray:
+    """The rows (uint64) of [0, num_rows) not in the ascending `rows` (None: every row)."""
+    if rows is None or len(rows) == num_rows:
         return np.zeros(0, np.uint64)
     mask = np.ones(num_rows, bool)
     mask[rows] = False
