@@ -265,7 +265,9 @@ def _numbers(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
     if root not in _INTEGER_BACKED:
         return None
     low, high = types.INTEGER_BOUNDS[root]
-    if len(array) and (int(array.min()) < low or int(array.max()) > high):
+    limits = np.iinfo(array.dtype)
+    if len(array) and (limits.min < low or limits.max > high) \
+            and (int(array.min()) < low or int(array.max()) > high):    # the dtype may not fit
         return None
     return array.astype(np.int64, copy=False)
 
