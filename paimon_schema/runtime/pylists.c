@@ -298,7 +298,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_pylists",
-    "Python lists typed in one pass (see pylists.c).", -1, methods,
+    "Python lists typed in one pass (see pylists.c).", -1, methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC
