@@ -3,6 +3,7 @@ does: the same arrays where both take the list, a decline where either declines.
 
 from __future__ import annotations
 
+import datetime as dt
 import enum
 import math
 import sys
@@ -14,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from paimon_schema.layouts import column_values as cv
+from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 
@@ -150,3 +152,40 @@ def test_buffers_are_owned_and_refcounts_balance() -> None:
     data, valid = cv._pylists.numbers(values, "i")
     del values
     assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
+
+
+class _Date(dt.date):
+    pass
+
+
+@pytest.mark.parametrize("data_type", ["DATE", "TIME", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP_LTZ(0)"])
+@given(data=st.data())
+def test_temporal_lists_equal_the_reference(data_type: str, data: st.DataObject) -> None:
+    """Dates, times and naive datetimes read from their fields in C give each value's internal
+    key (`types.internal`); a subclass, an aware datetime or another type takes the per-row
+    pass."""
+    parsed = DataType.parse(data_type)
+    own = {"DATE": st.dates(), "TIME": st.times(), "TIMESTAMP": st.datetimes(),
+           "TIMESTAMP_LTZ": st.datetimes()}[parsed.root]
+    misses = st.sampled_from([dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc), _Date(2020, 1, 1),
+                              dt.date(2020, 1, 1), dt.time(1, tzinfo=dt.timezone.utc), "2020-01-01"])
+    values = data.draw(st.lists(st.one_of(own, own, own, st.none(), misses), max_size=20))
+    column = cv.column_values(parsed, values)
+    if column.numbers is not None:
+        expected = [types.internal(parsed, v) for v in values if v is not None]
+        assert column.numbers.tolist() == expected
+        assert (column.valid is None) == (None not in values)
+    else:
+        assert column.rows == values
+        assert any(v is not None and type(v) is not {"DATE": dt.date, "TIME": dt.time}.get(parsed.root, dt.datetime)
+                   or (isinstance(v, dt.datetime) and v.tzinfo is not None) for v in values)
+
+
+def test_temporal_lists_are_typed_in_bulk() -> None:
+    for data_type, values in [("DATE", [dt.date(1, 1, 1), None, dt.date(9999, 12, 31), dt.date(1969, 12, 31)]),
+                              ("TIME", [dt.time(23, 59, 59, 999_999), dt.time(0)]),
+                              ("TIMESTAMP(3)", [dt.datetime(1969, 12, 31, 23, 59, 59, 999_999), dt.datetime(9999, 12, 31)]),
+                              ("TIMESTAMP(9)", [dt.datetime(1, 1, 1), None])]:
+        column = cv.column_values(DataType.parse(data_type), values)
+        assert column.numbers is not None, data_type
+        assert column.numbers.tolist() == [types.internal(DataType.parse(data_type), v) for v in values if v is not None]

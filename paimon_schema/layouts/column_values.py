@@ -128,11 +128,18 @@ def _plain(data_type: DataType, values: list | np.ndarray) -> Column:
         coded = _first_occurrence_codes(data_type, values)
         return coded if coded is not None else Column(data_type, len(values), rows=_as_list(values))
     kind = _PLAIN_KINDS.get(data_type.root)
+    if _pylists is not None and data_type.root in _TEMPORAL_KINDS \
+            and not isinstance(next((v for v in values if v is not None), 0), int):
+        kind = _TEMPORAL_KINDS[data_type.root]      # dates, times, datetimes (not days or millis)
     typed = None if kind is None else _compiled_numbers(values, kind) if _pylists is not None \
         else _plain_numbers(data_type, _as_list(values))
     if typed is None:
         return Column(data_type, len(values), rows=_as_list(values))
     array, valid = typed
+    if kind == "S":
+        keys = _rescale(array, _PER_SECOND["us"], _key_units(data_type))
+        assert keys is not None                     # coarser units: never overflows
+        array = keys
     return _checked(data_type, array, valid, len(values), lambda: _as_list(values))
 
 
@@ -140,7 +147,11 @@ def _plain(data_type: DataType, values: list | np.ndarray) -> Column:
 #: within int64 ('i'); exact floats, or ints within int64 ('f'); exact booleans ('b').
 _PLAIN_KINDS = {**{root: "i" for root in _INTEGER_BACKED}, "DECIMAL": "i", "FLOAT": "f", "DOUBLE": "f",
                 "BOOLEAN": "b"}
-_KIND_DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64), "b": np.dtype(bool)}
+#: Lists of `datetime` objects, typed in C from their fields: dates as epoch days ('D'), times
+#: as the millisecond of the day ('T'), naive datetimes as epoch micros ('S').
+_TEMPORAL_KINDS = {"DATE": "D", "TIME": "T", "TIMESTAMP": "S", "TIMESTAMP_LTZ": "S"}
+_KIND_DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64), "b": np.dtype(bool),
+                "D": np.dtype(np.int64), "T": np.dtype(np.int64), "S": np.dtype(np.int64)}
 
 
 def _compiled_numbers(values: list | np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray | None] | None:
