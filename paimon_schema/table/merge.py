@@ -46,6 +46,7 @@ from paimon_schema.table.metadata import (
     TableSchema,
     filesystem_for,
 )
+from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.stats import file_stats, stats_verdict
 from paimon_schema.values.errors import FormatError, SchemaError
 
@@ -55,6 +56,7 @@ log = logging.getLogger("paimon_schema.spark")
 
 MODES = ("FAILFAST", "PERMISSIVE")
 BATCH_ROWS = 65_536
+WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 
 
@@ -306,6 +308,10 @@ def _file_batches(task: FileTask, batch_rows: int) -> Iterator[pa.RecordBatch]:
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
                 return
+            as_dictionary = _dictionary_reads(task, reader, names)
+            if as_dictionary:
+                reader = pq.ParquetFile(source, metadata=reader.metadata,
+                                        read_dictionary=as_dictionary)
             yield from reader.iter_batches(batch_size=batch_rows, columns=names)
         elif task.format == "orc":
             import pyarrow.orc as orc
@@ -318,6 +324,29 @@ def _file_batches(task: FileTask, batch_rows: int) -> Iterator[pa.RecordBatch]:
                 yield from (data.to_batches() if isinstance(data, pa.Table) else [data])
         else:
             raise TableError(f"{task.path}: {task.format} data files are not supported")
+
+
+_DENSE_STRINGS = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
+
+
+def _dictionary_reads(task: FileTask, reader: Any, names: list[str]) -> list[str]:
+    """The string and binary columns to read as Arrow dictionaries: those dictionary-encoded
+    in every data page (`parquet_footer`). Their rows are then dropped from the int32 indices
+    and only the kept rows become strings, in `evolve`'s cast: cheaper than pyarrow's own
+    dense decode of every row (see `parquet_footer` for the measurements and the PLAIN
+    fallback it guards against)."""
+    targets = {c.file_column: c.arrow_type for c in task.columns if c.file_column is not None}
+    schema = reader.schema_arrow
+    first = reader.metadata.row_group(0)
+    chunks = {first.column(i).path_in_schema: first.column(i) for i in range(first.num_columns)}
+    candidates = [name for name in names
+                  if schema.field(name).type in _DENSE_STRINGS
+                  and targets.get(name) in _DENSE_STRINGS
+                  and name in chunks and chunks[name].has_dictionary_page]
+    if not candidates:
+        return []
+    encoded = dictionary_columns(reader.metadata)
+    return [name for name in candidates if name in encoded]
 
 
 def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None = None) -> pa.RecordBatch:
@@ -380,11 +409,11 @@ def _read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
     raises its error as a serial read would (the first failing task in order)."""
     workers = min(len(tasks), os.cpu_count() or 1)
     if workers <= 1:
-        return [list(read_task(task)) for task in tasks]
+        return [list(read_task(task, batch_rows=WHOLE_READ_ROWS)) for task in tasks]
     from concurrent.futures import ThreadPoolExecutor
 
     pool = ThreadPoolExecutor(workers, thread_name_prefix="paimon-read")
     try:
-        return list(pool.map(lambda task: list(read_task(task)), tasks))
+        return list(pool.map(lambda task: list(read_task(task, batch_rows=WHOLE_READ_ROWS)), tasks))
     finally:
         pool.shutdown(wait=True, cancel_futures=True)     # after a failure: no further files

@@ -27,6 +27,8 @@ import json
 import os
 import posixpath
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -53,6 +55,32 @@ DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
 POSTPONE_BUCKET = -2                    # written but not yet assigned; readers skip it
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+
+
+class _Recent:
+    """A small thread-safe LRU map (the last few snapshots' data files)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.items: OrderedDict[tuple, Any] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> Any:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value: Any) -> Any:
+        with self.lock:
+            self.items[key] = value
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return value
+
+
+_DATA_FILES = _Recent(16)
 
 
 class TableError(ValueError):
@@ -505,14 +533,22 @@ class Table:
         snap = snapshot if isinstance(snapshot, Snapshot) else self.snapshot(snapshot)
         if snap is None:
             return []
+        # Manifests are never rewritten (their names carry a UUID), so the files a snapshot's
+        # manifest lists name are the same at every read: folded once per process.
+        key = (self.fs.type_name, self.path, snap.id, snap.schema_id, snap.base_manifest_list,
+               snap.delta_manifest_list, snap.index_manifest)
+        cached = _DATA_FILES.get(key)
+        if cached is None:
+            cached = _DATA_FILES.put(key, tuple(self._fold_data_files(snap)))
+        return list(cached)
+
+    def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
         schema = self.schema(snap.schema_id)
         dvs = self._deletion_files(snap)
-        files = []
         for entry in self.live_entries(snap):
             data_file = self._data_file(entry, schema)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            files.append(dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file)
-        return files
+            yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
 
     def live_entries(self, snapshot: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
