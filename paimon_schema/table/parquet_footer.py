@@ -181,6 +181,6 @@ def dictionary_columns(metadata: pq.FileMetaData) -> frozenset[str]:
                         path, only_dictionary = _chunk(reader)
                         if path is not None:
                             verdicts[path] = verdicts.get(path, True) and only_dictionary
-    except (IndexError, ValueError, UnicodeDecodeError, pa.ArrowException):
+    except (IndexError, ValueError, UnicodeDecodeError, RecursionError, pa.ArrowException):
         return frozenset()                    # unexpected bytes: read the dense way
     return frozenset(path for path, ok in verdicts.items() if ok)
