@@ -33,9 +33,11 @@ def best(fn: Callable[[], object], repeat: int) -> float:
 
 @dataclass(frozen=True)
 class Rounds:
-    """Every timed run of named contenders, round by round (seconds)."""
+    """Every timed run of named contenders, round by round (seconds): wall-clock `times`, and
+    `cpu`, the process's CPU time (all threads) over the same run."""
 
     times: dict[str, list[float]]
+    cpu: dict[str, list[float]]
 
     def best(self, name: str) -> float:
         return min(self.times[name])
@@ -56,15 +58,22 @@ class Rounds:
         ratios = self.ratios(name, baseline)
         return f"{min(ratios):.2f}-{max(ratios):.2f}"
 
+    def cpu_ratio(self, name: str, baseline: str) -> float:
+        """The median CPU time over the baseline's: the work done, which the other processes
+        of a shared machine disturb less than they disturb the wall clock."""
+        return statistics.median(self.cpu[name]) / statistics.median(self.cpu[baseline])
+
 
 def rounds(runs: Mapping[str, Callable[[], object]], repeat: int) -> Rounds:
     """Each contender once per round, `repeat` rounds, the garbage collected before each run
     (so that no contender pays for another's garbage)."""
     times: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(repeat):
         for name, fn in runs.items():
             gc.collect()
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             fn()
             times[name].append(time.perf_counter() - start)
-    return Rounds(times)
+            cpu[name].append(time.process_time() - start_cpu)
+    return Rounds(times, cpu)
