@@ -21,24 +21,35 @@ return the same rows (sorted by `id`, compared column by column), and Java's own
 table (`read_table`, `--no-java-check` skips it) the same rows again, with as many rows as the
 positions left undeleted.
 
-Timed, best of `--repeat` interleaved runs, each from the table directory to a `pyarrow.Table`
-(planning included):
+Timed in interleaved rounds, each contender once per round with the garbage collected before
+each run, each run from the table directory to a `pyarrow.Table` (planning included):
 
-- ours: `read_arrow(table_dir)` (pyarrow merge-on-read, the files read on one thread per CPU);
+- ours: `read_arrow(table_dir)` (pyarrow merge-on-read: the files read on one thread per CPU,
+  whole row groups, strings dictionary-encoded in every page read as dictionaries so that only
+  the kept rows become strings; a snapshot's manifests are folded once per process, so the
+  timed reads plan in about 0.4 ms, a first read in about 3 ms);
 - pypaimon: `catalog.get_table`, `new_read_builder()`, `new_scan().plan().splits()`,
   `new_read().to_arrow(splits)` (its default Python read path: `read.native.enabled` is off);
-- the bare decode of the same Parquet files with `pyarrow.parquet.read_table` (threads on, no
-  deletion vectors applied);
+- the bare decode of the same Parquet files, the same columns, with
+  `pyarrow.parquet.read_table` (its defaults: threads on, pre-buffering; no deletion vectors
+  applied), and the same decode with ours' option for strings (`read_dictionary`, cast back to
+  strings), to show what the baseline would gain from it (a fairness check, no target);
 
 and, for scale only (no target): pypaimon with `read.native.enabled` (the same call reading
-through pypaimon-rust 0.4.0).
+through pypaimon-rust 0.4.0). Ours runs between the two decodes in 3x `--repeat` rounds, and
+beside the pypaimon reads in `--repeat` rounds. A ratio is the median of the rounds' ratios
+(each round's contenders ran back to back, under the same load), printed with their range;
+times are medians, the best in brackets; the CPU-time ratio (all threads, median over median)
+says how much work each did, which a shared machine's other processes disturb less.
 
-A full run takes about 35 s (a third of it Java's read for the check); `--quick` reads 500k
-rows. At 2M rows the read itself is close to the bare decode, pypaimon's time is mostly its
-per-row deletion-vector loop (`is_deleted(position)` for every row, in batches of 1024 rows).
+A full run takes about 40 s (a third of it Java's read for the check); `--quick` reads 500k
+rows. Where our time goes: the decode is most of it (the numbers in `table/merge.py`'s doc);
+on top of it, the deletion vector's `take` of the kept rows and the cast of the kept strings,
+paid for mostly by reading strings as dictionaries. pypaimon's time is mostly its per-row
+deletion-vector loop (`is_deleted(position)` for every row, in batches of 1024 rows).
 
     python benchmarks/table_read.py [--quick] [--rows 2000000] [--files 8] [--deleted 0.3]
-                                    [--repeat 5] [--no-java-check] [--keep DIR]
+                                    [--repeat 9] [--no-java-check] [--keep DIR]
 """
 
 from __future__ import annotations

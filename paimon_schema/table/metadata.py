@@ -57,30 +57,37 @@ POSTPONE_BUCKET = -2                    # written but not yet assigned; readers 
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 
 
-class _Recent:
-    """A small thread-safe LRU map (the last few snapshots' data files)."""
+class _RecentDataFiles:
+    """The data files of the last snapshots read (a thread-safe LRU map), at most `files` of
+    them in all: a table of a million files is folded at each read rather than held."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self.items: OrderedDict[tuple, Any] = OrderedDict()
+    def __init__(self, files: int) -> None:
+        self.limit = files
+        self.held = 0
+        self.items: OrderedDict[tuple, tuple[DataFile, ...]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple) -> Any:
+    def get(self, key: tuple) -> tuple[DataFile, ...] | None:
         with self.lock:
             value = self.items.get(key)
             if value is not None:
                 self.items.move_to_end(key)
             return value
 
-    def put(self, key: tuple, value: Any) -> Any:
+    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+        if len(value) > self.limit:
+            return value
         with self.lock:
-            self.items[key] = value
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
+            if key not in self.items:
+                self.items[key] = value
+                self.held += len(value)
+            while self.held > self.limit:
+                _, dropped = self.items.popitem(last=False)
+                self.held -= len(dropped)
         return value
 
 
-_DATA_FILES = _Recent(16)
+_DATA_FILES = _RecentDataFiles(100_000)
 
 
 class TableError(ValueError):
