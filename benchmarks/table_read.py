@@ -42,7 +42,7 @@ beside the pypaimon reads in `--repeat` rounds. A ratio is the median of the rou
 times are medians, the best in brackets; the CPU-time ratio (all threads, median over median)
 says how much work each did, which a shared machine's other processes disturb less.
 
-A full run takes about 40 s (a third of it Java's read for the check); `--quick` reads 500k
+A full run takes about a minute (Java's read for the check about 12 s); `--quick` reads 500k
 rows. Where our time goes: the decode is most of it (the numbers in `table/merge.py`'s doc);
 on top of it, the deletion vector's `take` of the kept rows and the cast of the kept strings,
 paid for mostly by reading strings as dictionaries. pypaimon's time is mostly its per-row

@@ -3,7 +3,7 @@
 Why: pyarrow decodes a dictionary-encoded string column into a dense string array value by
 value, which costs more than reading the column as an Arrow dictionary, taking the rows a
 deletion vector keeps from its int32 indices and casting only those rows to strings (a 2M-row
-read of the benchmark table: about 15 % less CPU with 30 % of the rows deleted). But a column
+read of the benchmark table: about 12 % less CPU with 30 % of the rows deleted). But a column
 chunk whose writer fell back to PLAIN pages (a dictionary grown past the writer's page limit,
 which happens on high-cardinality strings) read as a dictionary makes pyarrow hash every plain
 value into a new dictionary: about 3x slower than the dense read. The footer's page encoding
