@@ -369,3 +369,19 @@ def test_binary_row_structure_errors_are_located_by_the_spec() -> None:
     with pytest.raises(ps.FormatError) as info:
         decode_binary_row(struct.pack(">i", -1), [])
     assert info.value.path == "arity"
+
+
+def test_recent_data_files_hold_a_bounded_number_of_files() -> None:
+    from paimon_schema.table.metadata import _RecentDataFiles
+
+    f = DataFile({}, "", 0, 1, "data-x-0.orc", "/t/bucket-0/data-x-0.orc", 1, 1, 0, 0, 0, 0,
+                 (), None, None, None, 0, None, None)
+    recent = _RecentDataFiles(3)
+    assert recent.put(("a",), (f, f)) == (f, f) and recent.get(("a",)) == (f, f)
+    recent.put(("b",), (f,))
+    recent.get(("a",))                                   # a is now the most recent
+    recent.put(("c",), (f, f))                           # 5 files: b goes, then still 4: a goes
+    assert recent.get(("a",)) is None and recent.get(("b",)) is None
+    assert recent.get(("c",)) == (f, f) and recent.held == 2
+    assert recent.put(("d",), (f,) * 4) == (f,) * 4      # more than the limit: not held
+    assert recent.get(("d",)) is None and recent.get(("c",)) == (f, f)

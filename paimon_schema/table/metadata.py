@@ -27,6 +27,8 @@ import json
 import os
 import posixpath
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -53,6 +55,39 @@ DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
 POSTPONE_BUCKET = -2                    # written but not yet assigned; readers skip it
 DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
+
+
+class _RecentDataFiles:
+    """The data files of the last snapshots read (a thread-safe LRU map), at most `files` of
+    them in all: a table of a million files is folded at each read rather than held."""
+
+    def __init__(self, files: int) -> None:
+        self.limit = files
+        self.held = 0
+        self.items: OrderedDict[tuple, tuple[DataFile, ...]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple[DataFile, ...] | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+        if len(value) > self.limit:
+            return value
+        with self.lock:
+            if key not in self.items:
+                self.items[key] = value
+                self.held += len(value)
+            while self.held > self.limit:
+                _, dropped = self.items.popitem(last=False)
+                self.held -= len(dropped)
+        return value
+
+
+_DATA_FILES = _RecentDataFiles(100_000)
 
 
 class TableError(ValueError):
@@ -505,14 +540,22 @@ class Table:
         snap = snapshot if isinstance(snapshot, Snapshot) else self.snapshot(snapshot)
         if snap is None:
             return []
+        # Manifests are never rewritten (their names carry a UUID), so the files a snapshot's
+        # manifest lists name are the same at every read: folded once per process.
+        key = (self.fs.type_name, self.path, snap.id, snap.schema_id, snap.base_manifest_list,
+               snap.delta_manifest_list, snap.index_manifest)
+        cached = _DATA_FILES.get(key)
+        if cached is None:
+            cached = _DATA_FILES.put(key, tuple(self._fold_data_files(snap)))
+        return list(cached)
+
+    def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
         schema = self.schema(snap.schema_id)
         dvs = self._deletion_files(snap)
-        files = []
         for entry in self.live_entries(snap):
             data_file = self._data_file(entry, schema)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            files.append(dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file)
-        return files
+            yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
 
     def live_entries(self, snapshot: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in

@@ -129,14 +129,16 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
                 deleted: Sequence[int] = (), threshold: int = 500, options: Mapping[str, str] = {},
                 external_dir: Path | None = None, row_group_rows: int | None = None,
                 file_format: str = "parquet", bitmap64: bool = False,
-                empty_vectors: bool = False, value_stats: bool = False) -> list[ForgedFile]:
+                empty_vectors: bool = False, value_stats: bool = False,
+                parquet_options: Mapping[str, Any] = {}) -> list[ForgedFile]:
     """Write `data` as the append table `root` (one snapshot). `types` gives each column's
     Paimon type; `bucket_of` a bucket per row (default: all in bucket 0); `indexes`
     `{column: {index type: options}}`; `deleted` the input row numbers to delete with
     deletion vectors; `external_dir` puts the data files there (`_EXTERNAL_PATH`);
     `file_format` is `parquet` or `orc`; `bitmap64` writes 64-bit deletion-vector bins;
     `empty_vectors` gives the files without deleted rows an empty deletion vector;
-    `value_stats` records min/max/null counts of the INT, BIGINT and STRING columns."""
+    `value_stats` records min/max/null counts of the INT, BIGINT and STRING columns;
+    `parquet_options` go to `pyarrow.parquet.write_table` (dictionary limits, ...)."""
     root.mkdir(parents=True)
     for sub in ("schema", "snapshot", "manifest", "index"):
         (root / sub).mkdir()
@@ -178,7 +180,8 @@ def write_table(root: Path, data: pa.Table, types: Mapping[str, str], *,
 
                 orc.write_table(table, directory / name)
             else:
-                pq.write_table(table, directory / name, row_group_size=row_group_rows)
+                pq.write_table(table, directory / name, row_group_size=row_group_rows,
+                               **parquet_options)
             container = _container(table, types, indexes)
             stored, extra = None, []
             if container is not None and len(container) > threshold:

@@ -270,3 +270,105 @@ def test_literals_that_do_not_compare_with_the_column_fail_clearly(tmp_path: Pat
     # what Spark casts still reads: a date against a TIMESTAMP column is its midnight
     assert read_arrow(root, "ts >= DATE '1970-01-02'").column("city").to_pylist() == ["Oslo"]
     assert read_arrow(root, "amount < 50 AND city = 'Lima'").num_rows == 1
+
+
+# ------------------------------------------------------------------------------ strings read as dictionaries
+
+def _string_table(n: int = 9_000) -> pa.Table:
+    """`s` few strings (nulls too) and `b` few binaries: dictionary pages only; `u` unique
+    strings, whose dictionary outgrows the writer's small page limit (PLAIN fallback)."""
+    return pa.table({
+        "k": pa.array(range(n), pa.int64()),
+        "s": pa.array([None if i % 11 == 0 else f"v{i % 40}" for i in range(n)]),
+        "u": pa.array([f"unique-{i:08d}-{i * 7919 % 10007}" for i in range(n)]),
+        "b": pa.array([bytes([i % 5]) * (i % 3 + 1) for i in range(n)], pa.binary())})
+
+
+STRING_TYPES = {"k": "BIGINT", "s": "STRING", "u": "STRING", "b": "BYTES"}
+
+
+def _forge_strings(root: Path, deleted: list[int], **options: object) -> list[forge.ForgedFile]:
+    return forge.write_table(root, _string_table(), STRING_TYPES, file_rows=4_000,
+                             row_group_rows=1_500, deleted=deleted,
+                             parquet_options={"dictionary_pagesize_limit": 4096}, **options)
+
+
+@pytest.mark.parametrize("bitmap64", [False, True])
+def test_dictionary_read_strings_are_exact(tmp_path: Path, bitmap64: bool) -> None:
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from paimon_schema.table.parquet_footer import dictionary_columns
+
+    data = _string_table()
+    deleted = [i for i in range(data.num_rows) if i % 10 in (1, 4, 5)] + list(range(8_000, 9_000))
+    root = tmp_path / "t"
+    files = _forge_strings(root, deleted, bitmap64=bitmap64)
+    assert len(files) == 3 and files[-1].rows == list(range(8_000, 9_000))   # one file all deleted
+    for f in files[:2]:          # the read takes both paths: dictionary (s, b) and dense (u)
+        encoded = dictionary_columns(pq.ParquetFile(f.path).metadata)
+        assert {"s", "b"} <= encoded and "u" not in encoded
+    expected = data.filter(pa.array([i not in set(deleted) for i in range(data.num_rows)]))
+
+    result = read_arrow(root)
+    assert result.schema == pa.schema([("k", pa.int64()), ("s", pa.string()), ("u", pa.string()),
+                                       ("b", pa.binary())])
+    assert result.sort_by("k").equals(expected)
+    assert read_arrow(root, columns=["s"]).column("s").to_pylist() == expected.column("s").to_pylist()
+    assert read_arrow(root, columns=["b", "k"]).sort_by("k").equals(expected.select(["b", "k"]))
+    for where, mask in [("s = 'v7'", pc.equal(expected.column("s"), "v7")),
+                        ("s IS NULL", pc.is_null(expected.column("s"))),
+                        ("k >= 5000 AND s <> 'v3'",
+                         pc.and_(pc.greater_equal(expected.column("k"), 5000),
+                                 pc.not_equal(expected.column("s"), "v3")))]:
+        got = read_arrow(root, where, columns=["k", "u", "s"]).sort_by("k")
+        assert got.equals(expected.filter(mask).select(["k", "u", "s"])), where
+    nothing = read_arrow(root, "s = 'absent'")
+    assert nothing.num_rows == 0 and nothing.schema == result.schema
+
+
+def test_dictionary_read_batches_and_spark_types(tmp_path: Path) -> None:
+    """Small batches across row groups (the Spark tasks' reads) give the same rows, as Spark's
+    string and binary types."""
+    from paimon_schema.table.arrow_types import spark_arrow_schema
+    from paimon_schema.table.merge import plan_read, read_task
+
+    root = tmp_path / "t"
+    _forge_strings(root, list(range(0, 9_000, 3)))
+    plan = plan_read(root)
+    whole = read_arrow(root)
+    spark_types = spark_arrow_schema(plan.table_schema, [f.name for f in plan.table_schema.fields])
+    batches = [b for task in plan.tasks for b in read_task(task, spark_types=spark_types,
+                                                             batch_rows=700)]
+    assert all(b.num_rows <= 700 for b in batches)
+    assert all(not pa.types.is_dictionary(t) for t in batches[0].schema.types)
+    assert pa.Table.from_batches(batches).cast(whole.schema).sort_by("k").equals(whole.sort_by("k"))
+
+
+def test_no_deletions_and_all_deleted_read_as_dictionaries(tmp_path: Path) -> None:
+    data = _string_table()
+    none_deleted = tmp_path / "none"
+    forge.write_table(none_deleted, data, STRING_TYPES, file_rows=4_000,
+                      parquet_options={"dictionary_pagesize_limit": 4096})
+    assert read_arrow(none_deleted).sort_by("k").equals(data)
+    everything = tmp_path / "all"
+    _forge_strings(everything, list(range(data.num_rows)))
+    empty = read_arrow(everything)
+    assert empty.num_rows == 0 and empty.schema == read_arrow(none_deleted).schema
+
+
+def test_repeated_reads_see_new_snapshots(tmp_path: Path) -> None:
+    """A snapshot's data files are folded once per process; a commit makes a new snapshot,
+    which the next read plans afresh."""
+    root = tmp_path / "t"
+    _forge_strings(root, [0, 1])
+    first = read_arrow(root)
+    assert first.num_rows == 8_998 and read_arrow(root).equals(first)
+    files = Table.open(root).data_files()
+    files.clear()                                   # the caller's list, not the cache's
+    assert len(Table.open(root).data_files()) == 3
+    ps.delete_where(root, "k < 100 OR s = 'v7'")
+    after = read_arrow(root)
+    assert sorted(after.column("k").to_pylist()) == [
+        k for k in range(100, 9_000) if k % 11 == 0 or k % 40 != 7]
+    assert read_arrow(root, snapshot=1).sort_by("k").equals(first.sort_by("k"))
