@@ -1,25 +1,53 @@
 package io.paimonschema.spark;
 
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.parquet.format.converter.ParquetMetadataConverter;
+import org.apache.parquet.hadoop.Footer;
+import org.apache.parquet.hadoop.util.HadoopInputFile;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.DataFrameReader;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.catalyst.expressions.XXH64;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
+import org.apache.spark.sql.functions;
+import org.apache.spark.sql.internal.SessionState;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
  * read_table's row filter: keep(file, row_index) is false for the rows a data file drops
- * (deleted by its deletion vector, or ruled out by its file indexes).
+ * (deleted by its deletion vector, or ruled out by its file indexes), and the driver-side
+ * helpers that build a filtered scan in one py4j call ({@link #scan}, {@link #fileSchema}).
  *
  * <p>The payload, built on the driver by paimon_schema/spark/native.py, is a sequence of
  * (key length: i32 LE, key, bitmap length: i32 LE, the dropped rows as a portable 32-bit
  * RoaringBitmap), one per data file. The key is the file's size (8 bytes LE; Spark's Parquet
  * scan gives _metadata.file_size as a per-file constant, cheap per row) when the files of the
- * scan have distinct sizes, else its name (_metadata.file_name, a string per row: ByName). A
- * task reads a file's rows in order, so the current file's bitmap is expanded into 64-bit words
- * once and a row costs one bit test; files without an entry keep every row.
+ * scan have distinct sizes, else its name. A name key is turned into Spark's
+ * xxhash64(_metadata.file_name) (a long per row, hashed from Spark's own string bytes) when
+ * the names of the scan's files hash apart, else the row's name is compared (ByName, a Java
+ * string per row). A task reads a file's rows in order, so the current file's bitmap is
+ * expanded into 64-bit words once and a row costs one bit test; files without an entry keep
+ * every row.
  */
 public final class KeepRows implements UDF2<Long, Long, Boolean> {
   private static final long serialVersionUID = 1L;
@@ -33,6 +61,116 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
   @Override
   public Boolean call(Long size, Long row) {
     return words.keep((long) size, (long) row);
+  }
+
+  /** {@link #scan}'s key kinds: no filter; the file's size; its name. */
+  public static final int NO_FILTER = 0;
+  public static final int BY_SIZE = 1;
+  public static final int BY_NAME = 2;
+  /** The seed of Spark SQL's xxhash64. */
+  private static final long SEED = 42L;
+
+  /**
+   * The Spark schema of a Parquet file as JSON: what `spark.read.parquet` infers (Spark's
+   * own footer reading and conversion under the session's settings), without the Spark job
+   * it runs to read the footer.
+   */
+  public static String fileSchema(SparkSession spark, String path) throws IOException {
+    SessionState state = ((org.apache.spark.sql.classic.SparkSession) spark).sessionState();
+    Configuration conf = state.newHadoopConf();
+    Path file = new Path(path);
+    Footer footer = new Footer(file, ParquetFooterReader.readFooter(
+        HadoopInputFile.fromPath(file, conf), ParquetMetadataConverter.SKIP_ROW_GROUPS));
+    return ParquetFileFormat.readSchemaFromFooter(
+        footer, new ParquetToSparkSchemaConverter(state.conf())).json();
+  }
+
+  /**
+   * `spark.read.options(options).schema(schema).parquet(paths)`, filtered by the payload
+   * (unless key is NO_FILTER), then `selectExpr(selects)` (unless there are none): a
+   * read_table scan built with one py4j call instead of hundreds. paths, options (key, value,
+   * ...) and selects are strings as (length: i32 LE, UTF-8) each.
+   */
+  public static Dataset<Row> scan(SparkSession spark, String schemaJson, byte[] paths,
+                                  byte[] options, byte[] selects, byte[] payload, int key) {
+    DataFrameReader reader = spark.read().schema((StructType) DataType.fromJson(schemaJson));
+    List<String> settings = strings(options);
+    for (int i = 0; i + 1 < settings.size(); i += 2) {
+      reader = reader.option(settings.get(i), settings.get(i + 1));
+    }
+    List<String> files = strings(paths);
+    Dataset<Row> out = reader.parquet(files.toArray(new String[0]));
+    if (key != NO_FILTER) {
+      out = out.where(keep(files, payload, key));
+    }
+    List<String> exprs = strings(selects);
+    return exprs.isEmpty() ? out : out.selectExpr(exprs.toArray(new String[0]));
+  }
+
+  /** The filter Column over the scan's metadata columns. */
+  static Column keep(List<String> files, byte[] payload, int key) {
+    Column row = functions.col("_metadata.row_index");
+    if (key == BY_SIZE) {
+      return udf(new KeepRows(payload), functions.col("_metadata.file_size"), row);
+    }
+    if (key != BY_NAME) {
+      throw new IllegalArgumentException("unknown key kind " + key);
+    }
+    Column name = functions.col("_metadata.file_name");
+    byte[] hashed = hashedNames(files, payload);
+    return hashed == null ? udf(new ByName(payload), name, row)
+        : udf(new KeepRows(hashed), functions.xxhash64(name), row);
+  }
+
+  private static Column udf(UDF2<?, ?, Boolean> keep, Column key, Column row) {
+    return functions.udf(keep, DataTypes.BooleanType).apply(key, row);
+  }
+
+  /**
+   * The payload with each name key replaced by Spark's xxhash64 of the name (8 bytes LE), or
+   * null when two files of the scan hash alike (then the names themselves are compared).
+   */
+  static byte[] hashedNames(List<String> files, byte[] payload) {
+    HashSet<Long> seen = new HashSet<>();
+    for (String file : files) {
+      if (!seen.add(nameHash(new Path(file).getName()))) {
+        return null;
+      }
+    }
+    ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(payload.length);
+    ByteBuffer head = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
+    while (in.hasRemaining()) {
+      byte[] name = new byte[in.getInt()];
+      in.get(name);
+      int length = in.getInt();
+      head.clear();
+      head.putInt(8).putLong(nameHash(new String(name, StandardCharsets.UTF_8)));
+      out.write(head.array(), 0, 12);
+      out.write(payload, in.position() - 4, 4 + length);     // the length, then the bitmap
+      in.position(in.position() + length);
+    }
+    return out.toByteArray();
+  }
+
+  /** xxhash64(name) as Spark SQL computes it for a string. */
+  static long nameHash(String name) {
+    return XXH64.hashUTF8String(UTF8String.fromString(name), SEED);
+  }
+
+  /** Strings as (length: i32 LE, UTF-8) each; null is none. */
+  static List<String> strings(byte[] packed) {
+    List<String> out = new ArrayList<>();
+    if (packed == null) {
+      return out;
+    }
+    ByteBuffer in = ByteBuffer.wrap(packed).order(ByteOrder.LITTLE_ENDIAN);
+    while (in.hasRemaining()) {
+      int length = in.getInt();
+      out.add(new String(packed, in.position(), length, StandardCharsets.UTF_8));
+      in.position(in.position() + length);
+    }
+    return out;
   }
 
   /** The same filter keyed by file name. */
