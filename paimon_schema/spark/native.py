@@ -116,7 +116,7 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     uris = [_uri(t) for t in tasks]
     schema = jvm.file_schema(spark, uris[0]) if jvm is not None else None
     reader = spark.read.options(**_READ_OPTIONS)
-    raw = None
+    raw: Any = None
     if schema is None:
         raw = reader.parquet(*uris)
         schema = raw.schema.json()
