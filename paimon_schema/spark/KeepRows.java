@@ -72,8 +72,8 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
 
   /**
    * The Spark schema of a Parquet file as JSON: what `spark.read.parquet` infers (Spark's
-   * own footer reading and conversion under the session's settings), without the Spark job
-   * it runs to read the footer.
+   * own footer reading and conversion under the session's settings; every field nullable, as
+   * a file source's relation has it), without the Spark job it runs to read the footer.
    */
   public static String fileSchema(SparkSession spark, String path) throws IOException {
     SessionState state = ((org.apache.spark.sql.classic.SparkSession) spark).sessionState();
@@ -82,7 +82,7 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
     Footer footer = new Footer(file, ParquetFooterReader.readFooter(
         HadoopInputFile.fromPath(file, conf), ParquetMetadataConverter.SKIP_ROW_GROUPS));
     return ParquetFileFormat.readSchemaFromFooter(
-        footer, new ParquetToSparkSchemaConverter(state.conf())).json();
+        footer, new ParquetToSparkSchemaConverter(state.conf())).toNullable().json();
   }
 
   /**
@@ -130,7 +130,7 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
    * The payload with each name key replaced by Spark's xxhash64 of the name (8 bytes LE), or
    * null when two files of the scan hash alike (then the names themselves are compared).
    */
-  static byte[] hashedNames(List<String> files, byte[] payload) {
+  public static byte[] hashedNames(List<String> files, byte[] payload) {
     HashSet<Long> seen = new HashSet<>();
     for (String file : files) {
       if (!seen.add(nameHash(new Path(file).getName()))) {

@@ -183,13 +183,20 @@ def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[Fi
     """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
     its size when the scan's files have distinct sizes (a per-file constant of Spark's
     reader), else by its name (`KeepRows` hashes the names, or compares them where two hash
-    alike)."""
+    alike); files that share both (two directories) go to scans of distinct sizes."""
     key, keys = jvm_filter.NO_FILTER, {}
     if dropped:
-        by_size = len({sizes[t.path] for t in tasks}) == len(tasks)
-        key = jvm_filter.BY_SIZE if by_size else jvm_filter.BY_NAME
-        keys = {t.path: struct.pack("<q", sizes[t.path]) if by_size else t.file_name.encode()
-                for t in tasks if t.path in dropped}
+        if len({sizes[t.path] for t in tasks}) == len(tasks):
+            key = jvm_filter.BY_SIZE
+            keys = {t.path: struct.pack("<q", sizes[t.path]) for t in tasks if t.path in dropped}
+        elif len({t.file_name for t in tasks}) == len(tasks):
+            key = jvm_filter.BY_NAME
+            keys = {t.path: t.file_name.encode() for t in tasks if t.path in dropped}
+        else:
+            return functools.reduce(lambda a, b: a.unionByName(b), [
+                _helper_scan(spark, jvm, schema, group, columns,
+                             {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes)
+                for group in _distinct_sizes(tasks, sizes)])
     sql = all(isinstance(c, str) for c in columns)
     frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], _READ_OPTIONS,
                      columns if sql else [], _payload(dropped, keys), key)
