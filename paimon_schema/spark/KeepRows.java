@@ -1,6 +1,5 @@
 package io.paimonschema.spark;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -8,7 +7,6 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -21,7 +19,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.api.java.UDF2;
-import org.apache.spark.sql.catalyst.expressions.XXH64;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
@@ -30,7 +27,6 @@ import org.apache.spark.sql.internal.SessionState;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.unsafe.types.UTF8String;
 import org.roaringbitmap.RoaringBitmap;
 
 /**
@@ -42,12 +38,9 @@ import org.roaringbitmap.RoaringBitmap;
  * (key length: i32 LE, key, bitmap length: i32 LE, the dropped rows as a portable 32-bit
  * RoaringBitmap), one per data file. The key is the file's size (8 bytes LE; Spark's Parquet
  * scan gives _metadata.file_size as a per-file constant, cheap per row) when the files of the
- * scan have distinct sizes, else its name. A name key is turned into Spark's
- * xxhash64(_metadata.file_name) (a long per row, hashed from Spark's own string bytes) when
- * the names of the scan's files hash apart, else the row's name is compared (ByName, a Java
- * string per row). A task reads a file's rows in order, so the current file's bitmap is
- * expanded into 64-bit words once and a row costs one bit test; files without an entry keep
- * every row.
+ * scan have distinct sizes, else its name (_metadata.file_name, a string per row: ByName).
+ * A task reads a file's rows in order, so the current file's bitmap is expanded into 64-bit
+ * words once and a row costs one bit test; files without an entry keep every row.
  */
 public final class KeepRows implements UDF2<Long, Long, Boolean> {
   private static final long serialVersionUID = 1L;
@@ -67,8 +60,6 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
   public static final int NO_FILTER = 0;
   public static final int BY_SIZE = 1;
   public static final int BY_NAME = 2;
-  /** The seed of Spark SQL's xxhash64. */
-  private static final long SEED = 42L;
 
   /**
    * The Spark schema of a Parquet file as JSON: what `spark.read.parquet` infers (Spark's
@@ -101,14 +92,14 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
     List<String> files = strings(paths);
     Dataset<Row> out = reader.parquet(files.toArray(new String[0]));
     if (key != NO_FILTER) {
-      out = out.where(keep(files, payload, key));
+      out = out.where(keep(payload, key));
     }
     List<String> exprs = strings(selects);
     return exprs.isEmpty() ? out : out.selectExpr(exprs.toArray(new String[0]));
   }
 
   /** The filter Column over the scan's metadata columns. */
-  static Column keep(List<String> files, byte[] payload, int key) {
+  static Column keep(byte[] payload, int key) {
     Column row = functions.col("_metadata.row_index");
     if (key == BY_SIZE) {
       return udf(new KeepRows(payload), functions.col("_metadata.file_size"), row);
@@ -116,46 +107,11 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
     if (key != BY_NAME) {
       throw new IllegalArgumentException("unknown key kind " + key);
     }
-    Column name = functions.col("_metadata.file_name");
-    byte[] hashed = hashedNames(files, payload);
-    return hashed == null ? udf(new ByName(payload), name, row)
-        : udf(new KeepRows(hashed), functions.xxhash64(name), row);
+    return udf(new ByName(payload), functions.col("_metadata.file_name"), row);
   }
 
   private static Column udf(UDF2<?, ?, Boolean> keep, Column key, Column row) {
     return functions.udf(keep, DataTypes.BooleanType).apply(key, row);
-  }
-
-  /**
-   * The payload with each name key replaced by Spark's xxhash64 of the name (8 bytes LE), or
-   * null when two files of the scan hash alike (then the names themselves are compared).
-   */
-  public static byte[] hashedNames(List<String> files, byte[] payload) {
-    HashSet<Long> seen = new HashSet<>();
-    for (String file : files) {
-      if (!seen.add(nameHash(new Path(file).getName()))) {
-        return null;
-      }
-    }
-    ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
-    ByteArrayOutputStream out = new ByteArrayOutputStream(payload.length);
-    ByteBuffer head = ByteBuffer.allocate(12).order(ByteOrder.LITTLE_ENDIAN);
-    while (in.hasRemaining()) {
-      byte[] name = new byte[in.getInt()];
-      in.get(name);
-      int length = in.getInt();
-      head.clear();
-      head.putInt(8).putLong(nameHash(new String(name, StandardCharsets.UTF_8)));
-      out.write(head.array(), 0, 12);
-      out.write(payload, in.position() - 4, 4 + length);     // the length, then the bitmap
-      in.position(in.position() + length);
-    }
-    return out.toByteArray();
-  }
-
-  /** xxhash64(name) as Spark SQL computes it for a string. */
-  static long nameHash(String name) {
-    return XXH64.hashUTF8String(UTF8String.fromString(name), SEED);
   }
 
   /** Strings as (length: i32 LE, UTF-8) each; null is none. */

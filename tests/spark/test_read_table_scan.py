@@ -1,8 +1,8 @@
 """`read_table` builds each Parquet scan with one py4j call (`KeepRows.scan`), its schema read
 from a footer by `KeepRows.fileSchema` instead of Spark's inference job, and still drops
 exactly the rows the Python-side filter (`read_arrow`) drops: files with and without deletion
-vectors in one table, files of one size (keyed by Spark's xxhash64 of the file name), files of
-one name and size, projections and filters (pruned by min/max and a bitmap index)."""
+vectors in one table, files of one size (keyed by file name), files of one name and size,
+projections and filters (pruned by min/max and a bitmap index)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from pyspark.sql.types import StructType
@@ -97,7 +96,7 @@ def test_a_scan_is_one_py4j_call_and_exact(spark: Any, table: Path,
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
     assert _sorted(read_arrow(table), columns) == _sorted(df.collect(), columns)
     plan = _plan(df)
-    assert "UDF(xxhash64(" in plan and "file_name" in plan and "BroadcastHashJoin" not in plan
+    assert "UDF(_metadata" in plan and "file_name" in plan and "BroadcastHashJoin" not in plan
 
 
 @pytest.mark.parametrize("where", [None, "k >= 60 AND k <= 70", "tag = 3", "p = 'c' AND k > 550",
@@ -144,36 +143,7 @@ def test_files_of_one_name_and_size_go_to_scans_by_size(spark: Any, table: Path,
     assert calls.scans >= 3
     columns = ["k", "v", "tag", "p"]
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
-    assert "xxhash64" not in _plan(df) and "file_size" in _plan(df)
-
-
-def test_names_hash_as_spark_sql_does(spark: Any) -> None:
-    """`KeepRows.hashedNames` rekeys a payload by Spark SQL's xxhash64 of each file name, and
-    refuses (null) when two files of the scan hash alike (here: one name in two folders)."""
-    from py4j.java_collections import ListConverter
-    from py4j.java_gateway import JavaClass
-
-    assert jvm_filter.helper(spark) is not None
-    client = spark.sparkContext._gateway._gateway_client
-    keep_rows = JavaClass(jvm_filter.CLASS, client)
-    names = ["data-1.parquet", "data-é ü.parquet", "x" * 37]
-    files = ListConverter().convert([f"file:///t/p={i}/{n}" for i, n in enumerate(names)] +
-                                    ["file:///t/p=9/no-vector.parquet"], client)
-    payload = native._payload({n: np.ones(1, dtype=bool) for n in names}, {n: n.encode() for n in names})
-    rekeyed = bytes(keep_rows.hashedNames(files, payload))
-    spark_hashes = spark.createDataFrame([(n,) for n in names], "n STRING") \
-        .selectExpr("n", "xxhash64(n) AS h").collect()
-    expected = {r.n: r.h for r in spark_hashes}
-    pos, keys = 0, []
-    while pos < len(rekeyed):
-        assert int.from_bytes(rekeyed[pos:pos + 4], "little") == 8
-        keys.append(int.from_bytes(rekeyed[pos + 4:pos + 12], "little", signed=True))
-        length = int.from_bytes(rekeyed[pos + 12:pos + 16], "little")
-        pos += 16 + length
-    assert keys == [expected[n] for n in names]
-    twice = ListConverter().convert(["file:///t/p=1/data-1.parquet", "file:///t/p=2/data-1.parquet"],
-                                    client)
-    assert keep_rows.hashedNames(twice, payload) is None
+    assert "file_name" not in _plan(df) and "file_size" in _plan(df)
 
 
 def _parquet_files(root: Path) -> list[Path]:
