@@ -37,8 +37,8 @@ import org.roaringbitmap.RoaringBitmap;
  * <p>The payload, built on the driver by paimon_schema/spark/native.py, is a sequence of
  * (key length: i32 LE, key, bitmap length: i32 LE, the dropped rows as a portable 32-bit
  * RoaringBitmap), one per data file. The key is the file's size (8 bytes LE; Spark's Parquet
- * scan gives _metadata.file_size as a per-file constant, cheap per row) when the files of the
- * scan have distinct sizes, else its name (_metadata.file_name, a string per row: ByName).
+ * scan gives _metadata.file_size as a per-file constant, cheap per row) when no other file of
+ * the scan has that size, else its name (_metadata.file_name, a string per row: ByName).
  * A task reads a file's rows in order, so the current file's bitmap is expanded into 64-bit
  * words once and a row costs one bit test; files without an entry keep every row.
  */
@@ -56,11 +56,6 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
     return words.keep((long) size, (long) row);
   }
 
-  /** {@link #scan}'s key kinds: no filter; the file's size; its name. */
-  public static final int NO_FILTER = 0;
-  public static final int BY_SIZE = 1;
-  public static final int BY_NAME = 2;
-
   /**
    * The Spark schema of a Parquet file as JSON: what `spark.read.parquet` infers (Spark's
    * own footer reading and conversion under the session's settings; every field nullable, as
@@ -77,37 +72,44 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
   }
 
   /**
-   * `spark.read.options(options).schema(schema).parquet(paths)`, filtered by the payload
-   * (unless key is NO_FILTER), then `selectExpr(selects)` (unless there are none): a
-   * read_table scan built with one py4j call instead of hundreds. paths, options (key, value,
-   * ...) and selects are strings as (length: i32 LE, UTF-8) each.
+   * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payloads
+   * drop, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
+   * py4j call instead of hundreds. bySize is keyed by file size, byName by file name, for the
+   * files whose size is one of sharedSizes (8-byte LE longs); the name is only read for rows
+   * of those files. paths, options (key, value, ...) and selects are strings as (length: i32
+   * LE, UTF-8) each.
    */
   public static Dataset<Row> scan(SparkSession spark, String schemaJson, byte[] paths,
-                                  byte[] options, byte[] selects, byte[] payload, int key) {
+                                  byte[] options, byte[] selects, byte[] bySize, byte[] byName,
+                                  byte[] sharedSizes) {
     DataFrameReader reader = spark.read().schema((StructType) DataType.fromJson(schemaJson));
     List<String> settings = strings(options);
     for (int i = 0; i + 1 < settings.size(); i += 2) {
       reader = reader.option(settings.get(i), settings.get(i + 1));
     }
-    List<String> files = strings(paths);
-    Dataset<Row> out = reader.parquet(files.toArray(new String[0]));
-    if (key != NO_FILTER) {
-      out = out.where(keep(payload, key));
+    Dataset<Row> out = reader.parquet(strings(paths).toArray(new String[0]));
+    if (bySize.length > 0 || byName.length > 0) {
+      out = out.where(keep(bySize, byName, sharedSizes));
     }
     List<String> exprs = strings(selects);
     return exprs.isEmpty() ? out : out.selectExpr(exprs.toArray(new String[0]));
   }
 
   /** The filter Column over the scan's metadata columns. */
-  static Column keep(byte[] payload, int key) {
+  static Column keep(byte[] bySize, byte[] byName, byte[] sharedSizes) {
     Column row = functions.col("_metadata.row_index");
-    if (key == BY_SIZE) {
-      return udf(new KeepRows(payload), functions.col("_metadata.file_size"), row);
+    Column size = functions.col("_metadata.file_size");
+    Column sized = udf(new KeepRows(bySize), size, row);
+    if (sharedSizes.length == 0) {
+      return sized;
     }
-    if (key != BY_NAME) {
-      throw new IllegalArgumentException("unknown key kind " + key);
+    ByteBuffer in = ByteBuffer.wrap(sharedSizes).order(ByteOrder.LITTLE_ENDIAN);
+    Object[] shared = new Object[sharedSizes.length / 8];
+    for (int i = 0; i < shared.length; i++) {
+      shared[i] = in.getLong();
     }
-    return udf(new ByName(payload), functions.col("_metadata.file_name"), row);
+    Column named = udf(new ByName(byName), functions.col("_metadata.file_name"), row);
+    return functions.when(size.isin(shared), named).otherwise(sized);
   }
 
   private static Column udf(UDF2<?, ?, Boolean> keep, Column key, Column row) {

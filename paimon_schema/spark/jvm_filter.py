@@ -32,12 +32,10 @@ from typing import Any
 
 log = logging.getLogger("paimon_schema.spark")
 
-__all__ = ["BY_NAME", "BY_SIZE", "NO_FILTER", "Helper", "helper"]
+__all__ = ["Helper", "helper"]
 
 SOURCE = Path(__file__).with_name("KeepRows.java")
 CLASS = "io.paimonschema.spark.KeepRows"
-#: `KeepRows.scan`'s key kinds (its NO_FILTER, BY_SIZE, BY_NAME).
-NO_FILTER, BY_SIZE, BY_NAME = 0, 1, 2
 #: Why the filter is not available in this process (compile failures are not retried).
 _unavailable: str | None = None
 #: The helper of each SparkContext that has the jar.
@@ -67,14 +65,17 @@ class Helper:
             return None
 
     def scan(self, spark: Any, schema: str, uris: Sequence[str], options: dict[str, str],
-             selects: Sequence[str], payload: bytes, key: int) -> Any:
-        """`spark.read.options(options).schema(schema).parquet(uris)`, without the rows the
-        payload drops (keyed by `key`), then `selectExpr(selects)` unless there are none."""
+             selects: Sequence[str], by_size: bytes, by_name: bytes, shared_sizes: Sequence[int]
+             ) -> Any:
+        """`spark.read.options(options).schema(schema).parquet(uris)` without the rows the
+        payloads drop (`by_name` for files whose size is in `shared_sizes`, else `by_size`),
+        then `selectExpr(selects)` unless there are none."""
         from pyspark.sql.classic.dataframe import DataFrame
 
         settings = [s for item in options.items() for s in item]
         jdf = _call(spark, self._scan, spark._jsparkSession, schema, pack_strings(uris),
-                    pack_strings(settings), pack_strings(selects), payload, key)
+                    pack_strings(settings), pack_strings(selects), by_size, by_name,
+                    struct.pack(f"<{len(shared_sizes)}q", *shared_sizes))
         return DataFrame(jdf, spark)
 
 

@@ -29,6 +29,7 @@ import functools
 import json
 import logging
 import struct
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -181,25 +182,24 @@ def _as_columns(columns: list[Any]) -> list[Any]:
 def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[FileTask],
                  columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> Any:
     """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
-    its size when the scan's files have distinct sizes (a per-file constant of Spark's
-    reader), else by its name (a string per row, ~10 % more CPU); files that share both (two
-    directories) go to scans of distinct sizes."""
-    key, keys = jvm_filter.NO_FILTER, {}
-    if dropped:
-        if len({sizes[t.path] for t in tasks}) == len(tasks):
-            key = jvm_filter.BY_SIZE
-            keys = {t.path: struct.pack("<q", sizes[t.path]) for t in tasks if t.path in dropped}
-        elif len({t.file_name for t in tasks}) == len(tasks):
-            key = jvm_filter.BY_NAME
-            keys = {t.path: t.file_name.encode() for t in tasks if t.path in dropped}
-        else:
-            return functools.reduce(lambda a, b: a.unionByName(b), [
-                _helper_scan(spark, jvm, schema, group, columns,
-                             {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes)
-                for group in _distinct_sizes(tasks, sizes)])
+    its size (a per-file constant of Spark's reader) unless another file of the scan has that
+    size, then by its name (a string per row, ~10 % more CPU, only for the rows of those
+    files); files that share both (two directories) go to scans of distinct sizes."""
+    count = Counter(sizes[t.path] for t in tasks if t.path in sizes)
+    shared = [t for t in tasks if count[sizes.get(t.path, -1)] > 1]
+    if len({t.file_name for t in shared}) < len(shared):
+        return functools.reduce(lambda a, b: a.unionByName(b), [
+            _helper_scan(spark, jvm, schema, group, columns,
+                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes)
+            for group in _distinct_sizes(tasks, sizes)])
+    named = {t.path for t in shared}
+    by_size = _payload({p: m for p, m in dropped.items() if p not in named},
+                       {p: struct.pack("<q", sizes[p]) for p in dropped})
+    by_name = _payload({p: m for p, m in dropped.items() if p in named},
+                       {t.path: t.file_name.encode() for t in shared})
     sql = all(isinstance(c, str) for c in columns)
-    frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], _READ_OPTIONS,
-                     columns if sql else [], _payload(dropped, keys), key)
+    frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], _READ_OPTIONS, columns if sql else [],
+                     by_size, by_name, sorted({sizes[p] for p in named}) if by_name else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
 

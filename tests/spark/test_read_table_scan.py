@@ -96,7 +96,9 @@ def test_a_scan_is_one_py4j_call_and_exact(spark: Any, table: Path,
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
     assert _sorted(read_arrow(table), columns) == _sorted(df.collect(), columns)
     plan = _plan(df)
-    assert "UDF(_metadata" in plan and "file_name" in plan and "BroadcastHashJoin" not in plan
+    # files 0 and 2 share a size: their rows are told by name, file 5's by size
+    assert "CASE WHEN (_metadata" in plan and "THEN UDF(_metadata#" in plan and "BroadcastHashJoin" not in plan
+    assert ".file_name, " in plan and ".file_size, " in plan
 
 
 @pytest.mark.parametrize("where", [None, "k >= 60 AND k <= 70", "tag = 3", "p = 'c' AND k > 550",
@@ -144,6 +146,20 @@ def test_files_of_one_name_and_size_go_to_scans_by_size(spark: Any, table: Path,
     columns = ["k", "v", "tag", "p"]
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
     assert "file_name" not in _plan(df) and "file_size" in _plan(df)
+
+
+def test_files_of_one_size_without_dropped_rows_keep_them(spark: Any, table: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where only a file of its own size loses rows, the filter keys on sizes alone and the
+    files that share a size keep every row."""
+    dropped_rows = native._dropped_rows
+    monkeypatch.setattr(native, "_dropped_rows", lambda tasks: {
+        path: mask for path, mask in dropped_rows(tasks).items() if "/p=c/" in path})
+    df = read_table(spark, table)
+    kept = [_row(i) for i in range(N) if i < 4 * FILE_ROWS or i not in set(DELETED)]
+    columns = ["k", "v", "tag", "p"]
+    assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(kept), columns)
+    assert "file_name" not in _plan(df) and "UDF(_metadata#" in _plan(df)
 
 
 def _parquet_files(root: Path) -> list[Path]:
