@@ -2,12 +2,13 @@
 whole filtered scan in one py4j call; compiled once, loaded into a session.
 
 Applying deletion vectors inside Spark's own Parquet scan costs one bit test per row when the
-test runs in the JVM: measured on 2M rows (benchmarks/spark_read.py), this Java UDF costs
-about what a plain scan does, a broadcast join on (file, 64-row word) about 1.2-2x more, an
-Arrow UDF (rows through Python) about 2x. Planning is the other cost: built from Python, a
-scan took ~250 py4j round trips (Columns, the UDF by reflection, the reader, the paths) and
-the Spark job `spark.read.parquet` runs to infer the schema; `KeepRows.scan` builds it in one
-call from the schema `KeepRows.fileSchema` reads from one footer the way Spark infers it.
+test runs in the JVM: measured on 2M rows (benchmarks/spark_read.py), this Java UDF adds about
+0.15-0.4x of a plain scan's CPU (boxing, Spark's `_metadata` struct; a file-name key ~0.1x
+more), a broadcast join on (file, 64-row word) about 1.2-2x, an Arrow UDF (rows through
+Python) about 2x. Planning is the other cost: built from Python, a scan took ~250 py4j round
+trips (Columns, the UDF by reflection, the reader, the paths) and the Spark job
+`spark.read.parquet` runs to infer the schema; `KeepRows.scan` builds it in one call from the
+schema `KeepRows.fileSchema` reads from one footer the way Spark infers it.
 The source ships in the package and is compiled on first use with the JDK's `javac` against
 the session's own Spark jars (which carry RoaringBitmap) into the cache (`$PAIMON_SCHEMA_CACHE`
 or `~/.cache/paimon-schema/spark-filter/`, keyed by the source and the Spark version), then

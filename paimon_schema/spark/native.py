@@ -2,19 +2,24 @@
 
 A Python data source cannot hand files to Spark's scan, so the DataFrame is built on the
 driver: `plan_read` lists and prunes the live files (manifests, partition values, min/max
-statistics, file indexes), and the Parquet files are read by `spark.read.parquet`, one scan per
+statistics, file indexes), and the Parquet files are read by Spark's Parquet scan, one scan per
 group of files that share a schema. The rows a file drops (deleted by its deletion vector or,
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
 JVM, with no row moving through Python: `KeepRows`, a Java UDF over `_metadata.file_size` and
 `_metadata.row_index` (`jvm_filter`: compiled once against Spark's jars, its payload the
 files' dropped rows as RoaringBitmaps). Spark's vectorized reader gives `file_size` as a
-per-file constant, so a file is told from the others of its scan by its size; where two files
-share a size, the filter keys on `_metadata.file_name` instead (a string per row, dearer).
-Where the UDF cannot be had (Spark Connect, no `javac`) a broadcast left join on (file size,
-row // 64) with a table of 64-bit dropped-row words does the same, slower. Measured on 2M rows
-with 30 % deleted (benchmarks/spark_read.py, quiet machine): the filtered scan runs as fast as
-a plain scan, but the whole read takes 1.3-1.8x one, the rest being planning on the driver
-(manifests, vectors, ~250 py4j round trips); the join 2-3x, the Arrow UDF this replaced 2.6-3x.
+per-file constant, so a file is told from the others of its scan by its size; the rows of
+files that share their size with another file of the scan are told by `_metadata.file_name`
+(a string per row, ~10 % more CPU). A scan (reader, paths, filter, columns) is built by one
+py4j call, `KeepRows.scan`, given the schema Spark would infer, which `KeepRows.fileSchema`
+reads from one footer with Spark's own conversion (without the Spark job `spark.read.parquet`
+runs to infer it). Where the helper cannot be had (Spark Connect, no `javac`) the scan is built
+with PySpark and a broadcast left join on (file size, row // 64) with a table of 64-bit
+dropped-row words drops the rows, slower. Measured on 2M rows with 30 % deleted
+(benchmarks/spark_read.py, a 2-core machine shared with other jobs): planning takes 5 py4j
+round trips and about half the time `spark.read.parquet`'s does (47 round trips and the
+inference job), and the whole read 0.8-1.2x a plain `spark.read.parquet` scan (1.1-1.6x one
+given its schema, the filter's own cost); the join 2-3x, the Arrow UDF this replaced 2.6-3x.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
