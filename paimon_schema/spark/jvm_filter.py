@@ -86,7 +86,8 @@ def helper(spark: Any) -> Helper | None:
     if _unavailable is not None:
         return None
     if getattr(spark, "_jvm", None) is None:
-        log.info("no JVM gateway (Spark Connect?): deletion vectors are applied by a join")
+        log.info("no JVM gateway (Spark Connect?): scans are built with PySpark, deletion "
+                 "vectors applied by a join")
         return None
     context = spark.sparkContext
     found = _helpers.get(context)
@@ -96,8 +97,8 @@ def helper(spark: Any) -> Helper | None:
         _load(spark, new_context=True)
     except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
         _unavailable = str(exc)
-        log.warning("the JVM row filter is not available (%s); deletion vectors are applied "
-                    "by a broadcast join", exc)
+        log.warning("the JVM row filter is not available (%s); scans are built with PySpark, "
+                    "deletion vectors applied by a broadcast join", exc)
         return None
     found = _helpers[context] = Helper(context._gateway._gateway_client)
     return found
