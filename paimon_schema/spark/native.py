@@ -18,8 +18,10 @@ with PySpark and a broadcast left join on (file size, row // 64) with a table of
 dropped-row words drops the rows, slower. Measured on 2M rows with 30 % deleted
 (benchmarks/spark_read.py, a 2-core machine shared with other jobs): planning takes 5 py4j
 round trips and about half the time `spark.read.parquet`'s does (47 round trips and the
-inference job), and the whole read 0.8-1.2x a plain `spark.read.parquet` scan (1.1-1.6x one
-given its schema, the filter's own cost); the join 2-3x, the Arrow UDF this replaced 2.6-3x.
+inference job); the whole read 0.8-1.6x a plain `spark.read.parquet` scan, 1.2-1.3x in median
+over interleaved runs (the scans built from Python: 1.5-1.7x), the rest being the filter's
+CPU per row (Spark's `_metadata` struct, the UDF's boxing); the join 2-3x, the Arrow UDF this
+replaced 2.6-3x.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
