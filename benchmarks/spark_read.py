@@ -6,11 +6,15 @@ forge (tests/spark/forged_tables.py: Paimon's layout from Python, so that the ru
 JVM writer), then read on a `local[2]` session, each line the best of `--repeat` runs
 (`write.format("noop")`, so every row is produced and nothing is collected):
 
+0. driver planning alone (building the DataFrame, median of `--repeat` x 5): `read_table`
+   against `spark.read.parquet`, with the py4j round trips each takes;
 1. merge-on-read cost: `read_table` (Spark's Parquet scan, the deleted rows dropped in the JVM
    by the `KeepRows` Java UDF; for the record also its broadcast-join fallback) and the `paimon`
    Python data source (pyarrow in Python workers) against `spark.read.parquet` of the same files
    without applying any deletion vector. Targets (issue 12): `read_table` at most 1.3x the plain
-   scan, the `paimon` source at most 2x, each printed PASS/FAIL with the ratio of this run;
+   scan, the `paimon` source at most 2x, each printed PASS/FAIL with the ratio of this run.
+   `read_table` reads the schema from a footer instead of running Spark's inference job, so a
+   plain scan given its schema (`spark.read.schema(...)`) is printed too: the filter's own cost;
 2. pruning: a selective predicate (`tag = 12343`: 100 rows, in one file; every file's `tag`
    values interleave, so Parquet's min/max statistics cannot skip anything), with file-index
    pruning against the same read without it: `read_table` (baselines: Spark's own Parquet
@@ -84,6 +88,34 @@ def noop(df: Any) -> None:
     df.write.format("noop").mode("overwrite").save()
 
 
+def planning(spark: Any, paths: list[str], root: Path, repeat: int) -> None:
+    """Median time and py4j round trips of building each DataFrame, nothing executed."""
+    client = type(spark.sparkContext._gateway._gateway_client)
+    send = client.send_command
+    calls = [0]
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls[0] += 1
+        return send(self, *args, **kwargs)
+
+    builds = {"spark.read.parquet": lambda: spark.read.parquet(*paths).select("k", "tag", "value", "part"),
+              "read_table": lambda: ps_spark.read_table(spark, root)}
+    print(f"\n0. planning on the driver, nothing executed (median of {repeat})")
+    client.send_command = counted
+    try:
+        for name, build_df in builds.items():
+            times = []
+            for _ in range(repeat):
+                calls[0] = 0
+                started = time.perf_counter()
+                build_df()
+                times.append(time.perf_counter() - started)
+            print(f"   {name:32s} {sorted(times)[len(times) // 2] * 1000:5.0f} ms   "
+                  f"{calls[0]} py4j round trips")
+    finally:
+        client.send_command = send
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rows", type=int, default=2_000_000)
@@ -100,6 +132,8 @@ def main() -> None:
         spark = session()
         paths = ["file://" + str(f.path) for f in files]
         raw = lambda: noop(spark.read.parquet(*paths).select("k", "tag", "value", "part"))  # noqa: E731
+        schema = spark.read.parquet(*paths).schema
+        given = lambda: noop(spark.read.schema(schema).parquet(*paths).select("k", "tag", "value", "part"))  # noqa: E731
         native = lambda: noop(ps_spark.read_table(spark, root))  # noqa: E731
         source = lambda: noop(spark.read.format("paimon").load(str(root)))  # noqa: E731
         pruned = lambda: noop(ps_spark.read_table(spark, root, WHERE))  # noqa: E731
@@ -117,7 +151,9 @@ def main() -> None:
 
         for warm in (raw, native, joined, source, pruned):
             warm()
-        full = best_of({"spark.read.parquet, no DVs": raw, "read_table (DVs applied)": native,
+        planning(spark, paths, root, args.repeat * 5)
+        full = best_of({"spark.read.parquet, no DVs": raw,
+                        "  the same, schema given": given, "read_table (DVs applied)": native,
                         "read_table, join fallback": joined,
                         "paimon source (DVs applied)": source}, args.repeat)
         baseline = full["spark.read.parquet, no DVs"]

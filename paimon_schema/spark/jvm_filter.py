@@ -1,13 +1,19 @@
-"""`KeepRows.java`, a row filter in the JVM for `read_table`: compiled once, loaded into a session.
+"""`KeepRows.java` in the JVM for `read_table`: the row filter, and the helpers that build a
+whole filtered scan in one py4j call; compiled once, loaded into a session.
 
 Applying deletion vectors inside Spark's own Parquet scan costs one bit test per row when the
 test runs in the JVM: measured on 2M rows (benchmarks/spark_read.py), this Java UDF adds about
-0.3x of a plain scan, a broadcast join on (file, 64-row word) about 1.2-2x, an Arrow UDF (rows
-through Python) about 2x. The source ships in the package and is compiled on first use with
-the JDK's `javac` against the session's own Spark jars (which carry RoaringBitmap) into the
-cache (`$PAIMON_SCHEMA_CACHE` or `~/.cache/paimon-schema/spark-filter/`, keyed by the source
-and the Spark version), then added with `ADD JAR`. Where that cannot be done (Spark Connect,
-no `javac`, a failed compile) `keep_column` answers None and the caller uses the join.
+0.15-0.4x of a plain scan's CPU (boxing, Spark's `_metadata` struct; a file-name key ~0.1x
+more), a broadcast join on (file, 64-row word) about 1.2-2x, an Arrow UDF (rows through
+Python) about 2x. Planning is the other cost: built from Python, a scan took ~250 py4j round
+trips (Columns, the UDF by reflection, the reader, the paths) and the Spark job
+`spark.read.parquet` runs to infer the schema; `KeepRows.scan` builds it in one call from the
+schema `KeepRows.fileSchema` reads from one footer the way Spark infers it.
+The source ships in the package and is compiled on first use with the JDK's `javac` against
+the session's own Spark jars (which carry RoaringBitmap) into the cache (`$PAIMON_SCHEMA_CACHE`
+or `~/.cache/paimon-schema/spark-filter/`, keyed by the source and the Spark version), then
+added with `ADD JAR`. Where that cannot be done (Spark Connect, no `javac`, a failed compile)
+`helper` answers None and the caller builds the scan with PySpark and filters it by a join.
 """
 
 from __future__ import annotations
@@ -16,75 +22,127 @@ import hashlib
 import logging
 import os
 import shutil
+import struct
 import subprocess
 import tempfile
+import weakref
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("paimon_schema.spark")
 
-__all__ = ["keep_column"]
+__all__ = ["Helper", "helper"]
 
 SOURCE = Path(__file__).with_name("KeepRows.java")
 CLASS = "io.paimonschema.spark.KeepRows"
 #: Why the filter is not available in this process (compile failures are not retried).
 _unavailable: str | None = None
+#: The helper of each SparkContext that has the jar.
+_helpers: weakref.WeakKeyDictionary[Any, Helper] = weakref.WeakKeyDictionary()
 
 
-def keep_column(spark: Any, payload: bytes, key: Any, row: Any, *, by_name: bool = False) -> Any:
-    """The Column `KeepRows(payload)(key, row)` (`KeepRows.ByName` with `by_name`: the key
-    is the file name, not its size), or None where the JVM filter cannot be had."""
+class Helper:
+    """`KeepRows`' static methods, each one py4j round trip (a py4j `JavaClass` would ask the
+    JVM about the member on every access; these members are resolved once)."""
+
+    def __init__(self, gateway_client: Any) -> None:
+        from py4j.java_gateway import JavaMember
+
+        target = "z:" + CLASS          # py4j's prefix of a static member's target
+        self._file_schema = JavaMember("fileSchema", None, target, gateway_client)
+        self._scan = JavaMember("scan", None, target, gateway_client)
+
+    def file_schema(self, spark: Any, uri: str) -> str | None:
+        """The Spark schema (JSON) `spark.read.parquet(uri)` would infer, read from the file's
+        footer on the driver; None where that fails (Spark's own inference then reports it)."""
+        from py4j.protocol import Py4JJavaError
+
+        try:
+            return str(_call(spark, self._file_schema, spark._jsparkSession, uri))
+        except Py4JJavaError as exc:
+            log.debug("footer of %s not read by KeepRows (%s); Spark infers the schema", uri, exc)
+            return None
+
+    def scan(self, spark: Any, schema: str, uris: Sequence[str], options: dict[str, str],
+             selects: Sequence[str], by_size: bytes, by_name: bytes, shared_sizes: Sequence[int]
+             ) -> Any:
+        """`spark.read.options(options).schema(schema).parquet(uris)` without the rows the
+        payloads drop (`by_name` for files whose size is in `shared_sizes`, else `by_size`),
+        then `selectExpr(selects)` unless there are none."""
+        from pyspark.sql.classic.dataframe import DataFrame
+
+        settings = [s for item in options.items() for s in item]
+        jdf = _call(spark, self._scan, spark._jsparkSession, schema, pack_strings(uris),
+                    pack_strings(settings), pack_strings(selects), by_size, by_name,
+                    struct.pack(f"<{len(shared_sizes)}q", *shared_sizes))
+        return DataFrame(jdf, spark)
+
+
+def helper(spark: Any) -> Helper | None:
+    """The session's `KeepRows` helper, or None where it cannot be had."""
     global _unavailable
     if _unavailable is not None:
         return None
-    try:
-        jvm = spark._jvm
-        if jvm is None:
-            raise AttributeError("no JVM gateway")
-    except AttributeError:
-        log.info("no JVM gateway (Spark Connect?): deletion vectors are applied by a join")
+    if getattr(spark, "_jvm", None) is None:
+        log.info("no JVM gateway (Spark Connect?): scans are built with PySpark, deletion "
+                 "vectors applied by a join")
         return None
+    context = spark.sparkContext
+    found = _helpers.get(context)
+    if found is not None:
+        return found
     try:
-        _load(spark)
+        _load(spark, new_context=True)
     except (OSError, subprocess.SubprocessError, RuntimeError) as exc:
         _unavailable = str(exc)
-        log.warning("the JVM row filter is not available (%s); deletion vectors are applied "
-                    "by a broadcast join", exc)
+        log.warning("the JVM row filter is not available (%s); scans are built with PySpark, "
+                    "deletion vectors applied by a broadcast join", exc)
         return None
-    from pyspark.sql.classic.column import Column, _to_java_column, _to_seq
-
-    from py4j.java_gateway import JavaClass
-
-    keep = JavaClass(CLASS + "$ByName" if by_name else CLASS, spark.sparkContext._gateway._gateway_client)(payload)
-    udf = _java_udf2(spark, keep, jvm.org.apache.spark.sql.types.DataTypes.BooleanType)
-    return Column(udf.apply(_to_seq(spark.sparkContext, [key, row], _to_java_column)))
+    found = _helpers[context] = Helper(context._gateway._gateway_client)
+    return found
 
 
-def _java_udf2(spark: Any, function: Any, return_type: Any) -> Any:
-    """`functions.udf(UDF2, DataType)`, by reflection: py4j would pick the untyped Scala
-    overload `udf(AnyRef, DataType)`, which Spark refuses."""
-    gateway, jvm = spark.sparkContext._gateway, spark._jvm
-    load = jvm.java.lang.Class.forName
-    params = gateway.new_array(jvm.java.lang.Class, 2)
-    params[0] = load("org.apache.spark.sql.api.java.UDF2")
-    params[1] = load("org.apache.spark.sql.types.DataType")
-    args = gateway.new_array(jvm.java.lang.Object, 2)
-    args[0], args[1] = function, return_type
-    return load("org.apache.spark.sql.functions").getMethod("udf", params).invoke(None, args)
+def pack_strings(strings: Sequence[str]) -> bytes:
+    """Strings as `KeepRows.strings` reads them: (length: i32 LE, UTF-8) each."""
+    parts = []
+    for string in strings:
+        data = string.encode()
+        parts += [struct.pack("<i", len(data)), data]
+    return b"".join(parts)
 
 
-def _load(spark: Any) -> None:
-    """`ADD JAR` unless this JVM thread already sees the class (py4j pins a Python thread to a
-    JVM thread, whose context class loader `ADD JAR` extends)."""
+def _call(spark: Any, member: Any, *args: Any) -> Any:
+    """`member(*args)`; where this Python thread's JVM thread does not see the class yet (py4j
+    pins each Python thread to its own JVM thread), `ADD JAR` there and call again."""
+    from py4j.protocol import Py4JError, Py4JJavaError
+
+    try:
+        return member(*args)
+    except Py4JJavaError:
+        raise
+    except Py4JError:
+        _load(spark)
+        return member(*args)
+
+
+def _load(spark: Any, *, new_context: bool = False) -> None:
+    """`ADD JAR` unless this JVM thread already sees the class (its context class loader is
+    what `ADD JAR` extends) and, for a context seen the first time, it lists the jar (its
+    executors load the UDF from it)."""
+    jar = _jar(spark.version)
     jvm = spark._jvm
+    if new_context and not any(str(j).endswith("/" + jar.name)
+                               for j in spark.sparkContext._jsc.jars()):
+        spark.sql(f"ADD JAR '{jar}'")
+        return
     thread = jvm.java.lang.Thread.currentThread()
     try:
         jvm.java.lang.Class.forName(CLASS, False, thread.getContextClassLoader())
         return
     except Exception:  # noqa: BLE001 - py4j raises Py4JJavaError(ClassNotFoundException)
         pass
-    jar = _jar(spark.version)
     spark.sql(f"ADD JAR '{jar}'")
 
 

@@ -2,19 +2,26 @@
 
 A Python data source cannot hand files to Spark's scan, so the DataFrame is built on the
 driver: `plan_read` lists and prunes the live files (manifests, partition values, min/max
-statistics, file indexes), and the Parquet files are read by `spark.read.parquet`, one scan per
+statistics, file indexes), and the Parquet files are read by Spark's Parquet scan, one scan per
 group of files that share a schema. The rows a file drops (deleted by its deletion vector or,
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
 JVM, with no row moving through Python: `KeepRows`, a Java UDF over `_metadata.file_size` and
 `_metadata.row_index` (`jvm_filter`: compiled once against Spark's jars, its payload the
 files' dropped rows as RoaringBitmaps). Spark's vectorized reader gives `file_size` as a
-per-file constant, so a file is told from the others of its scan by its size; where two files
-share a size, the filter keys on `_metadata.file_name` instead (a string per row, dearer).
-Where the UDF cannot be had (Spark Connect, no `javac`) a broadcast left join on (file size,
-row // 64) with a table of 64-bit dropped-row words does the same, slower. Measured on 2M rows
-with 30 % deleted (benchmarks/spark_read.py, quiet machine): the filtered scan runs as fast as
-a plain scan, but the whole read takes 1.3-1.8x one, the rest being planning on the driver
-(manifests, vectors, ~250 py4j round trips); the join 2-3x, the Arrow UDF this replaced 2.6-3x.
+per-file constant, so a file is told from the others of its scan by its size; the rows of
+files that share their size with another file of the scan are told by `_metadata.file_name`
+(a string per row, ~10 % more CPU). A scan (reader, paths, filter, columns) is built by one
+py4j call, `KeepRows.scan`, given the schema Spark would infer, which `KeepRows.fileSchema`
+reads from one footer with Spark's own conversion (without the Spark job `spark.read.parquet`
+runs to infer it). Where the helper cannot be had (Spark Connect, no `javac`) the scan is built
+with PySpark and a broadcast left join on (file size, row // 64) with a table of 64-bit
+dropped-row words drops the rows, slower. Measured on 2M rows with 30 % deleted
+(benchmarks/spark_read.py, a 2-core machine shared with other jobs): planning takes 5 py4j
+round trips and about half the time `spark.read.parquet`'s does (47 round trips and the
+inference job); the whole read 0.8-1.6x a plain `spark.read.parquet` scan, 1.2-1.3x in median
+over interleaved runs (the scans built from Python: 1.5-1.7x), the rest being the filter's
+CPU per row (Spark's `_metadata` struct, the UDF's boxing); the join 2-3x, the Arrow UDF this
+replaced 2.6-3x.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
@@ -26,8 +33,10 @@ from __future__ import annotations
 
 import array
 import functools
+import json
 import logging
 import struct
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -101,21 +110,33 @@ def _predicate(where: Predicate | str | None) -> Predicate | None:
         return None
 
 
+#: Spark's Parquet reader options of every read_table scan.
+_READ_OPTIONS = {"int96RebaseMode": "CORRECTED", "datetimeRebaseMode": "CORRECTED"}
+
+
 def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema) -> list[Any]:
     """Scans of files that share a schema: the files that lose rows (deletion vectors, index
     candidates) apart from the others, which are a plain scan; and one scan per partition when
-    the files do not store a partition column (its value then becomes a literal)."""
-    reader = (spark.read.option("int96RebaseMode", "CORRECTED")
-              .option("datetimeRebaseMode", "CORRECTED"))
-    raw = reader.parquet(*[_uri(t) for t in tasks])
-    stored = {f.name: f.dataType.typeName() for f in raw.schema.fields}
+    the files do not store a partition column (its value then becomes a literal). With the
+    `KeepRows` helper a scan is one py4j call, and its schema is read from the first file's
+    footer the way Spark infers it (not by the Spark job `spark.read.parquet` runs)."""
+    jvm = jvm_filter.helper(spark)
+    uris = [_uri(t) for t in tasks]
+    schema = jvm.file_schema(spark, uris[0]) if jvm is not None else None
+    reader = spark.read.options(**_READ_OPTIONS)
+    raw: Any = None
+    if schema is None:
+        raw = reader.parquet(*uris)
+        schema = raw.schema.json()
+    stored = {f["name"]: f["type"] if isinstance(f["type"], str) else f["type"]["type"]
+              for f in json.loads(schema)["fields"]}
     parts: dict[tuple, list[FileTask]] = {}
     for task in tasks:
         constants = tuple(c.constant for c in task.columns if c.file_column not in stored)
         masked = task.deletion_file is not None or task.candidate_rows is not None
         parts.setdefault((constants, masked), []).append(task)
 
-    def scan(group: list[FileTask]) -> Any:
+    def scan(group: list[FileTask]) -> Any:       # (without the helper: raw is inferred)
         return raw if len(group) == len(tasks) else \
             reader.schema(raw.schema).parquet(*[_uri(t) for t in group])
 
@@ -123,54 +144,70 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     for (_, masked), part in parts.items():
         columns = _columns(part[0], stored, table_schema)
         dropped = _dropped_rows(part) if masked else {}
-        if not dropped:                 # nothing dropped: a plain scan
-            frames.append(scan(part).select(*columns))
-            continue
-        sizes = _file_sizes(part)
-        frame = _jvm_filtered(scan(part), columns, part, dropped, sizes)
-        if frame is not None:
-            frames.append(frame)
-            continue
-        for group in _distinct_sizes(part, sizes):
-            lost = {t.path: dropped[t.path] for t in group if t.path in dropped}
-            frames.append(_dropped_join(scan(group), columns,
-                                        spark.createDataFrame(_dropped_words(lost, sizes)))
-                          if lost else scan(group).select(*columns))
+        sizes = _file_sizes(part) if dropped else {}
+        if jvm is not None:
+            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, sizes))
+        elif not dropped:               # nothing dropped: a plain scan
+            frames.append(scan(part).select(*_as_columns(columns)))
+        else:
+            for group in _distinct_sizes(part, sizes):
+                lost = {t.path: dropped[t.path] for t in group if t.path in dropped}
+                frames.append(_dropped_join(scan(group), columns,
+                                            spark.createDataFrame(_dropped_words(lost, sizes)))
+                              if lost else scan(group).select(*_as_columns(columns)))
     return frames
 
 
 def _columns(task: FileTask, stored: dict[str, str], table_schema: TableSchema) -> list[Any]:
-    """The table's columns as Spark expressions over a file's columns."""
+    """The table's columns over a file's columns, as Spark SQL (`selectExpr`) strings; a
+    partition value the file does not store is a Column (`F.lit` of the Python value)."""
     from pyspark.sql import functions as F
 
-    columns = []
+    columns: list[Any] = []
     for column in task.columns:
         ddl = spark_ddl(table_schema.field(column.name).type)
         if column.file_column in stored:
             if stored[column.file_column] == "timestamp" and ddl == "TIMESTAMP_NTZ":
-                value = F.expr(_INSTANT_TO_NTZ.format(quote(column.file_column)))
+                value = _INSTANT_TO_NTZ.format(quote(column.file_column))
             else:
-                value = F.col(quote(column.file_column)).cast(ddl)
+                value = f"CAST({quote(column.file_column)} AS {ddl})"
+        elif column.constant is None:
+            value = f"CAST(NULL AS {ddl})"
         else:
-            value = F.lit(column.constant).cast(ddl)
-        columns.append(value.alias(column.name))
+            columns.append(F.lit(column.constant).cast(ddl).alias(column.name))
+            continue
+        columns.append(f"{value} AS {quote(column.name)}")
     return columns
 
 
-def _jvm_filtered(scan: Any, columns: list[Any], tasks: list[FileTask],
-                  dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> Any:
-    """The scan filtered by `KeepRows` (None where it cannot be had). A file is told by its
-    size when the scan's files have distinct sizes (a per-file constant of Spark's reader),
-    else by its name (a string per row: about 0.1x of a plain scan dearer)."""
+def _as_columns(columns: list[Any]) -> list[Any]:
     from pyspark.sql import functions as F
 
-    by_size = len({sizes[t.path] for t in tasks}) == len(tasks)
-    keys = {t.path: struct.pack("<q", sizes[t.path]) if by_size else t.file_name.encode()
-            for t in tasks if t.path in dropped}
-    key = F.col("_metadata.file_size" if by_size else "_metadata.file_name")
-    keep = jvm_filter.keep_column(scan.sparkSession, _payload(dropped, keys), key,
-                                  F.col("_metadata.row_index"), by_name=not by_size)
-    return None if keep is None else scan.select(*columns).where(keep)
+    return [F.expr(c) if isinstance(c, str) else c for c in columns]
+
+
+def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[FileTask],
+                 columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> Any:
+    """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
+    its size (a per-file constant of Spark's reader) unless another file of the scan has that
+    size, then by its name (a string per row, ~10 % more CPU, only for the rows of those
+    files); files that share both (two directories) go to scans of distinct sizes."""
+    count = Counter(sizes[t.path] for t in tasks if t.path in sizes)
+    shared = [t for t in tasks if count[sizes.get(t.path, -1)] > 1]
+    if len({t.file_name for t in shared}) < len(shared):
+        return functools.reduce(lambda a, b: a.unionByName(b), [
+            _helper_scan(spark, jvm, schema, group, columns,
+                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes)
+            for group in _distinct_sizes(tasks, sizes)])
+    named = {t.path for t in shared}
+    by_size = _payload({p: m for p, m in dropped.items() if p not in named},
+                       {p: struct.pack("<q", sizes[p]) for p in dropped})
+    by_name = _payload({p: m for p, m in dropped.items() if p in named},
+                       {t.path: t.file_name.encode() for t in shared})
+    sql = all(isinstance(c, str) for c in columns)
+    frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], _READ_OPTIONS, columns if sql else [],
+                     by_size, by_name, sorted({sizes[p] for p in named}) if by_name else [])
+    return frame if sql else frame.select(*_as_columns(columns))
 
 
 #: A (file, 64-row word) pair as one long: the file's size (mod 2^37) above bit 26, the word
@@ -190,7 +227,7 @@ def _dropped_join(raw: Any, columns: list[Any], words: Any) -> Any:
 
     key = F.expr(f"shiftleft(_metadata.file_size & {_SIZE_MASK}, {_WORD_BITS}) "
                  f"| shiftright(_metadata.row_index, 6)")
-    scanned = raw.select(*columns, key.alias(KEY), F.col("_metadata.row_index").alias(ROW))
+    scanned = raw.select(*_as_columns(columns), key.alias(KEY), F.col("_metadata.row_index").alias(ROW))
     joined = scanned.join(F.broadcast(words), KEY, "left")
     keep = F.expr(f"{DROPPED} IS NULL OR (shiftrightunsigned({DROPPED}, CAST({ROW} & 63 AS INT)) & 1) = 0")
     return joined.where(keep).drop(KEY, ROW, DROPPED)
