@@ -49,7 +49,7 @@ def _kinds(kind: str) -> st.SearchStrategy[list[Any]]:
     """Lists mostly of one kind's values (so that both paths often take them), with near
     misses mixed in."""
     own = {"i": st.integers(-2**63, 2**63 - 1), "f": st.one_of(st.floats(), st.integers(-2**63, 2**63 - 1)),
-           "b": st.booleans(), "s": st.sampled_from(["a", "b", "é", "a" * 20]),
+           "b": st.booleans(), "s": st.sampled_from(["a", "b", "é", "a" * 20, "", "中文", "😀", "a\x00b", "\ud800"]),
            "y": st.sampled_from([b"a", b"", b"\xff"])}[kind]
     return st.lists(st.one_of(own, own, own, st.none(), ITEMS), max_size=30)
 
@@ -189,3 +189,22 @@ def test_temporal_lists_are_typed_in_bulk() -> None:
         column = cv.column_values(DataType.parse(data_type), values)
         assert column.numbers is not None, data_type
         assert column.numbers.tolist() == [types.internal(DataType.parse(data_type), v) for v in values if v is not None]
+
+
+def test_many_distinct_strings_of_every_width() -> None:
+    """Past the table's first 1024 slots and 16 KiB of key bytes: every string of every PEP 393
+    width (and bytes) numbered as the dict path numbers them."""
+    rng = np.random.default_rng(5)
+    alphabet = ["a", "é", "ÿ", "中", "😀", "\x00", "Z"]
+    pool = ["".join(rng.choice(alphabet, size=int(n)).tolist()) for n in rng.integers(0, 12, 30_000)]
+    values: list[Any] = [pool[i] for i in rng.integers(0, len(pool), 100_000).tolist()]
+    values[::7] = [None] * len(values[::7])
+    for data_type, column in (("STRING", values), ("BYTES", [None if v is None else v.encode() for v in values])):
+        parsed = DataType.parse(data_type)
+        compiled = cv._first_occurrence_codes(parsed, column)
+        python = cv._dict_codes(parsed, column, None)
+        assert compiled is not None and python is not None and compiled.strings is not None \
+            and python.strings is not None
+        np.testing.assert_array_equal(compiled.strings[0], python.strings[0])
+        assert compiled.strings[1] == python.strings[1]
+        np.testing.assert_array_equal(compiled.valid, python.valid)
