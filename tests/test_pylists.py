@@ -66,6 +66,10 @@ def test_numbers_equal_the_python_path(root: str, kind: str, data: st.DataObject
         return
     assert compiled[0].dtype == cv._KIND_DTYPES[kind]
     np.testing.assert_array_equal(compiled[0], python[0].astype(compiled[0].dtype))
+    if kind == "i" and len(compiled[0]):       # the extremes found on the way are the array's
+        assert compiled[2] == (int(compiled[0].min()), int(compiled[0].max()))
+    else:
+        assert compiled[2] is None
     assert (compiled[1] is None) == (python[1] is None)
     if python[1] is not None:
         np.testing.assert_array_equal(compiled[1], python[1])
@@ -110,9 +114,10 @@ def test_lists_and_object_arrays_only() -> None:
     other container is declined, and the callers make it a list first."""
     assert cv._pylists is not None
     objects = np.array([1, None, 3], dtype=object)
-    data, valid = cv._pylists.numbers(objects, "i")
+    data, valid, low, high = cv._pylists.numbers(objects, "i")
+    assert (low, high) == (1, 3)
     assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
-    assert cv._pylists.numbers(np.array([], dtype=object), "i") == (bytearray(), None)
+    assert cv._pylists.numbers(np.array([], dtype=object), "i") == (bytearray(), None, None, None)
     data, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
     assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == ["a"]
     for other in ((1, 2), np.array([1, 2]), np.array([[1], [2]], dtype=object),
@@ -129,9 +134,11 @@ def test_int64_edges() -> None:
     assert cv._pylists is not None
     edges = [0, 1, -1, 2**30 - 1, 2**30, -2**30, 2**60 - 1, 2**60, -2**60, 2**62, 2**63 - 1, -2**63,
              -2**63 + 1]
-    data, _ = cv._pylists.numbers(edges, "i")
+    data, _, low, high = cv._pylists.numbers(edges, "i")
+    assert (low, high) == (-2**63, 2**63 - 1)
     assert np.frombuffer(data, np.int64).tolist() == edges
-    doubles, _ = cv._pylists.numbers(edges, "f")
+    doubles, _, low, _ = cv._pylists.numbers(edges, "f")
+    assert low is None                                  # extremes: integer kinds only
     assert np.frombuffer(doubles, np.float64).tolist() == [float(v) for v in edges]
     for past in (2**63, -2**63 - 1, 2**64, -2**64, 2**90, -2**90, 2**200):
         assert cv._pylists.numbers([past], "i") is None, past
@@ -149,7 +156,7 @@ def test_buffers_are_owned_and_refcounts_balance() -> None:
         del data, distinct
     assert sys.getrefcount(item) == before
     values = [1, None, 3]
-    data, valid = cv._pylists.numbers(values, "i")
+    data, valid, _, _ = cv._pylists.numbers(values, "i")
     del values
     assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
 

@@ -135,12 +135,12 @@ def _plain(data_type: DataType, values: list | np.ndarray) -> Column:
         else _plain_numbers(data_type, _as_list(values))
     if typed is None:
         return Column(data_type, len(values), rows=_as_list(values))
-    array, valid = typed
+    array, valid, extremes = typed
     if kind == "S":
         keys = _rescale(array, _PER_SECOND["us"], _key_units(data_type))
         assert keys is not None                     # coarser units: never overflows
-        array = keys
-    return _checked(data_type, array, valid, len(values), lambda: _as_list(values))
+        array, extremes = keys, None
+    return _checked(data_type, array, valid, len(values), lambda: _as_list(values), extremes)
 
 
 #: What a list's values must be, per type root (as `_pylists.numbers` spells it): exact ints
@@ -154,19 +154,25 @@ _KIND_DTYPES = {"i": np.dtype(np.int64), "f": np.dtype(np.float64), "b": np.dtyp
                 "D": np.dtype(np.int64), "T": np.dtype(np.int64), "S": np.dtype(np.int64)}
 
 
-def _compiled_numbers(values: list | np.ndarray, kind: str) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """`_pylists.numbers` as numpy arrays (views of its buffers)."""
+#: (the non-null values, the validity mask or None, their least and greatest value or None)
+_Typed = tuple[np.ndarray, "np.ndarray | None", "tuple[int, int] | None"]
+
+
+def _compiled_numbers(values: list | np.ndarray, kind: str) -> _Typed | None:
+    """`_pylists.numbers` as numpy arrays (views of its buffers), with the extremes it found
+    on the way for integer kinds (so the range check needs no pass of its own)."""
     assert _pylists is not None
     typed = _pylists.numbers(values, kind)
     if typed is None:
         return None
-    data, valid = typed
-    return np.frombuffer(data, _KIND_DTYPES[kind]), None if valid is None else np.frombuffer(valid, bool)
+    data, valid, low, high = typed
+    return (np.frombuffer(data, _KIND_DTYPES[kind]), None if valid is None else np.frombuffer(valid, bool),
+            None if low is None or high is None else (low, high))
 
 
-def _plain_numbers(data_type: DataType, values: list) -> tuple[np.ndarray, np.ndarray | None] | None:
-    """`_compiled_numbers` in Python and numpy: (the non-null values, the validity mask or
-    None), None where a value is not exactly of the kind's types."""
+def _plain_numbers(data_type: DataType, values: list) -> _Typed | None:
+    """`_compiled_numbers` in Python and numpy (no extremes), None where a value is not
+    exactly of the kind's types."""
     seen = set(map(type, values))
     has_null = type(None) in seen
     seen.discard(type(None))
@@ -182,7 +188,7 @@ def _plain_numbers(data_type: DataType, values: list) -> tuple[np.ndarray, np.nd
         array = np.fromiter(non_null, dtype, len(non_null))   # the types are checked: no casts
     except OverflowError:                    # an int past int64: the reference pass says which
         return None
-    return array, valid
+    return array, valid, None
 
 
 _PLAIN_TYPES: dict[str, set[type]] = {
@@ -250,16 +256,17 @@ def _dict_codes(data_type: DataType, values: list, missing: Callable[[Any], Any]
 
 
 def _checked(data_type: DataType, array: np.ndarray, valid: np.ndarray | None, num_rows: int,
-             rows: Any) -> Column:
-    """`array` (the non-null values, numpy) as `numbers` if they fit `data_type` exactly as the
-    reference pass would take their plain Python values; else `rows()`, for that pass."""
-    numbers = _numbers(data_type, array)
+             rows: Any, extremes: tuple[int, int] | None = None) -> Column:
+    """`array` (the non-null values, numpy; `extremes`: its least and greatest value, if
+    known) as `numbers` if they fit `data_type` exactly as the reference pass would take their
+    plain Python values; else `rows()`, for that pass."""
+    numbers = _numbers(data_type, array, extremes)
     if numbers is None:
         return Column(data_type, num_rows, rows=rows())
     return Column(data_type, num_rows, valid=valid, numbers=numbers)
 
 
-def _numbers(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
+def _numbers(data_type: DataType, array: np.ndarray, extremes: tuple[int, int] | None = None) -> np.ndarray | None:
     root, letter = data_type.root, array.dtype.kind
     if root == "BOOLEAN":
         return array if letter == "b" else None
@@ -272,25 +279,34 @@ def _numbers(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
     if letter not in "iu":
         return None
     if root == "DECIMAL":
-        return _unscaled(data_type, array)
+        return _unscaled(data_type, array, extremes)
     if root not in _INTEGER_BACKED:
         return None
     low, high = types.INTEGER_BOUNDS[root]
     limits = np.iinfo(array.dtype)
-    if len(array) and (limits.min < low or limits.max > high) \
-            and (int(array.min()) < low or int(array.max()) > high):    # the dtype may not fit
-        return None
+    if len(array) and (limits.min < low or limits.max > high):     # the dtype may not fit
+        least, greatest = _extremes(array, extremes)
+        if least < low or greatest > high:
+            return None
     return array.astype(np.int64, copy=False)
 
 
-def _unscaled(data_type: DataType, array: np.ndarray) -> np.ndarray | None:
+def _extremes(array: np.ndarray, known: tuple[int, int] | None) -> tuple[int, int]:
+    """The least and greatest value of a non-empty integer array."""
+    return known if known is not None else (int(array.min()), int(array.max()))
+
+
+def _unscaled(data_type: DataType, array: np.ndarray, extremes: tuple[int, int] | None = None
+              ) -> np.ndarray | None:
     """Integers as a DECIMAL's unscaled int64 (`v * 10**s`), where none passes the precision
     or int64."""
     assert data_type.precision is not None      # a parsed DECIMAL
     scale = 10 ** (data_type.scale or 0)
     bound = min(10 ** data_type.precision - 1, types.INT64_MAX) // scale
-    if len(array) and (int(array.min()) < -bound or int(array.max()) > bound):
-        return None
+    if len(array):
+        least, greatest = _extremes(array, extremes)
+        if least < -bound or greatest > bound:
+            return None
     return array.astype(np.int64) * np.int64(scale)
 
 

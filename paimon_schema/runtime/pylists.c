@@ -172,12 +172,13 @@ mark_null(PyObject **valid, char **mask, Py_ssize_t rows, Py_ssize_t row)
 }
 
 PyDoc_STRVAR(numbers_doc,
-"numbers(values: list | numpy object array, kind: str) -> tuple[bytearray, bytearray | None] | None\n\n"
+"numbers(values: list | numpy object array, kind: str)\n"
+"    -> tuple[bytearray, bytearray | None, int | None, int | None] | None\n\n"
 "The non-NULL items of `values` as native int64 ('i': exact ints within int64; 'D': dates as\n"
 "epoch days; 'T': times as the millisecond of the day; 'S': naive datetimes as epoch\n"
 "microseconds), float64 ('f': exact floats, and exact ints within int64 as the nearest\n"
-"double) or bool bytes ('b': True/False), and a bool byte per row (None: no NULL); None\n"
-"where an item is none of these\n"
+"double) or bool bytes ('b': True/False), a bool byte per row (None: no NULL), and the least\n"
+"and greatest value of an integer kind (else None, None); None where an item is none of these\n"
 "or `values` is neither a list nor a one-dimensional contiguous array of objects.");
 
 static PyObject *
@@ -203,14 +204,19 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     char *out = PyByteArray_AS_STRING(data), *mask = NULL;
 
-    /* the common column, no NULL yet: a tight loop while the items are of the kind's own type */
+    /* the common column, no NULL yet: a tight loop while the items are of the kind's own type;
+     * integer kinds keep their least and greatest value (the caller's range check) */
     Py_ssize_t row = 0;
+    int64_t low = INT64_MAX, high = INT64_MIN;
     if (kind == 'i') {
         for (; row < rows; row++) {
             PyObject *item = items[row];
             PREFETCH(items, row, rows);
             if (item == NULL || !PyLong_CheckExact(item) || !exact_int64(item, (int64_t *)out + row))
                 break;
+            int64_t value = ((int64_t *)out)[row];
+            low = value < low ? value : low;
+            high = value > high ? value : high;
         }
     }
     else if (kind == 'f') {
@@ -247,6 +253,8 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
             if (!exact_temporal(item, kind, &moment))
                 goto decline;
             memcpy(out + 8 * count++, &moment, 8);
+            low = moment < low ? moment : low;
+            high = moment > high ? moment : high;
             continue;
         }
         int64_t integer = 0;
@@ -258,6 +266,8 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
             goto decline;
         if (kind == 'i') {
             memcpy(out + 8 * count++, &integer, 8);
+            low = integer < low ? integer : low;
+            high = integer > high ? integer : high;
         }
         else {
             double value = PyLong_CheckExact(item) ? (double)integer : PyFloat_AS_DOUBLE(item);
@@ -266,7 +276,10 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if (PyByteArray_Resize(data, count * width) < 0)
         goto fail;
-    return Py_BuildValue("(NN)", data, valid != NULL ? valid : Py_NewRef(Py_None));
+    if (count == 0 || kind == 'f' || kind == 'b')
+        return Py_BuildValue("(NNOO)", data, valid != NULL ? valid : Py_NewRef(Py_None), Py_None, Py_None);
+    return Py_BuildValue("(NNLL)", data, valid != NULL ? valid : Py_NewRef(Py_None),
+                         (long long)low, (long long)high);
 
 decline:
     Py_DECREF(data);
