@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -37,3 +38,22 @@ def test_group_rows_equals_sorting(keys: list[int], limit: int, data: st.DataObj
         assert grouped[start:start + count].tolist() == expected.tolist()
         assert runs == bool((np.diff(expected) == 1).any())
     assert int(result.counts.sum()) == len(keys)
+
+
+@pytest.mark.parametrize("distinct", [7, 70_000])       # the hash table, and past it the sort
+def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
+    """The bitmap writer hands int64 bits to `_group` unflipped (`signed`): the groups, their
+    order and their keys equal those of the sign-flipped keys."""
+    from paimon_schema.layouts.bitmap_index import writer
+
+    rng = np.random.default_rng(distinct)
+    keys = rng.integers(-2**63, 2**63 - 1, distinct, dtype=np.int64)
+    values = np.concatenate([keys, keys[rng.integers(0, distinct, 30_000)]])     # every key present
+    rng.shuffle(values)
+    raw = values.view(np.uint64)
+    signed = writer._group(len(values), None, raw, signed=True)
+    flipped = writer._group(len(values), None, raw ^ np.uint64(1 << 63))
+    assert signed.rows == flipped.rows
+    for got, expected in zip(signed[1:], flipped[1:]):
+        np.testing.assert_array_equal(got, expected)
+    assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))

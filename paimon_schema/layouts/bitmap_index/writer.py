@@ -174,6 +174,7 @@ class _Column(NamedTuple):
     rows: np.ndarray | None     # int64: the non-null rows, ascending; None: every row
     grouping: np.ndarray        # uint64 per non-null row: equal iff the keys are equal
     strings: list[bytes] | None  # string kinds: the key of each code (`grouping`)
+    signed: bool = False        # `grouping` holds int64 bits, not yet sign-flipped (see `_group`)
 
 
 def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
@@ -191,8 +192,8 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     column = _column(codec, values)
     if column is None:
         return None
-    num_rows, rows, grouping, strings = column
-    groups = _group(num_rows, rows, grouping)
+    num_rows, rows, grouping, strings, signed = column
+    groups = _group(num_rows, rows, grouping, signed)
     starts, counts, group_keys = groups.starts, groups.counts, groups.keys
     first_rows = np.frombuffer(groups.rows, np.uint32)[starts].astype(np.int64)
 
@@ -312,7 +313,7 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
         return _Column(num_rows, rows, bits, None)
     if letter not in "iu":
         return None
-    return _Column(num_rows, rows, array.astype(np.int64, copy=False).view(np.uint64) ^ _SIGN, None)
+    return _Column(num_rows, rows, array.astype(np.int64, copy=False).view(np.uint64), None, signed=True)
 
 
 def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
@@ -323,18 +324,25 @@ def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | 
     return _Column(num_rows, rows, codes.astype(np.uint64), encoded)
 
 
-def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray) -> Groups:
+def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed: bool = False) -> Groups:
     """The non-null rows (`rows`; None: every row) grouped by key, groups in ascending
     grouping-key order: by the compiled hash table (`row_groups`) while the keys are few, else
-    by sorting."""
+    by sorting. `signed`: `grouping` holds int64 bits, whose order is their signed order with
+    the sign bit flipped; the hash table needs only equality, so the flip is paid on the few
+    distinct keys (a pass over a million rows saved), the sort pays it on every row."""
     from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
 
     few = group_rows(rows, grouping) if len(grouping) else None
     if few is not None:
-        return few
+        if not signed:
+            return few
+        order = np.argsort(few.keys.view(np.int64), kind="stable")
+        return Groups(few.rows, few.starts[order], few.counts[order], few.keys[order] ^ _SIGN, few.runs[order])
     if not len(grouping):
         empty = np.zeros(0, np.int64)
         return Groups(array.array("I"), empty, empty, np.zeros(0, np.uint64), np.zeros(0, bool))
+    if signed:
+        grouping = grouping ^ _SIGN
     if rows is None:
         rows = np.arange(num_rows, dtype=np.int64)
     low = int(grouping.min())
