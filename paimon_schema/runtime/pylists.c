@@ -2,7 +2,7 @@
  *
  * A million Python ints cost numpy's `fromiter` 17 ms and pyarrow's `array` 35 ms (and neither
  * refuses a float or a bool in an integer column), about Java's whole bloom-filter build; a
- * list of dates or datetimes went value by value through Python (6 s per million). This
+ * list of dates or datetimes went value by value through Python (1.3 s for 200k). This
  * walks the list once in C: it checks each item's exact type (no subclasses, so `bool` never
  * passes for an int and no user `__index__`/`__hash__`/`__eq__` runs), converts it (ints,
  * floats and booleans as they are, dates, times and naive datetimes from their fields) and
@@ -155,6 +155,23 @@ items_of(PyObject *values, PyObject ***items, Py_ssize_t *count)
     return result;
 }
 
+/* The items of `values` (see `items_of`) and a fresh buffer of `width` bytes per row: 0, or 1
+ * when `values` is declined, or -1 on error. */
+static int
+items_and_buffer(PyObject *values, Py_ssize_t width, PyObject ***items, Py_ssize_t *rows,
+                 PyObject **buffer)
+{
+    int found = items_of(values, items, rows);
+    if (found != 0)
+        return found;
+    if (*rows > PY_SSIZE_T_MAX / 8) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buffer = PyByteArray_FromStringAndSize(NULL, *rows * width);
+    return *buffer == NULL ? -1 : 0;
+}
+
 /* Marks row `row` NULL, creating the validity mask (all rows before `row` valid) on the first
  * NULL. Returns -1 on memory failure. */
 static int
@@ -193,15 +210,10 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_Format(PyExc_ValueError, "kind must be one of 'i', 'f', 'b', 'D', 'T', 'S', not %c", kind);
         return NULL;
     }
-    int found = items_of(values, &items, &rows);
+    Py_ssize_t width = kind == 'b' ? 1 : 8;
+    int found = items_and_buffer(values, width, &items, &rows, &data);
     if (found != 0)
         return found < 0 ? NULL : Py_NewRef(Py_None);
-    Py_ssize_t width = kind == 'b' ? 1 : 8;
-    if (rows > PY_SSIZE_T_MAX / 8)
-        return PyErr_NoMemory();
-    data = PyByteArray_FromStringAndSize(NULL, rows * width);
-    if (data == NULL)
-        return NULL;
     char *out = PyByteArray_AS_STRING(data), *mask = NULL;
 
     /* the common column, no NULL yet: a tight loop while the items are of the kind's own type;
@@ -451,14 +463,9 @@ codes(PyObject *Py_UNUSED(module), PyObject *args)
     int text, nan_is_null;
     if (!PyArg_ParseTuple(args, "Opp:codes", &values, &text, &nan_is_null))
         return NULL;
-    int found = items_of(values, &items, &rows);
+    int found = items_and_buffer(values, 8, &items, &rows, &data);
     if (found != 0)
         return found < 0 ? NULL : Py_NewRef(Py_None);
-    if (rows > PY_SSIZE_T_MAX / 8)
-        return PyErr_NoMemory();
-    data = PyByteArray_FromStringAndSize(NULL, rows * 8);
-    if (data == NULL)
-        return NULL;
     char *out = PyByteArray_AS_STRING(data);
     distinct = PyList_New(0);
     if (distinct == NULL || table_resize(&table, 1024) < 0)

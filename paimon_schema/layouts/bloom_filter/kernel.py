@@ -62,37 +62,27 @@ def _inverse(num_bits: int) -> np.uint64:
 
 
 @numba.njit(cache=True, nogil=True)
-def _add_longs(bitset: np.ndarray, keys: np.ndarray, k: int, num_bits: np.uint64, inverse: np.uint64) -> None:
+def _add(bitset: np.ndarray, values: np.ndarray, mix: bool, k: int, num_bits: np.uint64,
+         inverse: np.uint64) -> None:
+    """Add every value, a block at a time: int64 keys mixed with `_wang64` (`mix`), or values
+    already hashed."""
     h1 = np.empty(_BLOCK, np.int32)
     h2 = np.empty(_BLOCK, np.int32)
     positions = np.empty(_BLOCK, np.uint64)
-    for base in range(0, keys.size, _BLOCK):
-        count = min(_BLOCK, keys.size - base)
+    for base in range(0, values.size, _BLOCK):
+        count = min(_BLOCK, values.size - base)
         for j in range(count):
-            hash64 = _wang64(keys[base + j])
+            hash64 = _wang64(values[base + j]) if mix else values[base + j]
             h1[j] = np.int32(hash64)
             h2[j] = np.int32(hash64 >> 32)
         _set_block(bitset, h1, h2, count, k, num_bits, inverse, positions)
 
 
-@numba.njit(cache=True, nogil=True)
-def _add_hashes(bitset: np.ndarray, hashes: np.ndarray, k: int, num_bits: np.uint64, inverse: np.uint64) -> None:
-    h1 = np.empty(_BLOCK, np.int32)
-    h2 = np.empty(_BLOCK, np.int32)
-    positions = np.empty(_BLOCK, np.uint64)
-    for base in range(0, hashes.size, _BLOCK):
-        count = min(_BLOCK, hashes.size - base)
-        for j in range(count):
-            h1[j] = np.int32(hashes[base + j])
-            h2[j] = np.int32(hashes[base + j] >> 32)
-        _set_block(bitset, h1, h2, count, k, num_bits, inverse, positions)
-
-
 def add_longs(bitset: np.ndarray, keys: np.ndarray, k: int, num_bits: int) -> None:
     """Add every key of an int64 array, hashed with Thomas Wang's mix (numeric columns)."""
-    _add_longs(bitset, keys, k, np.uint64(num_bits), _inverse(num_bits))
+    _add(bitset, keys, True, k, np.uint64(num_bits), _inverse(num_bits))
 
 
 def add_hashes(bitset: np.ndarray, hashes: np.ndarray, k: int, num_bits: int) -> None:
     """Add values already hashed to signed 64-bit `FastHash` values (strings, floats)."""
-    _add_hashes(bitset, hashes, k, np.uint64(num_bits), _inverse(num_bits))
+    _add(bitset, hashes, False, k, np.uint64(num_bits), _inverse(num_bits))
