@@ -20,8 +20,10 @@ import paimon_schema as ps
 from paimon_schema.cli.arguments import EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE
 from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import INDEX_TYPES
-from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
-                                          type_root)
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import DataField, TableSchema, type_root
 
 # -- pieces -------------------------------------------------------------------------------------
 
@@ -415,7 +417,7 @@ def types_near(path: str) -> dict[str, str]:
         table, data_file = near
         schema = table.schema(None if data_file is None else data_file.schema_id)
         columns = [f.name for f in schema.fields]
-        data = Path(path).read_bytes()
+        data = table.io.read_bytes(str(Path(path).resolve()))
         if data[:8] == presenters.CONTAINER_MAGIC:
             columns += list(ps.FileIndexFile.parse(data).columns)
     except (TableError, ps.FormatError, ps.SchemaError, OSError):
