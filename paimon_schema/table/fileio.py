@@ -208,10 +208,7 @@ class ArrowFileIO(FileIO):
         return f"{filesystem.type_name}://{inner}"
 
     def check_writable(self, path: str) -> None:
-        filesystem = self.filesystem
-        if isinstance(filesystem, pafs.SubTreeFileSystem):
-            filesystem = filesystem.base_fs
-        raise TableError(f"{path} is on {type(filesystem).__name__}: writing needs an atomic "
+        raise TableError(f"{path} is on {type(self.filesystem).__name__}: writing needs an atomic "
                          f"create-if-absent, which paimon-schema only knows for local "
                          f"filesystems")
 
