@@ -15,7 +15,7 @@ when the name exists, so of two racing writers exactly one wins and the other ge
 `CommitConflict`); the `LATEST` hint comes last (readers check it against the snapshot files).
 A failed commit removes what it wrote; a killed one leaves only unreferenced files, which
 Paimon's orphan-file cleanup removes. Every byte goes through the table's `FileIO`
-(`table.fileio`), which refuses writes where it knows no atomic create-if-absent.
+(`Table.io`, `fileio.py`), which refuses writes where it knows no atomic create-if-absent.
 """
 
 from __future__ import annotations
