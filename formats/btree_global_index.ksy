@@ -302,7 +302,6 @@ types:
         doc: The bytes the entries take, before the block's table.
       entries:
         pos: 0
-        size: len_entries
         type: 'entry(is_index)'
         repeat: expr
         repeat-expr: num_entries

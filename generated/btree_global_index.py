@@ -298,13 +298,10 @@ class BtreeGlobalIndex(KaitaiStruct):
                 self._io.seek(0)
                 self._debug['_m_entries']['start'] = self._io.pos()
                 self._debug['_m_entries']['arr'] = []
-                self._raw__m_entries = []
                 self._m_entries = []
                 for i in range(self.num_entries):
                     self._debug['_m_entries']['arr'].append({'start': self._io.pos()})
-                    self._raw__m_entries.append(self._io.read_bytes(self.len_entries))
-                    _io__raw__m_entries = KaitaiStream(BytesIO(self._raw__m_entries[i]))
-                    _t__m_entries = BtreeGlobalIndex.Entry(self.is_index, _io__raw__m_entries, self, self._root)
+                    _t__m_entries = BtreeGlobalIndex.Entry(self.is_index, self._io, self, self._root)
                     try:
                         _t__m_entries._read()
                     finally:

@@ -78,7 +78,7 @@ def t_block(len_stored, is_index) -> Struct:
         'checksum' / Checksum(Int32ul, CHECKSUMS['crc32'], KsSpan('_checksum_start', '_checksum_end')),
         'aligned_type' / KsInstance('aligned_type', E("(this['len_stored'] - 1)"), Int8ub, E("(this['compression'] == 0)")),
         'entry_size_or_count' / KsInstance('entry_size_or_count', E("(this['len_stored'] - 5)"), Int32ul, E("(this['compression'] == 0)")),
-        'entries' / KsInstance('entries', E('0'), KsRepeat('entries', E("(((0) if ((this['compression'] != 0)) else ((((((this['len_stored'] - 5)) // this['entry_size_or_count'])) if ((this['aligned_type'] == 0)) else (this['entry_size_or_count'])))))"), FixedSized(E("((((this['len_stored'] - 5)) if ((this['aligned_type'] == 0)) else (((this['len_stored'] - 5) - (4 * this['entry_size_or_count'])))))"), t_entry(E("this['_']['is_index']")))), E("(this['compression'] == 0)")),
+        'entries' / KsInstance('entries', E('0'), KsRepeat('entries', E("(((0) if ((this['compression'] != 0)) else ((((((this['len_stored'] - 5)) // this['entry_size_or_count'])) if ((this['aligned_type'] == 0)) else (this['entry_size_or_count'])))))"), t_entry(E("this['_']['is_index']"))), E("(this['compression'] == 0)")),
         'entry_positions' / KsInstance('entry_positions', E("((((this['len_stored'] - 5)) if ((this['aligned_type'] == 0)) else (((this['len_stored'] - 5) - (4 * this['entry_size_or_count'])))))"), KsRepeat('entry_positions', E("(((this['entry_size_or_count']) if ((this['aligned_type'] == 1)) else (0)))"), Int32ul), E("((this['compression'] == 0) and (this['aligned_type'] == 1))")),
         'compressed' / KsInstance('compressed', E('0'), FixedSized(E("len(this['stored'])"), t_compressed_block()), E("(this['compression'] != 0)")),
     )

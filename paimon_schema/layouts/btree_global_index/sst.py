@@ -1,0 +1,302 @@
+"""The SST file under a btree global index (formats/btree_global_index.ksy), read on demand.
+
+A `Source` hands out byte ranges of the file (bytes in memory, or a seekable file), so that
+opening reads the footer and the index block only and a lookup one data block more. Each
+block is checked as Java's `SstFileReader` checks it (trailer CRC32, compression byte, the
+block's own table) and every entry as it is decoded; a problem is a `FormatError` at the
+file offset, with the spec's field path (`data_blocks[2].block.entries[7].value`). Row-id
+lists are decoded in bulk by numpy (`decode_row_ids`).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts.btree_global_index.keys import read_var_len
+from paimon_schema.values.errors import FormatError
+
+FOOTER = struct.Struct("<QIQQIQIII")
+FOOTER_SIZE = FOOTER.size
+MAGIC = 0x50425449
+VERSION = int(BtreeGlobalIndex.FooterVersion.v1)
+TRAILER_SIZE = 5
+Compression = BtreeGlobalIndex.BlockCompression
+ALIGNED = int(BtreeGlobalIndex.BlockAlignedType.aligned)
+UNALIGNED = int(BtreeGlobalIndex.BlockAlignedType.unaligned)
+_U4 = struct.Struct("<I")
+_INT_MAX = 2**31 - 1
+
+
+class Source:
+    """Byte ranges of one file: `read(offset, length)`, counting what was read (`bytes_read`)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path) -> None:
+        self._file: IO[bytes] | None = None
+        self._view: memoryview | None = None
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            self._view = memoryview(data).cast("B")
+            self.size = len(self._view)
+        else:
+            self._file = open(data, "rb") if isinstance(data, (str, Path)) else data
+            self.size = self._file.seek(0, 2)
+        self.bytes_read = 0
+
+    def read(self, offset: int, length: int) -> bytes | memoryview:
+        self.bytes_read += length
+        if self._view is not None:
+            return self._view[offset:offset + length]
+        assert self._file is not None
+        self._file.seek(offset)
+        return self._file.read(length)
+
+
+@dataclass(frozen=True)
+class Footer:
+    """The 52-byte `BTreeFileFooter`; absent parts have length 0 (`has_*` False)."""
+
+    ofs_bloom_filter: int
+    len_bloom_filter: int
+    num_expected_entries: int
+    ofs_index_block: int
+    len_index_block: int
+    ofs_null_bitmap: int
+    len_null_bitmap: int
+    version: int
+
+    @property
+    def has_bloom_filter(self) -> bool:
+        return bool(self.ofs_bloom_filter or self.len_bloom_filter or self.num_expected_entries)
+
+    @property
+    def has_null_bitmap(self) -> bool:
+        return bool(self.ofs_null_bitmap or self.len_null_bitmap)
+
+
+def read_footer(source: Source) -> Footer:
+    """The footer, with every handle checked to lie inside the file before it."""
+    if source.size < FOOTER_SIZE:
+        raise FormatError(f"unexpected end of data: a btree global index file has a {FOOTER_SIZE}-byte "
+                          f"footer, this file is {source.size} bytes", offset=source.size, path="footer")
+    base = source.size - FOOTER_SIZE
+    fields = FOOTER.unpack(bytes(source.read(base, FOOTER_SIZE)))
+    *handles, version, magic = fields
+    if magic != MAGIC:
+        raise FormatError(f"not a btree global index file: footer magic 0x{magic:08x}, "
+                          f"expected 0x{MAGIC:08x} (bytes ITBP)", offset=base + 48, path="footer.magic")
+    if version != VERSION:
+        raise FormatError(f"unknown btree footer version {version} (known: {VERSION})",
+                          offset=base + 44, path="footer.version")
+    footer = Footer(*handles, version)
+    _check_range(footer.ofs_index_block, footer.len_index_block + TRAILER_SIZE, base,
+                 base + 20, "footer.len_index_block", "index block")
+    if footer.has_null_bitmap:
+        _check_range(footer.ofs_null_bitmap, footer.len_null_bitmap + 4, base, base + 40,
+                     "footer.len_null_bitmap", "null bitmap")
+    if footer.has_bloom_filter:
+        _check_range(footer.ofs_bloom_filter, footer.len_bloom_filter, base, base + 8,
+                     "footer.len_bloom_filter", "bloom filter")
+        if footer.len_bloom_filter == 0 or footer.num_expected_entries == 0:
+            raise FormatError("a bloom filter needs a size and an expected entry count",
+                              offset=base + 8, path="footer.len_bloom_filter")
+    return footer
+
+
+def _check_range(offset: int, length: int, limit: int, at: int, path: str, what: str) -> None:
+    if offset + length > limit:
+        raise FormatError(f"the {what} ({length} bytes at {offset}) runs past the footer at {limit}",
+                          offset=at, path=path)
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block's entries, decoded lazily: `keys` by position, `value(i)` as bytes."""
+
+    data: bytes | memoryview        # the (uncompressed) block
+    starts: Sequence[int]           # where each entry starts
+    file_offset: int                # where the block starts in the file (errors)
+    path: str                       # the block's field path (errors)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def entry(self, i: int) -> tuple[bytes | memoryview, int, int]:
+        """(key, start, end) of entry `i`'s value."""
+        data, pos = self.data, self.starts[i]
+        where = f"{self.path}.entries[{i}]"
+        try:
+            len_key, pos = read_var_len(data, pos, 5)
+            key_end = pos + len_key
+            key = data[pos:key_end]
+            len_value, value_start = read_var_len(data, key_end, 5)
+        except (IndexError, ValueError) as exc:
+            raise self.error(f"malformed entry: {exc}", self.starts[i], f"{where}.len_key") from exc
+        value_end = value_start + len_value
+        if key_end > len(data) or value_end > len(data) or len_value == 0:
+            raise self.error(f"entry {i} runs past its block or has an empty value",
+                             self.starts[i], f"{where}.len_value")
+        return key, value_start, value_end
+
+    def error(self, message: str, pos: int, path: str) -> FormatError:
+        return FormatError(message, offset=self.file_offset + pos, path=path)
+
+
+def read_block(source: Source, offset: int, length: int, path: str, *, verify_checksum: bool = True) -> Block:
+    """The block at `offset` (`length` stored bytes, then its trailer), checked and decompressed."""
+    raw = source.read(offset, length + TRAILER_SIZE)
+    if len(raw) < length + TRAILER_SIZE:
+        raise FormatError("unexpected end of data inside a block", offset=offset + len(raw), path=path)
+    compression = raw[length]
+    if compression not in (0, 1, 2, 3):
+        raise FormatError(f"unknown block compression {compression} (known: 0 none, 1 zstd, 2 lz4, 3 lzo)",
+                          offset=offset + length, path=f"{path}.compression")
+    stored_crc = _U4.unpack_from(raw, length + 1)[0]
+    if verify_checksum:
+        actual = zlib.crc32(raw[:length + 1])
+        if actual != stored_crc:
+            raise FormatError(f"block CRC32 mismatch: stored 0x{stored_crc:08x}, computed 0x{actual:08x}",
+                              offset=offset + length + 1, path=f"{path}.checksum")
+    data: bytes | memoryview = raw[:length]
+    table_offset = offset
+    if compression:
+        data = _decompress(data, Compression(compression), offset, path)
+    n = len(data)
+    if n < 5:
+        raise FormatError(f"a block of {n} bytes has no room for its 5-byte table",
+                          offset=table_offset, path=f"{path}.entry_size_or_count")
+    aligned, tail = data[n - 1], _U4.unpack_from(data, n - 5)[0]
+    if aligned == ALIGNED:
+        if tail == 0 or (n - 5) % tail:
+            raise FormatError(f"aligned entries of {tail} bytes cannot fill {n - 5} bytes",
+                              offset=table_offset + (n - 5 if not compression else 0),
+                              path=f"{path}.entry_size_or_count")
+        starts: Sequence[int] = range(0, n - 5, tail)
+    elif aligned == UNALIGNED:
+        len_entries = n - 5 - 4 * tail
+        if len_entries < 0 or (tail == 0 and len_entries != 0):
+            raise FormatError(f"{tail} entries do not fit a block of {n} bytes",
+                              offset=table_offset + (n - 5 if not compression else 0),
+                              path=f"{path}.entry_size_or_count")
+        positions = np.frombuffer(data, dtype="<u4", count=tail, offset=len_entries).astype(np.int64)
+        bad_mask = np.r_[positions[0] != 0, np.diff(positions) <= 0] | (positions >= len_entries)
+        if bad_mask.any():
+            bad = int(np.flatnonzero(bad_mask)[0])
+            raise FormatError("entry positions must start at 0 and ascend inside the entries",
+                              offset=table_offset + (len_entries + 4 * bad if not compression else 0),
+                              path=f"{path}.entry_positions[{bad}]")
+        starts = positions.tolist()
+    else:
+        raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
+                          offset=table_offset + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
+    return Block(data, starts, table_offset, path)
+
+
+def _decompress(stored: bytes | memoryview, compression: Any, offset: int, path: str) -> bytes:
+    """A compressed block's bytes (`SstFileReader.decompressBlock`): zstd through `zstandard`;
+    lz4 and lzo are named and refused (neither Java's default nor anything pypaimon writes)."""
+    where = f"{path}.compressed"
+    try:
+        expected, pos = read_var_len(stored, 0, 5)
+    except (IndexError, ValueError) as exc:
+        raise FormatError(f"malformed uncompressed length: {exc}", offset=offset,
+                          path=f"{where}.len_uncompressed") from exc
+    if compression != Compression.zstd:
+        raise FormatError(f"{compression.name}-compressed blocks are not supported (none and zstd are)",
+                          offset=offset + len(stored), path=f"{path}.compression")
+    try:
+        import zstandard
+    except ImportError as exc:   # pragma: no cover - installed with the test and spark extras
+        raise FormatError("a zstd-compressed block needs the zstandard package",
+                          offset=offset + len(stored), path=f"{path}.compression") from exc
+    try:
+        data: bytes = zstandard.ZstdDecompressor().decompress(bytes(stored[pos:]), max_output_size=expected)
+    except zstandard.ZstdError as exc:
+        raise FormatError(f"corrupt zstd block: {exc}", offset=offset + pos, path=f"{where}.payload") from exc
+    if len(data) != expected:
+        raise FormatError(f"a zstd block decompressed to {len(data)} bytes, not the {expected} it records",
+                          offset=offset, path=f"{where}.len_uncompressed")
+    return data
+
+
+def decode_row_ids(data: bytes | memoryview, starts: np.ndarray, ends: np.ndarray, block: Block,
+                   entries: Sequence[int]) -> np.ndarray:
+    """The row ids of the values at `starts[j]:ends[j]` of `block` (entry `entries[j]`),
+    concatenated as uint64. Each value is a var_len_int count, then that many var_len_long
+    ids; one numpy pass over the values' bytes finds every varint's end."""
+    if len(starts) == 0:
+        return np.zeros(0, np.uint64)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    if len(starts) == 1:
+        joined = buf[int(starts[0]):int(ends[0])]
+    else:
+        edges = np.zeros(len(buf) + 1, np.int8)
+        np.add.at(edges, starts, 1)
+        np.add.at(edges, ends, -1)
+        joined = buf[np.cumsum(edges[:-1]) > 0]
+    lengths = ends - starts
+    value_starts = np.zeros(len(starts), np.int64)
+    np.cumsum(lengths[:-1], out=value_starts[1:])
+    terminal = joined < 0x80
+    last = value_starts + lengths - 1
+    if not terminal[last].all():
+        j = int(np.flatnonzero(~terminal[last])[0])
+        raise block.error("a row id runs past the end of its value", int(ends[j]) - 1,
+                          f"{block.path}.entries[{entries[j]}].value.row_ids")
+    var_ends = np.flatnonzero(terminal)
+    var_starts = np.empty_like(var_ends)
+    var_starts[0] = 0
+    var_starts[1:] = var_ends[:-1] + 1
+    sizes = var_ends - var_starts + 1
+    longest = int(sizes.max())
+    if longest > 9:
+        k = int(np.flatnonzero(sizes > 9)[0])
+        j = int(np.searchsorted(value_starts, var_starts[k], side="right") - 1)
+        raise block.error("a var-len long longer than 9 bytes",
+                          int(starts[j] + var_starts[k] - value_starts[j]),
+                          f"{block.path}.entries[{entries[j]}].value.row_ids")
+    payload = (joined & 0x7F).astype(np.uint64)
+    values = payload[var_starts]
+    for k in range(1, longest):
+        more = np.flatnonzero(sizes > k)
+        values[more] |= payload[var_starts[more] + k] << np.uint64(7 * k)
+    count_index = np.searchsorted(var_starts, value_starts)
+    counts = values[count_index]
+    held = np.r_[count_index[1:], len(var_starts)] - count_index - 1
+    bad = (counts != held.astype(np.uint64)) | (counts == 0) | (sizes[count_index] > 5)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise block.error(f"the value says {int(counts[j])} row ids but holds {int(held[j])}",
+                          int(starts[j]), f"{block.path}.entries[{entries[j]}].value.num_row_ids")
+    if len(starts) == 1:
+        ids: np.ndarray = values[1:]
+        return ids
+    keep = np.ones(len(values), bool)
+    keep[count_index] = False
+    return values[keep]
+
+
+def parse_handle(block: Block, i: int) -> tuple[bytes | memoryview, int, int]:
+    """Index entry `i`: its key and the handle (offset, stored size) of its data block."""
+    key, start, end = block.entry(i)
+    value = block.data[start:end]
+    try:
+        offset, pos = read_var_len(value, 0, 9)
+        size, pos = read_var_len(value, pos, 5)
+    except (IndexError, ValueError) as exc:
+        raise block.error(f"malformed block handle: {exc}", start, f"{block.path}.entries[{i}].value") from exc
+    if pos != len(value) or size > _INT_MAX:
+        raise block.error("a block handle is a var_len_long offset and a var_len_int size, nothing more",
+                          start, f"{block.path}.entries[{i}].value")
+    return key, offset, size
+
+
+def has_signature(data: bytes | memoryview) -> bool:
+    """Whether `data` is a btree global index file by its look: the footer's magic at the end."""
+    return len(data) >= FOOTER_SIZE and bytes(data[-4:]) == _U4.pack(MAGIC)
