@@ -185,7 +185,7 @@ def read_block(source: Source, offset: int, length: int, path: str, *, verify_ch
                               offset=table_offset + (n - 5 if not compression else 0),
                               path=f"{path}.entry_size_or_count")
         positions = np.frombuffer(data, dtype="<u4", count=tail, offset=len_entries).astype(np.int64)
-        bad_mask = np.r_[positions[0] != 0, np.diff(positions) <= 0] | (positions >= len_entries)
+        bad_mask = np.r_[positions[:1] != 0, np.diff(positions) <= 0] | (positions >= len_entries)
         if bad_mask.any():
             bad = int(np.flatnonzero(bad_mask)[0])
             raise FormatError("entry positions must start at 0 and ascend inside the entries",

@@ -200,7 +200,8 @@ def _write(key_bytes: list[bytes], row_ids: np.ndarray, group_ends: np.ndarray, 
         index_entries.append(_handle_entry(last_key, *_write_block(out, block)))
     null_handle = (0, 0)
     if len(nulls):
-        bitmap = BitMap64(array.array("Q", nulls.astype(np.uint64).tobytes()))
+        bitmap = BitMap64()     # filled by `update`: the constructor picks run containers itself
+        bitmap.update(array.array("Q", nulls.astype(np.uint64).tobytes()))
         if java_null_bitmap:
             bitmap.run_optimize()
         serialized = bitmap.serialize()
