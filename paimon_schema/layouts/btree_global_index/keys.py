@@ -89,32 +89,29 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         return BTreeKeys(dtype, fmt.size, fmt.pack, int, lambda k: unpack(k)[0],
                          _temporal_decoder(root, lambda k: unpack(k)[0]))
     if root in ("FLOAT", "DOUBLE"):
-        width = 4 if root == "FLOAT" else 8
-        bits = struct.Struct("<I" if width == 4 else "<Q")
+        size = 4 if root == "FLOAT" else 8
+        bits = struct.Struct("<I" if size == 4 else "<Q")
 
         def encode_float(v: float) -> bytes:
-            return bits.pack(float_bits(v, width * 8, canonical=True))
+            return bits.pack(float_bits(v, size * 8, canonical=True))
 
         def order_float_key(k: bytes) -> int:
-            return float_order(bits.unpack(k)[0], width * 8)
+            return float_order(bits.unpack(k)[0], size * 8)
 
-        return BTreeKeys(dtype, width, encode_float,
-                         lambda v: float_order(float_bits(v, width * 8, canonical=True), width * 8),
-                         order_float_key, lambda k: bits_to_float(bits.unpack(k)[0], width * 8))
+        return BTreeKeys(dtype, size, encode_float,
+                         lambda v: float_order(float_bits(v, size * 8, canonical=True), size * 8),
+                         order_float_key, lambda k: bits_to_float(bits.unpack(k)[0], size * 8))
     if root == "DECIMAL":
         assert dtype.precision is not None and dtype.scale is not None
         scale = dtype.scale
-        if dtype.precision <= 18:
-            q = struct.Struct("<q")
-            unscaled_of: Callable[[bytes], int] = lambda k: q.unpack(k)[0]
-            encode_dec: Callable[[int], bytes] = q.pack
-            width: int | None = 8
-        else:
-            unscaled_of = _big_endian_int
-            encode_dec = _to_byte_array
-            width = None
-        return BTreeKeys(dtype, width, encode_dec, int, unscaled_of,
-                         lambda k: decimal.Decimal(unscaled_of(k)).scaleb(-scale))
+        compact = dtype.precision <= 18          # Decimal.isCompact: an unscaled long
+        q = struct.Struct("<q")
+
+        def unscaled_of(k: bytes) -> int:
+            return int(q.unpack(k)[0]) if compact else _big_endian_int(k)
+
+        return BTreeKeys(dtype, 8 if compact else None, q.pack if compact else _to_byte_array, int,
+                         unscaled_of, lambda k: decimal.Decimal(unscaled_of(k)).scaleb(-scale))
     if dtype.is_timestamp:
         q = struct.Struct("<q")
         if (dtype.precision or 0) <= 3:

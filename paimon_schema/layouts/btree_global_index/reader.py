@@ -133,7 +133,7 @@ class BTreeGlobalIndexReader:
     def entries(self) -> Iterator[tuple[bytes, np.ndarray]]:
         """Every (key bytes, row ids) in key order, every block checked: what `verify` reads."""
         previous = None
-        for b, handle in enumerate(self.blocks):
+        for b in range(len(self.blocks)):
             block = self._data_block(b)
             for i in range(len(block)):
                 key, start, end = block.entry(i)

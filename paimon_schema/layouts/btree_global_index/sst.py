@@ -87,14 +87,14 @@ def read_footer(source: Source) -> Footer:
                           f"footer, this file is {source.size} bytes", offset=source.size, path="footer")
     base = source.size - FOOTER_SIZE
     fields = FOOTER.unpack(bytes(source.read(base, FOOTER_SIZE)))
-    *handles, version, magic = fields
+    (ofs_bloom, len_bloom, num_expected, ofs_index, len_index, ofs_null, len_null, version, magic) = fields
     if magic != MAGIC:
         raise FormatError(f"not a btree global index file: footer magic 0x{magic:08x}, "
                           f"expected 0x{MAGIC:08x} (bytes ITBP)", offset=base + 48, path="footer.magic")
     if version != VERSION:
         raise FormatError(f"unknown btree footer version {version} (known: {VERSION})",
                           offset=base + 44, path="footer.version")
-    footer = Footer(*handles, version)
+    footer = Footer(ofs_bloom, len_bloom, num_expected, ofs_index, len_index, ofs_null, len_null, version)
     _check_range(footer.ofs_index_block, footer.len_index_block + TRAILER_SIZE, base,
                  base + 20, "footer.len_index_block", "index block")
     if footer.has_null_bitmap:
