@@ -282,15 +282,16 @@ types:
       entry_size_or_count:
         pos: len_stored - 5
         type: u4
-        valid:
-          min: 1
         if: compression == block_compression::none
-        doc: The entries' common size when aligned, else their count.
+        doc: |
+          The entries' common size when aligned (never 0), else their count (0 only in the
+          index block of a file whose keys are all null).
       num_entries:
         value: |
           compression != block_compression::none ? 0 :
             aligned_type == block_aligned_type::aligned ?
-              (len_stored - 5) / entry_size_or_count : entry_size_or_count
+              (entry_size_or_count == 0 ? 0 : (len_stored - 5) / entry_size_or_count)
+              : entry_size_or_count
         doc: How many entries the block holds.
       num_entry_positions:
         value: 'aligned_type == block_aligned_type::unaligned ? entry_size_or_count : 0'

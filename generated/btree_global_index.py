@@ -338,7 +338,9 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         @property
         def entry_size_or_count(self):
-            """The entries' common size when aligned, else their count."""
+            """The entries' common size when aligned (never 0), else their count (0 only in the
+            index block of a file whose keys are all null).
+            """
             if hasattr(self, '_m_entry_size_or_count'):
                 return self._m_entry_size_or_count
 
@@ -349,8 +351,6 @@ class BtreeGlobalIndex(KaitaiStruct):
                 self._debug['_m_entry_size_or_count']['start'] = self._io.pos()
                 self._m_entry_size_or_count = self._io.read_u4le()
                 self._debug['_m_entry_size_or_count']['end'] = self._io.pos()
-                if not self._m_entry_size_or_count >= 1:
-                    raise kaitaistruct.ValidationLessThanError(1, self._m_entry_size_or_count, self._io, u"/types/block/instances/entry_size_or_count")
                 self._io.seek(_pos)
 
             return getattr(self, '_m_entry_size_or_count', None)
@@ -370,7 +370,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_num_entries'):
                 return self._m_num_entries
 
-            self._m_num_entries = (0 if self.compression != BtreeGlobalIndex.BlockCompression.none else ((self.len_stored - 5) // self.entry_size_or_count if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else self.entry_size_or_count))
+            self._m_num_entries = (0 if self.compression != BtreeGlobalIndex.BlockCompression.none else ((0 if self.entry_size_or_count == 0 else (self.len_stored - 5) // self.entry_size_or_count) if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else self.entry_size_or_count))
             return getattr(self, '_m_num_entries', None)
 
         @property

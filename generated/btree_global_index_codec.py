@@ -14,7 +14,7 @@ def t_btree_global_index() -> Struct:
         'index_block' / KsInstance('index_block', E("this['footer']['ofs_index_block']"), FixedSized(E("(this['footer']['len_index_block'] + 5)"), t_block(E("this['_']['footer']['len_index_block']"), E('True')))),
         'null_bitmap' / KsInstance('null_bitmap', E("this['footer']['ofs_null_bitmap']"), FixedSized(E("(this['footer']['len_null_bitmap'] + 4)"), t_null_bitmap(E("this['_']['footer']['len_null_bitmap']"))), E("(((this['footer']['ofs_null_bitmap'] != 0) or (this['footer']['len_null_bitmap'] != 0)))")),
         'bloom_filter' / KsInstance('bloom_filter', E("this['footer']['ofs_bloom_filter']"), Bytes(E("this['footer']['len_bloom_filter']")), E("((((this['footer']['ofs_bloom_filter'] != 0) or (this['footer']['len_bloom_filter'] != 0)) or (this['footer']['num_expected_entries'] != 0)))")),
-        'data_blocks' / KsInstance('data_blocks', E('0'), KsRepeat('data_blocks', E("(((0) if ((this['index_block']['compression'] != 0)) else ((((((this['index_block']['len_stored'] - 5)) // this['index_block']['entry_size_or_count'])) if ((this['index_block']['aligned_type'] == 0)) else (this['index_block']['entry_size_or_count'])))))"), t_data_block_ref(E("this['_']['_index']"))), E("(this['index_block']['compression'] == 0)")),
+        'data_blocks' / KsInstance('data_blocks', E('0'), KsRepeat('data_blocks', E("(((0) if ((this['index_block']['compression'] != 0)) else ((((((0) if ((this['index_block']['entry_size_or_count'] == 0)) else ((((this['index_block']['len_stored'] - 5)) // this['index_block']['entry_size_or_count']))))) if ((this['index_block']['aligned_type'] == 0)) else (this['index_block']['entry_size_or_count'])))))"), t_data_block_ref(E("this['_']['_index']"))), E("(this['index_block']['compression'] == 0)")),
     )
 
 
@@ -78,7 +78,7 @@ def t_block(len_stored, is_index) -> Struct:
         'checksum' / Checksum(Int32ul, CHECKSUMS['crc32'], KsSpan('_checksum_start', '_checksum_end')),
         'aligned_type' / KsInstance('aligned_type', E("(this['len_stored'] - 1)"), Int8ub, E("(this['compression'] == 0)")),
         'entry_size_or_count' / KsInstance('entry_size_or_count', E("(this['len_stored'] - 5)"), Int32ul, E("(this['compression'] == 0)")),
-        'entries' / KsInstance('entries', E('0'), KsRepeat('entries', E("(((0) if ((this['compression'] != 0)) else ((((((this['len_stored'] - 5)) // this['entry_size_or_count'])) if ((this['aligned_type'] == 0)) else (this['entry_size_or_count'])))))"), t_entry(E("this['_']['is_index']"))), E("(this['compression'] == 0)")),
+        'entries' / KsInstance('entries', E('0'), KsRepeat('entries', E("(((0) if ((this['compression'] != 0)) else ((((((0) if ((this['entry_size_or_count'] == 0)) else ((((this['len_stored'] - 5)) // this['entry_size_or_count']))))) if ((this['aligned_type'] == 0)) else (this['entry_size_or_count'])))))"), t_entry(E("this['_']['is_index']"))), E("(this['compression'] == 0)")),
         'entry_positions' / KsInstance('entry_positions', E("((((this['len_stored'] - 5)) if ((this['aligned_type'] == 0)) else (((this['len_stored'] - 5) - (4 * this['entry_size_or_count'])))))"), KsRepeat('entry_positions', E("(((this['entry_size_or_count']) if ((this['aligned_type'] == 1)) else (0)))"), Int32ul), E("((this['compression'] == 0) and (this['aligned_type'] == 1))")),
         'compressed' / KsInstance('compressed', E('0'), FixedSized(E("len(this['stored'])"), t_compressed_block()), E("(this['compression'] != 0)")),
     )

@@ -26,6 +26,7 @@ from kaitaistruct import KaitaiStruct
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
@@ -61,7 +62,7 @@ def _parser(seed: Seed) -> Any:
         kind = range_bitmap_keys(seed.data_type).kind
         return lambda io: RangeBitmap(kind, io)
     return {"bloom-filter": BloomFilter, "bsi": BsiIndex, "roaring": RoaringBitmap,
-            "hash": HashIndex}[layout]
+            "hash": HashIndex, "btree": BtreeGlobalIndex}[layout]
 
 
 @cache
