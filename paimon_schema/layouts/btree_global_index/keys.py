@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_schema.values.errors import FormatError, SchemaError
-from paimon_schema.values.types import DataType, bits_to_float, float_bits, float_order, internal
+from paimon_schema.values.types import (
+    INTEGER_BOUNDS, INTEGER_RANGES, DataType, bits_to_float, float_bits, float_order, internal)
 
 #: struct formats of the fixed-width keys, by type root
 _FIXED = {"BOOLEAN": "<B", "TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "DATE": "<i",
@@ -54,14 +55,21 @@ class BTreeKeys:
     order_internal: Callable[[Any], Any]            # internal value -> order value
     order_bytes: Callable[[bytes], Any]             # key bytes -> order value
     decode: Callable[[bytes], Any]                  # key bytes -> Python value (for dumps)
+    int_range: tuple[int, int] | None = None        # plain ints taken as they are (integer types)
 
     def encode(self, value: object) -> bytes:
         """The key bytes of a Python value (SchemaError if it does not fit the type)."""
-        return self.encode_internal(internal(self.data_type, value))
+        return self.encode_internal(self.internal(value))
 
     def order(self, value: object) -> Any:
         """Where a Python value sorts among this type's keys."""
-        return self.order_internal(internal(self.data_type, value))
+        return self.order_internal(self.internal(value))
+
+    def internal(self, value: object) -> Any:
+        """`types.internal`, with a shortcut for a plain int of an integer type."""
+        if type(value) is int and self.int_range is not None and self.int_range[0] <= value <= self.int_range[1]:
+            return value
+        return internal(self.data_type, value)
 
     def order_of_key(self, key: bytes, where: str, offset: int) -> Any:
         """Where stored key bytes sort; FormatError at `offset` if they are no key of the type."""
@@ -87,7 +95,8 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
                              lambda k: k[0], lambda k: k[0] == 1)
         unpack = fmt.unpack
         return BTreeKeys(dtype, fmt.size, fmt.pack, int, lambda k: unpack(k)[0],
-                         _temporal_decoder(root, lambda k: unpack(k)[0]))
+                         _temporal_decoder(root, lambda k: unpack(k)[0]),
+                         INTEGER_BOUNDS[root] if root in INTEGER_RANGES else None)
     if root in ("FLOAT", "DOUBLE"):
         size = 4 if root == "FLOAT" else 8
         bits = struct.Struct("<I" if size == 4 else "<Q")

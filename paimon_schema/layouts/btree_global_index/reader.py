@@ -26,7 +26,7 @@ from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer)
+    TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer, row_ids_of)
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
 
@@ -46,8 +46,11 @@ class DataBlockHandle:
 class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
-    def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True) -> None:
+    def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
+                 cached_blocks: int = 16) -> None:
         self.source = source
+        self.cached_blocks = cached_blocks
+        self._cache: dict[int, Block] = {}       # insertion order = least recently used first
         self.keys = keys
         self.verify_checksum = verify_checksum
         self.footer: Footer = read_footer(source)
@@ -59,26 +62,33 @@ class BTreeGlobalIndexReader:
         for i in range(len(index)):
             key, offset, size = parse_handle(index, i)
             where = f"index_block.entries[{i}]"
-            order = keys.order_of_key(bytes(key), f"{where}.key", index.file_offset + index.starts[i])
+            start = index.start(i)
+            order = keys.order_of_key(bytes(key), f"{where}.key", index.file_offset + start)
             if self._last_orders and order <= self._last_orders[-1]:
                 raise index.error("index keys must ascend (each is its data block's last key)",
-                                  index.starts[i], f"{where}.key")
+                                  start, f"{where}.key")
             if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
                 raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
-                                  index.starts[i], f"{where}.value")
+                                  start, f"{where}.value")
             if offset + size + TRAILER_SIZE > source.size - 52:
                 raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
-                                  index.starts[i], f"{where}.value")
+                                  start, f"{where}.value")
             self.blocks.append(DataBlockHandle(offset, size, bytes(key)))
             self._last_orders.append(order)
         self._bloom: bytes | None = None
+        width = keys.width
+        # the comparison key of stored bytes, checked: `order_of_key` locates a failure
+        self._order_bytes = keys.order_bytes if width is None else \
+            (lambda k: keys.order_bytes(k) if len(k) == width else _wrong_width())
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
-             *, verify_checksum: bool = True) -> BTreeGlobalIndexReader:
+             *, verify_checksum: bool = True, cached_blocks: int = 16) -> BTreeGlobalIndexReader:
         """A reader over the file's bytes, a seekable binary file or a path; FormatError on bad
-        bytes, SchemaError for a type Java's btree index does not support."""
-        return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum)
+        bytes, SchemaError for a type Java's btree index does not support. The last
+        `cached_blocks` data blocks read are kept (0: every lookup reads its block again)."""
+        return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
+                   cached_blocks=cached_blocks)
 
     # -- queries
 
@@ -135,14 +145,15 @@ class BTreeGlobalIndexReader:
         previous = None
         for b in range(len(self.blocks)):
             block = self._data_block(b)
+            value_starts, value_ends = block.value_spans(0, len(block))
             for i in range(len(block)):
-                key, start, end = block.entry(i)
+                key = bytes(block.key(i))
                 where = f"{block.path}.entries[{i}].key"
-                order = self.keys.order_of_key(bytes(key), where, block.file_offset + block.starts[i])
+                order = self.keys.order_of_key(key, where, block.file_offset + block.start(i))
                 if previous is not None and order <= previous:
-                    raise block.error("keys must ascend", block.starts[i], where)
+                    raise block.error("keys must ascend", block.start(i), where)
                 previous = order
-                yield bytes(key), decode_row_ids(block.data, np.array([start]), np.array([end]), block, [i])
+                yield key, decode_row_ids(block.data, value_starts[i:i + 1], value_ends[i:i + 1], block, [i])
             if previous != self._last_orders[b]:
                 raise FormatError(f"data block {b} does not end with the key its index entry names",
                                   offset=self.footer.ofs_index_block, path=f"index_block.entries[{b}].key")
@@ -155,14 +166,26 @@ class BTreeGlobalIndexReader:
         return self.keys.order(value)
 
     def _data_block(self, b: int) -> Block:
-        handle = self.blocks[b]
-        return read_block(self.source, handle.offset, handle.size, f"data_blocks[{b}].block",
-                          verify_checksum=self.verify_checksum)
+        """Data block `b`, from the cache of the last blocks read (Java's `BlockCache` keeps
+        blocks too: a block is checked and decoded once, however many lookups land in it)."""
+        block = self._cache.pop(b, None)
+        if block is None:
+            handle = self.blocks[b]
+            block = read_block(self.source, handle.offset, handle.size, f"data_blocks[{b}].block",
+                               verify_checksum=self.verify_checksum)
+        if self.cached_blocks:
+            self._cache[b] = block
+            if len(self._cache) > self.cached_blocks:
+                del self._cache[next(iter(self._cache))]
+        return block
 
     def _key_order(self, block: Block, i: int) -> Any:
-        key = block.entry(i)[0]
-        return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key",
-                                      block.file_offset + block.starts[i])
+        key = block.key(i)
+        try:
+            return self._order_bytes(key)
+        except (ValueError, IndexError, struct.error, TypeError):
+            return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key",
+                                          block.file_offset + block.start(i))
 
     def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
         """Index of the block's first entry `>= order` (`> order` when not inclusive)."""
@@ -190,6 +213,8 @@ class BTreeGlobalIndexReader:
         if i == len(block) or self._key_order(block, i) != order:
             return np.zeros(0, np.uint64)
         _, start, end = block.entry(i)
+        if end - start <= 64:
+            return np.array(row_ids_of(block.data, start, end, block, i), np.uint64)
         return decode_row_ids(block.data, np.array([start]), np.array([end]), block, [i])
 
     def _range(self, low: Any, low_inclusive: bool, high: Any, high_inclusive: bool) -> BitMap64:
@@ -211,9 +236,7 @@ class BTreeGlobalIndexReader:
 
     def _row_ids(self, block: Block, first: int, stop: int) -> np.ndarray:
         """Row ids of entries `first` .. `stop - 1` of a block."""
-        spans = [block.entry(i)[1:] for i in range(first, stop)]
-        starts = np.fromiter((s for s, _ in spans), np.int64, len(spans))
-        ends = np.fromiter((e for _, e in spans), np.int64, len(spans))
+        starts, ends = block.value_spans(first, stop)
         return decode_row_ids(block.data, starts, ends, block, range(first, stop))
 
     def _bloom_filter(self) -> bytes:
@@ -261,6 +284,10 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
         return roaring.deserialize64(view)
     except FormatError as exc:
         raise exc.within("null_bitmap.bitmap", base) from exc
+
+
+def _wrong_width() -> Any:
+    raise ValueError("a key of the wrong width")
 
 
 def _bitmap(ids: np.ndarray) -> BitMap64:

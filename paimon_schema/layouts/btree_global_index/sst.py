@@ -115,37 +115,118 @@ def _check_range(offset: int, length: int, limit: int, at: int, path: str, what:
                           offset=at, path=path)
 
 
-@dataclass(frozen=True)
 class Block:
-    """One block's entries, decoded lazily: `keys` by position, `value(i)` as bytes."""
+    """One block's entries, decoded on demand: entry `i` starts at `start(i)` (its table is
+    read per access, so a lookup decodes only the entries its binary search touches)."""
 
-    data: bytes | memoryview        # the (uncompressed) block
-    starts: Sequence[int]           # where each entry starts
-    file_offset: int                # where the block starts in the file (errors)
-    path: str                       # the block's field path (errors)
+    def __init__(self, data: bytes | memoryview, count: int, len_entries: int, aligned_size: int,
+                 file_offset: int, path: str) -> None:
+        self.data = data                    # the (uncompressed) block
+        self.count = count
+        self.len_entries = len_entries      # the entries' bytes, before the block's table
+        self.aligned_size = aligned_size    # every entry's size, or 0 when unaligned
+        self.file_offset = file_offset      # where the block starts in the file (errors)
+        self.path = path                    # the block's field path (errors)
 
     def __len__(self) -> int:
-        return len(self.starts)
+        return self.count
+
+    def start(self, i: int) -> int:
+        if self.aligned_size:
+            return i * self.aligned_size
+        start: int = _U4.unpack_from(self.data, self.len_entries + 4 * i)[0]
+        if start >= self.len_entries:
+            raise self.error(f"entry {i} starts at {start}, past the entries ({self.len_entries} bytes)",
+                             self.len_entries + 4 * i, f"{self.path}.entry_positions[{i}]")
+        return start
+
+    def starts(self, first: int, stop: int) -> np.ndarray:
+        """Where entries `first` .. `stop - 1` start, checked to ascend inside the entries."""
+        if self.aligned_size:
+            return np.arange(first, stop, dtype=np.int64) * self.aligned_size
+        at = self.len_entries + 4 * first
+        positions = np.frombuffer(self.data, dtype="<u4", count=stop - first, offset=at).astype(np.int64)
+        bad = np.r_[False, np.diff(positions) <= 0] | (positions >= self.len_entries)
+        if first == 0 and len(positions):
+            bad[0] |= positions[0] != 0
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self.error("entry positions must start at 0 and ascend inside the entries",
+                             at + 4 * k, f"{self.path}.entry_positions[{first + k}]")
+        return positions
+
+    def key(self, i: int) -> bytes | memoryview:
+        """Entry `i`'s key bytes."""
+        data, pos = self.data, self.start(i)
+        try:
+            len_key, at = read_var_len(data, pos, 5)
+        except (IndexError, ValueError) as exc:
+            raise self.error(f"malformed key length: {exc}", pos, f"{self.path}.entries[{i}].len_key") from exc
+        if at + len_key > self.len_entries:
+            raise self.error(f"entry {i}'s key runs past the entries", pos, f"{self.path}.entries[{i}].len_key")
+        return data[at:at + len_key]
 
     def entry(self, i: int) -> tuple[bytes | memoryview, int, int]:
         """(key, start, end) of entry `i`'s value."""
-        data, pos = self.data, self.starts[i]
+        data, pos = self.data, self.start(i)
         where = f"{self.path}.entries[{i}]"
         try:
-            len_key, pos = read_var_len(data, pos, 5)
-            key_end = pos + len_key
-            key = data[pos:key_end]
-            len_value, value_start = read_var_len(data, key_end, 5)
+            len_key, at = read_var_len(data, pos, 5)
+            key_end = at + len_key
+            len_value, value_start = read_var_len(data, key_end, 5) if key_end < self.len_entries else (0, 0)
         except (IndexError, ValueError) as exc:
-            raise self.error(f"malformed entry: {exc}", self.starts[i], f"{where}.len_key") from exc
+            raise self.error(f"malformed entry: {exc}", pos, f"{where}.len_key") from exc
         value_end = value_start + len_value
-        if key_end > len(data) or value_end > len(data) or len_value == 0:
-            raise self.error(f"entry {i} runs past its block or has an empty value",
-                             self.starts[i], f"{where}.len_value")
-        return key, value_start, value_end
+        if key_end >= self.len_entries or value_end > self.len_entries or len_value == 0:
+            raise self.error(f"entry {i} runs past the block's entries or has an empty value", pos,
+                             f"{where}.len_value")
+        return data[at:key_end], value_start, value_end
+
+    def value_spans(self, first: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) of the values of entries `first` .. `stop - 1`, found in bulk; every
+        entry must end where the next starts (the last where the next begins or the entries
+        end), as `BlockWriter` lays them out."""
+        starts = self.starts(first, stop)
+        buf = np.frombuffer(self.data, dtype=np.uint8, count=self.len_entries)
+        len_key, at = _varints_at(buf, starts)
+        key_end = at + len_key
+        len_value, value_start = _varints_at(buf, np.minimum(key_end, len(buf)))
+        value_end = value_start + len_value
+        following = np.r_[starts[1:], self.start(stop) if stop < self.count else self.len_entries]
+        bad = (len_key < 0) | (len_value <= 0) | (key_end >= len(buf)) | (value_end != following)
+        if self.aligned_size and stop == self.count:
+            bad[-1] |= value_end[-1] != self.len_entries
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self.error(f"entry {first + k} does not end where the next entry starts",
+                             int(starts[k]), f"{self.path}.entries[{first + k}].len_value")
+        return value_start, value_end
 
     def error(self, message: str, pos: int, path: str) -> FormatError:
         return FormatError(message, offset=self.file_offset + pos, path=path)
+
+
+def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The var_len_int at each position (-1 where malformed or cut off) and where it ends."""
+    if len(positions) and positions[-1] < len(buf):
+        first = buf[positions]
+        if (first < 0x80).all():    # one byte each: the common case, a few numpy calls
+            return first.astype(np.int64), positions + 1
+    value = np.zeros(len(positions), np.int64)
+    end = positions.copy()
+    alive = np.ones(len(positions), bool)
+    for k in range(5):
+        at = positions + k
+        inside = at < len(buf)
+        value[alive & ~inside] = -1
+        alive &= inside
+        byte = buf[np.where(alive, at, 0)].astype(np.int64)
+        value[alive] |= (byte[alive] & 0x7F) << (7 * k)
+        stops = alive & (byte < 0x80)
+        end[stops] = at[stops] + 1
+        alive &= ~stops
+    value[alive] = -1               # longer than 5 bytes
+    return value, end
 
 
 def read_block(source: Source, offset: int, length: int, path: str, *, verify_checksum: bool = True) -> Block:
@@ -164,38 +245,29 @@ def read_block(source: Source, offset: int, length: int, path: str, *, verify_ch
             raise FormatError(f"block CRC32 mismatch: stored 0x{stored_crc:08x}, computed 0x{actual:08x}",
                               offset=offset + length + 1, path=f"{path}.checksum")
     data: bytes | memoryview = raw[:length]
-    table_offset = offset
+    # Offsets inside a compressed block cannot be mapped to the file: its errors point at the block.
+    base = offset
     if compression:
         data = _decompress(data, Compression(compression), offset, path)
     n = len(data)
+    table = n - 5 if not compression else 0
     if n < 5:
         raise FormatError(f"a block of {n} bytes has no room for its 5-byte table",
-                          offset=table_offset, path=f"{path}.entry_size_or_count")
+                          offset=base, path=f"{path}.entry_size_or_count")
     aligned, tail = data[n - 1], _U4.unpack_from(data, n - 5)[0]
     if aligned == ALIGNED:
         if tail == 0 or (n - 5) % tail:
             raise FormatError(f"aligned entries of {tail} bytes cannot fill {n - 5} bytes",
-                              offset=table_offset + (n - 5 if not compression else 0),
-                              path=f"{path}.entry_size_or_count")
-        starts: Sequence[int] = range(0, n - 5, tail)
-    elif aligned == UNALIGNED:
+                              offset=base + table, path=f"{path}.entry_size_or_count")
+        return Block(data, (n - 5) // tail, n - 5, tail, base, path)
+    if aligned == UNALIGNED:
         len_entries = n - 5 - 4 * tail
-        if len_entries < 0 or (tail == 0 and len_entries != 0):
+        if len_entries < 0 or (tail == 0) != (len_entries == 0):
             raise FormatError(f"{tail} entries do not fit a block of {n} bytes",
-                              offset=table_offset + (n - 5 if not compression else 0),
-                              path=f"{path}.entry_size_or_count")
-        positions = np.frombuffer(data, dtype="<u4", count=tail, offset=len_entries).astype(np.int64)
-        bad_mask = np.r_[positions[:1] != 0, np.diff(positions) <= 0] | (positions >= len_entries)
-        if bad_mask.any():
-            bad = int(np.flatnonzero(bad_mask)[0])
-            raise FormatError("entry positions must start at 0 and ascend inside the entries",
-                              offset=table_offset + (len_entries + 4 * bad if not compression else 0),
-                              path=f"{path}.entry_positions[{bad}]")
-        starts = positions.tolist()
-    else:
-        raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
-                          offset=table_offset + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
-    return Block(data, starts, table_offset, path)
+                              offset=base + table, path=f"{path}.entry_size_or_count")
+        return Block(data, tail, len_entries, 0, base, path)
+    raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
+                      offset=base + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
 
 
 def _decompress(stored: bytes | memoryview, compression: Any, offset: int, path: str) -> bytes:
@@ -233,16 +305,13 @@ def decode_row_ids(data: bytes | memoryview, starts: np.ndarray, ends: np.ndarra
     if len(starts) == 0:
         return np.zeros(0, np.uint64)
     buf = np.frombuffer(data, dtype=np.uint8)
-    if len(starts) == 1:
-        joined = buf[int(starts[0]):int(ends[0])]
-    else:
-        edges = np.zeros(len(buf) + 1, np.int8)
-        np.add.at(edges, starts, 1)
-        np.add.at(edges, ends, -1)
-        joined = buf[np.cumsum(edges[:-1]) > 0]
     lengths = ends - starts
     value_starts = np.zeros(len(starts), np.int64)
     np.cumsum(lengths[:-1], out=value_starts[1:])
+    if len(starts) == 1:
+        joined = buf[int(starts[0]):int(ends[0])]
+    else:                           # the values' bytes, back to back
+        joined = buf[np.arange(int(value_starts[-1] + lengths[-1])) + np.repeat(starts - value_starts, lengths)]
     terminal = joined < 0x80
     last = value_starts + lengths - 1
     if not terminal[last].all():
@@ -280,6 +349,23 @@ def decode_row_ids(data: bytes | memoryview, starts: np.ndarray, ends: np.ndarra
     keep = np.ones(len(values), bool)
     keep[count_index] = False
     return values[keep]
+
+
+def row_ids_of(data: bytes | memoryview, start: int, end: int, block: Block, i: int) -> list[int]:
+    """One short value's row ids, decoded in Python (cheaper than numpy for a few ids)."""
+    where = f"{block.path}.entries[{i}].value"
+    try:
+        count, pos = read_var_len(data, start, 5)
+        ids = []
+        for _ in range(count):
+            row, pos = read_var_len(data, pos, 9)
+            ids.append(row)
+    except (IndexError, ValueError) as exc:
+        raise block.error(f"malformed row ids: {exc}", start, f"{where}.row_ids") from exc
+    if pos != end or count == 0:
+        raise block.error(f"the value says {count} row ids but holds {'more' if pos < end else 'fewer'}",
+                          start, f"{where}.num_row_ids")
+    return ids
 
 
 def parse_handle(block: Block, i: int) -> tuple[bytes | memoryview, int, int]:
