@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import (
     INTEGER_BOUNDS, INTEGER_RANGES, DataType, bits_to_float, float_bits, float_order, internal)
@@ -20,6 +22,7 @@ from paimon_schema.values.types import (
 _FIXED = {"BOOLEAN": "<B", "TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "DATE": "<i",
           "TIME": "<i", "BIGINT": "<q"}
 _EPOCH = dt.datetime(1970, 1, 1)
+_NAN_ORDER = 2**63 - 1      # every NaN, above +inf (whose order is its bits)
 
 
 def var_len_int(value: int) -> bytes:
@@ -56,6 +59,7 @@ class BTreeKeys:
     order_bytes: Callable[[bytes], Any]             # key bytes -> order value
     decode: Callable[[bytes], Any]                  # key bytes -> Python value (for dumps)
     int_range: tuple[int, int] | None = None        # plain ints taken as they are (integer types)
+    bulk_order: Callable[[np.ndarray], np.ndarray] | None = None   # fixed-width keys (rows of bytes) -> orders
 
     def encode(self, value: object) -> bytes:
         """The key bytes of a Python value (SchemaError if it does not fit the type)."""
@@ -96,7 +100,8 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         unpack = fmt.unpack
         return BTreeKeys(dtype, fmt.size, fmt.pack, int, lambda k: unpack(k)[0],
                          _temporal_decoder(root, lambda k: unpack(k)[0]),
-                         INTEGER_BOUNDS[root] if root in INTEGER_RANGES else None)
+                         INTEGER_BOUNDS[root] if root in INTEGER_RANGES else None,
+                         _bulk_ints(f"<i{fmt.size}" if root != "BOOLEAN" else "u1"))
     if root in ("FLOAT", "DOUBLE"):
         size = 4 if root == "FLOAT" else 8
         bits = struct.Struct("<I" if size == 4 else "<Q")
@@ -104,12 +109,17 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         def encode_float(v: float) -> bytes:
             return bits.pack(float_bits(v, size * 8, canonical=True))
 
+        def order_of_bits(b: int) -> int:
+            order = float_order(b, size * 8)
+            return _NAN_ORDER if order == 1 << (size * 8 - 1) else order
+
         def order_float_key(k: bytes) -> int:
-            return float_order(bits.unpack(k)[0], size * 8)
+            return order_of_bits(bits.unpack(k)[0])
 
         return BTreeKeys(dtype, size, encode_float,
-                         lambda v: float_order(float_bits(v, size * 8, canonical=True), size * 8),
-                         order_float_key, lambda k: bits_to_float(bits.unpack(k)[0], size * 8))
+                         lambda v: order_of_bits(float_bits(v, size * 8, canonical=True)),
+                         order_float_key, lambda k: bits_to_float(bits.unpack(k)[0], size * 8),
+                         bulk_order=lambda rows: float_orders(rows.view(f"<u{size}").ravel(), size))
     if root == "DECIMAL":
         assert dtype.precision is not None and dtype.scale is not None
         scale = dtype.scale
@@ -120,12 +130,14 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
             return int(q.unpack(k)[0]) if compact else _big_endian_int(k)
 
         return BTreeKeys(dtype, 8 if compact else None, q.pack if compact else _to_byte_array, int,
-                         unscaled_of, lambda k: decimal.Decimal(unscaled_of(k)).scaleb(-scale))
+                         unscaled_of, lambda k: decimal.Decimal(unscaled_of(k)).scaleb(-scale),
+                         bulk_order=_bulk_ints("<i8") if compact else None)
     if dtype.is_timestamp:
         q = struct.Struct("<q")
         if (dtype.precision or 0) <= 3:
             return BTreeKeys(dtype, 8, q.pack, int, lambda k: q.unpack(k)[0],
-                             lambda k: _EPOCH + dt.timedelta(milliseconds=q.unpack(k)[0]))
+                             lambda k: _EPOCH + dt.timedelta(milliseconds=q.unpack(k)[0]),
+                             bulk_order=_bulk_ints("<i8"))
 
         def encode_ts(micros: int) -> bytes:
             millis, sub = divmod(micros, 1000)
@@ -143,6 +155,26 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         return BTreeKeys(dtype, None, bytes, bytes, bytes, lambda k: bytes(k).decode("utf-8", "replace"))
     raise SchemaError(f"{dtype} cannot be indexed by a btree global index "
                       f"(Java's KeySerializer supports no {dtype.root})")
+
+
+def _bulk_ints(dtype: str) -> Callable[[np.ndarray], np.ndarray]:
+    def orders(rows: np.ndarray) -> np.ndarray:
+        result: np.ndarray = rows.view(dtype).ravel().astype(np.int64)
+        return result
+    return orders
+
+
+def float_orders(bits: np.ndarray, width: int) -> np.ndarray:
+    """`types.float_order` of many IEEE bit patterns (`width` bytes each), as int64; NaNs, all
+    equal, above +inf."""
+    bits = bits.astype(np.uint64)
+    sign = np.uint64(1 << (width * 8 - 1))
+    magnitude = (bits & (sign - np.uint64(1))).astype(np.int64)
+    orders = np.where((bits & sign) != 0, -magnitude - 1, magnitude)
+    exponent = (0xFF << 23) if width == 4 else (0x7FF << 52)
+    orders[(magnitude & exponent == exponent) & (magnitude != exponent)] = _NAN_ORDER
+    result: np.ndarray = orders
+    return result
 
 
 def _temporal_decoder(root: str, raw: Callable[[bytes], int]) -> Callable[[bytes], Any]:

@@ -96,13 +96,15 @@ class BTreeGlobalIndexReader:
         """Rows whose key equals `value` (None: no row, as SQL's `= NULL`)."""
         if value is None:
             return BitMap64()
-        return _bitmap(self._lookup(self.keys.encode(value)))
+        internal = self.keys.internal(value)
+        return _bitmap(self._lookup(self.keys.encode_internal(internal), self.keys.order_internal(internal)))
 
     def isin(self, values: Iterable[object]) -> BitMap64:
         """Rows whose key is one of `values` (None among them matches nothing)."""
         result = BitMap64()
-        for key in sorted({self.keys.encode(v) for v in values if v is not None}):
-            result |= _bitmap(self._lookup(key))
+        internals = [self.keys.internal(v) for v in values if v is not None]
+        for order, key in sorted({(self.keys.order_internal(v), self.keys.encode_internal(v)) for v in internals}):
+            result |= _bitmap(self._lookup(key, order))
         return result
 
     def less_than(self, value: object) -> BitMap64:
@@ -188,7 +190,15 @@ class BTreeGlobalIndexReader:
                                           block.file_offset + block.start(i))
 
     def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
-        """Index of the block's first entry `>= order` (`> order` when not inclusive)."""
+        """Index of the block's first entry `>= order` (`> order` when not inclusive): a binary
+        search, over the block's key orders when a cached block has them in one array."""
+        if block.orders is None and self.cached_blocks and self.keys.bulk_order is not None:
+            rows = block.fixed_keys(self.keys.width or 0)
+            if rows is not None:
+                orders = self.keys.bulk_order(rows)
+                block.orders = orders if bool((np.diff(orders) > 0).all()) else None   # else: located below
+        if block.orders is not None:
+            return int(np.searchsorted(block.orders, order, side="left" if inclusive else "right"))
         lo, hi = 0, len(block)
         while lo < hi:
             mid = (lo + hi) // 2
@@ -199,22 +209,21 @@ class BTreeGlobalIndexReader:
                 hi = mid
         return lo
 
-    def _lookup(self, key: bytes) -> np.ndarray:
+    def _lookup(self, key: bytes, order: Any) -> list[int] | np.ndarray:
         """Row ids of one exact key: the bloom filter (if any), then one data block."""
         if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
                                                            bloom_hash(key)):
-            return np.zeros(0, np.uint64)
-        order = self.keys.order_of_key(key, "key", 0)
+            return []
         b = bisect_left(self._last_orders, order)
         if b == len(self.blocks):
-            return np.zeros(0, np.uint64)
+            return []
         block = self._data_block(b)
         i = self._first_at_or_above(block, order, True)
         if i == len(block) or self._key_order(block, i) != order:
-            return np.zeros(0, np.uint64)
+            return []
         _, start, end = block.entry(i)
         if end - start <= 64:
-            return np.array(row_ids_of(block.data, start, end, block, i), np.uint64)
+            return row_ids_of(block.data, start, end, block, i)
         return decode_row_ids(block.data, np.array([start]), np.array([end]), block, [i])
 
     def _range(self, low: Any, low_inclusive: bool, high: Any, high_inclusive: bool) -> BitMap64:
@@ -290,7 +299,9 @@ def _wrong_width() -> Any:
     raise ValueError("a key of the wrong width")
 
 
-def _bitmap(ids: np.ndarray) -> BitMap64:
+def _bitmap(ids: list[int] | np.ndarray) -> BitMap64:
+    if isinstance(ids, list):
+        return BitMap64(ids)
     return BitMap64(array.array("Q", ids.astype(np.uint64, copy=False).tobytes()))
 
 

@@ -127,6 +127,16 @@ class Block:
         self.aligned_size = aligned_size    # every entry's size, or 0 when unaligned
         self.file_offset = file_offset      # where the block starts in the file (errors)
         self.path = path                    # the block's field path (errors)
+        self.orders: np.ndarray | None = None   # every key's order, once a reader computed them
+
+    def fixed_keys(self, width: int) -> np.ndarray | None:
+        """Every key as a row of `width` bytes, or None unless every key has that width."""
+        starts = self.starts(0, self.count)
+        buf = np.frombuffer(self.data, dtype=np.uint8, count=self.len_entries)
+        if width >= 0x80 or not len(starts) or starts[-1] + 1 + width > len(buf) or (buf[starts] != width).any():
+            return None
+        rows: np.ndarray = buf[(starts + 1)[:, None] + np.arange(width)]
+        return rows
 
     def __len__(self) -> int:
         return self.count

@@ -21,7 +21,7 @@ import numpy as np
 from pyroaring import BitMap64
 
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, build_bloom
-from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, var_len_int
+from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders, var_len_int
 from paimon_schema.layouts.btree_global_index.sst import ALIGNED, FOOTER, MAGIC, UNALIGNED, VERSION
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.values.errors import SchemaError
@@ -101,12 +101,8 @@ def _groups(keys: BTreeKeys, column: Column) -> tuple[list[bytes], np.ndarray, n
         with np.errstate(over="ignore"):     # FLOAT rounds as Java's (float) cast: overflow is infinity
             floats = column.numbers.astype(np.float32 if width == 4 else np.float64)
         bits = floats.view(np.uint32 if width == 4 else np.uint64).astype(np.uint64)
-        nan = np.isnan(floats)
-        bits[nan] = 0x7FC00000 if width == 4 else 0x7FF8000000000000
-        sign = np.uint64(1 << (width * 8 - 1))
-        magnitude = (bits & (sign - np.uint64(1))).astype(np.int64)
-        order_key = np.where((bits & sign) != 0, -magnitude - 1, magnitude)
-        order_key[nan] = np.iinfo(np.int64).max     # NaN above +inf, all NaNs one key
+        bits[np.isnan(floats)] = 0x7FC00000 if width == 4 else 0x7FF8000000000000   # floatToIntBits
+        order_key = float_orders(bits, width)
         order = np.argsort(order_key, kind="stable")
         ends = _run_ends(order_key[order])
         distinct_bits = bits[order][ends - 1]
