@@ -59,8 +59,12 @@ doc: |
     a run container in Java's.
   * Java's FLOAT/DOUBLE comparator (`Float.compareTo`) orders -0.0 before 0.0, two keys;
     pypaimon's compares them equal and merges their row ids under whichever came last.
-  * Java, pypaimon and this library write only uncompressed blocks by default; pypaimon can
-    read zstd, lz4 and lzo blocks, pypaimon never writes them.
+  * Java writes uncompressed blocks unless `btree-index.compression` is set; pypaimon reads
+    zstd, lz4 and lzo blocks but writes none. paimon-schema writes uncompressed blocks and
+    reads uncompressed and zstd ones (lz4 and lzo are refused by name).
+  * The order of a key's row ids is the builder's: pypaimon's and this library's writers
+    list them ascending; Java's primary-key btree builder (the sample table's files) lists
+    them in its sort's order. Readers must not rely on it.
 doc-ref:
   - https://paimon.apache.org/docs/master/multimodal-table/global-index/btree/
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/btree/BTreeIndexWriter.java
