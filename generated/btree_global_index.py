@@ -59,11 +59,14 @@ class BtreeGlobalIndex(KaitaiStruct):
     * Java's `BTreeIndexWriter` never builds a bloom filter (the handle is all zeros); pypaimon
       2.1.0 writes one when asked (`bloom_filter_enabled`, fpp 0.05, one hash per distinct key),
       which Java's `SstFileReader` can read.
-    * Java serializes the null bitmap after `runOptimize()`; pypaimon serializes pyroaring's
-      `BitMap64` as built, so a run of null rows is an array or bitmap container in its files and
-      a run container in Java's.
-    * Java's FLOAT/DOUBLE comparator (`Float.compareTo`) orders -0.0 before 0.0, two keys;
-      pypaimon's compares them equal and merges their row ids under whichever came last.
+    * Java serializes the null bitmap after `runOptimize()`; pypaimon 2.1.0 and pypaimon-rust
+      0.4.0 serialize it as built, so a run of null rows is an array or bitmap container in their
+      files and a run container in Java's.
+    * Java's FLOAT/DOUBLE comparator (`Float.compareTo`) orders -0.0 before 0.0, two keys, as
+      pypaimon-rust does; pypaimon's compares them equal and merges their row ids under
+      whichever came last.
+    * Java writes every NaN as `floatToIntBits` does (one NaN, 0x7fc00000 / 0x7ff8000000000000);
+      pypaimon and pypaimon-rust keep the NaN's own bits (a negative NaN stays negative).
     * Java writes uncompressed blocks unless `btree-index.compression` is set; pypaimon reads
       zstd, lz4 and lzo blocks but writes none. paimon-schema writes uncompressed blocks and
       reads uncompressed and zstd ones (lz4 and lzo are refused by name).
