@@ -56,7 +56,7 @@ class BTreeKeys:
     width: int | None                               # fixed key size, None for variable
     encode_internal: Callable[[Any], bytes]         # internal value -> key bytes
     order_internal: Callable[[Any], Any]            # internal value -> order value
-    order_bytes: Callable[[bytes], Any]             # key bytes -> order value
+    order_bytes: Callable[[bytes | memoryview], Any]   # key bytes -> order value
     decode: Callable[[bytes], Any]                  # key bytes -> Python value (for dumps)
     int_range: tuple[int, int] | None = None        # plain ints taken as they are (integer types)
     bulk_order: Callable[[np.ndarray], np.ndarray] | None = None   # fixed-width keys (rows of bytes) -> orders
@@ -113,7 +113,7 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
             order = float_order(b, size * 8)
             return _NAN_ORDER if order == 1 << (size * 8 - 1) else order
 
-        def order_float_key(k: bytes) -> int:
+        def order_float_key(k: bytes | memoryview) -> int:
             return order_of_bits(bits.unpack(k)[0])
 
         return BTreeKeys(dtype, size, encode_float,
@@ -126,7 +126,7 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         compact = dtype.precision <= 18          # Decimal.isCompact: an unscaled long
         q = struct.Struct("<q")
 
-        def unscaled_of(k: bytes) -> int:
+        def unscaled_of(k: bytes | memoryview) -> int:
             return int(q.unpack(k)[0]) if compact else _big_endian_int(k)
 
         return BTreeKeys(dtype, 8 if compact else None, q.pack if compact else _to_byte_array, int,
@@ -143,7 +143,7 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
             millis, sub = divmod(micros, 1000)
             return q.pack(millis) + var_len_int(sub * 1000)
 
-        def order_ts_key(k: bytes) -> int:
+        def order_ts_key(k: bytes | memoryview) -> int:
             nanos, end = read_var_len(k, 8, 5)
             if end != len(k) or nanos >= 1_000_000:
                 raise ValueError("bad nanos of millisecond")
@@ -185,7 +185,7 @@ def _temporal_decoder(root: str, raw: Callable[[bytes], int]) -> Callable[[bytes
     return raw
 
 
-def _big_endian_int(k: bytes) -> int:
+def _big_endian_int(k: bytes | memoryview) -> int:
     if not k:
         raise ValueError("an empty decimal")
     return int.from_bytes(k, "big", signed=True)
