@@ -32,6 +32,7 @@ from paimon_schema.values.types import DataType
 
 _U4 = struct.Struct("<I")
 _U8 = struct.Struct("<Q")
+DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
 
 
 @dataclass(frozen=True)
@@ -47,10 +48,11 @@ class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
     def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
-                 cached_blocks: int = 16) -> None:
+                 cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.source = source
-        self.cached_blocks = cached_blocks
+        self.cache_size = cache_size
         self._cache: dict[int, Block] = {}       # insertion order = least recently used first
+        self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
         self.footer: Footer = read_footer(source)
@@ -83,12 +85,13 @@ class BTreeGlobalIndexReader:
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
-             *, verify_checksum: bool = True, cached_blocks: int = 16) -> BTreeGlobalIndexReader:
+             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE) -> BTreeGlobalIndexReader:
         """A reader over the file's bytes, a seekable binary file or a path; FormatError on bad
-        bytes, SchemaError for a type Java's btree index does not support. The last
-        `cached_blocks` data blocks read are kept (0: every lookup reads its block again)."""
+        bytes, SchemaError for a type Java's btree index does not support. The data blocks
+        read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
+        0: every lookup reads and checks its block again)."""
         return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
-                   cached_blocks=cached_blocks)
+                   cache_size=cache_size)
 
     # -- queries
 
@@ -168,17 +171,19 @@ class BTreeGlobalIndexReader:
         return self.keys.order(value)
 
     def _data_block(self, b: int) -> Block:
-        """Data block `b`, from the cache of the last blocks read (Java's `BlockCache` keeps
-        blocks too: a block is checked and decoded once, however many lookups land in it)."""
+        """Data block `b`, from the cache of the blocks read last (Java's `BlockCache`): a
+        block is read and checked once, however many lookups land in it."""
         block = self._cache.pop(b, None)
         if block is None:
             handle = self.blocks[b]
             block = read_block(self.source, handle.offset, handle.size, f"data_blocks[{b}].block",
                                verify_checksum=self.verify_checksum)
-        if self.cached_blocks:
-            self._cache[b] = block
-            if len(self._cache) > self.cached_blocks:
-                del self._cache[next(iter(self._cache))]
+            self._cached_bytes += len(block.data)
+        else:
+            block.hits += 1
+        self._cache[b] = block
+        while self._cached_bytes > self.cache_size and self._cache:
+            self._cached_bytes -= len(self._cache.pop(next(iter(self._cache))).data)
         return block
 
     def _key_order(self, block: Block, i: int) -> Any:
@@ -192,7 +197,7 @@ class BTreeGlobalIndexReader:
     def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
         """Index of the block's first entry `>= order` (`> order` when not inclusive): a binary
         search, over the block's key orders when a cached block has them in one array."""
-        if block.orders is None and self.cached_blocks and self.keys.bulk_order is not None:
+        if block.orders is None and block.hits and self.keys.bulk_order is not None:   # a cached block
             rows = block.fixed_keys(self.keys.width or 0)
             if rows is not None:
                 orders = self.keys.bulk_order(rows)

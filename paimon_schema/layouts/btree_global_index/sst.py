@@ -128,6 +128,7 @@ class Block:
         self.file_offset = file_offset      # where the block starts in the file (errors)
         self.path = path                    # the block's field path (errors)
         self.orders: np.ndarray | None = None   # every key's order, once a reader computed them
+        self.hits = 0                           # lookups that found this block cached
 
     def fixed_keys(self, width: int) -> np.ndarray | None:
         """Every key as a row of `width` bytes, or None unless every key has that width."""
