@@ -376,3 +376,24 @@ def _with_block(plain: bytes, reader: BTreeGlobalIndexReader, stored: bytes, com
     footer = struct.pack("<QIQQIQIII", 0, 0, 0, len(block), len(index), 0, 0, 1, 0x50425449)
     assert not f.has_null_bitmap and not f.has_bloom_filter
     return block + index_block + footer
+
+
+def test_the_command_line_dumps_verifies_and_hex_dumps_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from paimon_schema.cli import main as cli
+
+    good, bad = tmp_path / "btree.index", tmp_path / "bad.index"
+    data = _sample()
+    good.write_bytes(data)
+    bad.write_bytes(_flip(data, BTreeGlobalIndexReader.open(data, "INT").footer.ofs_index_block))
+    assert cli.main(["dump", str(good), "--type", "INT"]) == 0
+    out = capsys.readouterr().out
+    assert "btree global index (INT), 3 data blocks" in out and "  3: {0, 4, 6, 10" in out and "  null: {1, 5," in out
+    assert cli.main(["verify", str(good), "--type", "INT"]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert cli.main(["verify", str(bad), "--type", "INT"]) == 1
+    assert "index_block.checksum" in capsys.readouterr().out
+    assert cli.main(["dump", str(good), "--hex"]) == 0
+    assert "data_blocks[0].block.entries[0].key" in capsys.readouterr().out
+    assert cli.main(["dump", str(good), "--html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>") and "footer" in page and "magic" in page
