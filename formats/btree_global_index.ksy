@@ -19,8 +19,9 @@ doc: |
   * **data blocks**, back to back: each holds entries (`var_len_int` key length, key bytes,
     `var_len_int` value length, value) in ascending key order, one entry per distinct key;
     the value is the key's row ids (a count, then each id as `var_len_long`, in the order
-    written). A block is closed once its size plus 5 exceeds the block size
-    (`btree-index.block-size`, default 64 KiB), so the entry that crosses it is the last;
+    written). A block is closed once `BlockWriter.memory()` (its bytes, plus 4 per entry
+    when unaligned, plus 5) exceeds the block size (`btree-index.block-size`, default 64 KiB),
+    so the entry that crosses it is the last;
   * the **null bitmap**, if any row was null: a 64-bit Roaring bitmap of their row ids
     (`RoaringNavigableMap64`: Roaring's portable 64-bit format, only non-empty buckets), then a
     CRC32 of it;
@@ -153,34 +154,43 @@ types:
     seq:
       - id: ofs_bloom_filter
         type: u8
+        -orig-id: bloomFilterHandle.offset
         doc: Offset of the bloom filter's bit set (`BloomFilterHandle.offset`).
       - id: len_bloom_filter
         type: u4
+        -orig-id: bloomFilterHandle.size
         doc: Its size in bytes.
       - id: num_expected_entries
         type: u8
+        -orig-id: bloomFilterHandle.expectedEntries
         doc: The number of keys the filter was sized for; the hash count derives from it.
       - id: ofs_index_block
         type: u8
+        -orig-id: indexBlockHandle.offset
         doc: Offset of the index block (`BlockHandle.offset`).
       - id: len_index_block
         type: u4
+        -orig-id: indexBlockHandle.size
         doc: Its stored size, without the 5-byte trailer that follows it.
       - id: ofs_null_bitmap
         type: u8
+        -orig-id: nullBitmapHandle.offset
         doc: Offset of the null bitmap.
       - id: len_null_bitmap
         type: u4
+        -orig-id: nullBitmapHandle.size
         doc: Its size, without the 4-byte CRC32 that follows it.
       - id: version
         type: u4
         enum: footer_version
+        -orig-id: version
         valid:
           any-of:
             - footer_version::v1
         doc: Footer version; Java and pypaimon write and read 1.
       - id: magic
         type: u4
+        -orig-id: MAGIC_NUMBER
         valid: 0x50425449
         doc: 0x50425449 ("PBTI"), stored little-endian as the bytes `ITBP`.
     instances:
@@ -192,6 +202,7 @@ types:
         doc: Whether any row's key was null.
   null_bitmap:
     doc: The row ids of null keys (`RoaringNavigableMap64.serialize`) and their CRC32.
+    -orig-id: nullBitmap
     params:
       - id: len_bitmap
         type: u4
@@ -245,7 +256,7 @@ types:
     doc: |
       One block as stored: its bytes, then the trailer (`BlockTrailer`). Uncompressed, the
       bytes are entries followed by the block's own table (`BlockWriter.finish`).
-    -orig-id: BlockTrailer
+    -orig-id: BlockReader
     params:
       - id: len_stored
         type: u4
@@ -260,6 +271,7 @@ types:
       - id: compression
         type: u1
         enum: block_compression
+        -orig-id: compressionType
         valid:
           any-of:
             - block_compression::none
@@ -272,6 +284,7 @@ types:
         -checksum:
           algorithm: crc32
           over: [stored, compression]
+        -orig-id: crc32c
         doc: |
           CRC32 (zlib polynomial; Java's `crc32c` helper uses `java.util.zip.CRC32`) of the
           stored bytes followed by the compression byte.
@@ -343,6 +356,7 @@ types:
           (compressed, uncompressed length) and the raw codec block.
   entry:
     doc: One key and its value (`BlockWriter.add`).
+    -orig-id: BlockEntry
     -webide-representation: 'key {key}'
     params:
       - id: is_index
@@ -368,12 +382,15 @@ types:
         doc: A data block's handle (index block) or the key's row ids (data block).
   block_handle:
     doc: Where a data block is (`BlockHandle`); the trailer follows it.
+    -orig-id: BlockHandle
     seq:
       - id: ofs_block
         type: var_len_long
+        -orig-id: offset
         doc: The block's offset in the file.
       - id: len_block
         type: var_len_int
+        -orig-id: size
         doc: Its stored size, without the trailer.
   row_ids:
     doc: The rows holding one key, relative to the index file's row range.

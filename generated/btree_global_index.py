@@ -24,8 +24,9 @@ class BtreeGlobalIndex(KaitaiStruct):
     * **data blocks**, back to back: each holds entries (`var_len_int` key length, key bytes,
       `var_len_int` value length, value) in ascending key order, one entry per distinct key;
       the value is the key's row ids (a count, then each id as `var_len_long`, in the order
-      written). A block is closed once its size plus 5 exceeds the block size
-      (`btree-index.block-size`, default 64 KiB), so the entry that crosses it is the last;
+      written). A block is closed once `BlockWriter.memory()` (its bytes, plus 4 per entry
+      when unaligned, plus 5) exceeds the block size (`btree-index.block-size`, default 64 KiB),
+      so the entry that crosses it is the last;
     * the **null bitmap**, if any row was null: a 64-bit Roaring bitmap of their row ids
       (`RoaringNavigableMap64`: Roaring's portable 64-bit format, only non-empty buckets), then a
       CRC32 of it;
