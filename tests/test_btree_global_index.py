@@ -160,7 +160,7 @@ def _truth(data_type: str, values: list[Any], keep: Callable[[Any], bool]) -> se
 @settings(max_examples=30, deadline=None)
 def test_every_query_answers_like_the_truth(data_type: str, data: st.DataObject, block_size: int) -> None:
     values = data.draw(st.lists(st.none() | values_for(data_type), min_size=1, max_size=200))
-    f = write_btree_global_index(data_type, values, block_size=block_size)
+    f = write_btree_global_index(data_type, values, block_size=block_size, bloom_filter=data.draw(st.booleans()))
     reader = BTreeGlobalIndexReader.open(f.data, data_type)
     keys = btree_keys(data_type)
     probes = data.draw(st.lists(values_for(data_type), min_size=2, max_size=4)) + values[:2]
@@ -183,6 +183,14 @@ def test_every_query_answers_like_the_truth(data_type: str, data: st.DataObject,
         for prefix in {p[:1] for p in probes if p is not None} | {"", "\U0001f600"}:
             assert set(reader.starts_with(prefix)) == {i for i, v in enumerate(values)
                                                        if v is not None and v.startswith(prefix)}
+
+
+def test_a_reader_opened_from_a_path_closes_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "btree.index"
+    path.write_bytes(_sample())
+    with BTreeGlobalIndexReader.open(path, "INT") as reader:
+        assert set(reader.equal(1)) == set(range(2, 180, 6))
+    assert reader.source._owned is not None and reader.source._owned.closed
 
 
 def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block() -> None:

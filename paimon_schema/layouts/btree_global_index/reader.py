@@ -259,6 +259,17 @@ class BTreeGlobalIndexReader:
             self._bloom = bytes(self.source.read(f.ofs_bloom_filter, f.len_bloom_filter))
         return self._bloom
 
+    def close(self) -> None:
+        """Close the file opened from a path; the reader must not be used afterwards."""
+        self.source.close()
+        self._cache.clear()
+
+    def __enter__(self) -> BTreeGlobalIndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         f = self.footer
         return (f"<BTreeGlobalIndexReader {self.keys.data_type}: {len(self.blocks)} data blocks, "

@@ -40,14 +40,22 @@ class Source:
 
     def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path) -> None:
         self._file: IO[bytes] | None = None
+        self._owned: IO[bytes] | None = None
         self._view: memoryview | None = None
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._view = memoryview(data).cast("B")
             self.size = len(self._view)
         else:
-            self._file = open(data, "rb") if isinstance(data, (str, Path)) else data
-            self.size = self._file.seek(0, 2)
+            if isinstance(data, (str, Path)):
+                data = self._owned = open(data, "rb")     # noqa: SIM115 - closed by `close`
+            self._file = data
+            self.size = data.seek(0, 2)
         self.bytes_read = 0
+
+    def close(self) -> None:
+        """Close the file this source opened from a path (not one it was handed)."""
+        if self._owned is not None:
+            self._owned.close()
 
     def read(self, offset: int, length: int) -> bytes | memoryview:
         self.bytes_read += length
