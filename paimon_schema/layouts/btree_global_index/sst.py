@@ -227,7 +227,7 @@ class Block:
 
 def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The var_len_int at each position (-1 where malformed or cut off) and where it ends."""
-    if len(positions) and positions[-1] < len(buf):
+    if len(positions) and positions.max() < len(buf):
         first = buf[positions]
         if (first < 0x80).all():    # one byte each: the common case, a few numpy calls
             return first.astype(np.int64), positions + 1
