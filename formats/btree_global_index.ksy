@@ -90,8 +90,7 @@ instances:
     doc: The 52-byte footer (`BTreeFileFooter`) that locates everything else.
   index_block:
     pos: footer.ofs_index_block
-    size: footer.len_index_block + 5
-    type: block(footer.len_index_block, true)
+    type: block(footer.ofs_index_block, footer.len_index_block, true)
     doc: The index block and its trailer; one entry per data block, keyed by its last key.
   null_bitmap:
     pos: footer.ofs_null_bitmap
@@ -258,6 +257,9 @@ types:
       bytes are entries followed by the block's own table (`BlockWriter.finish`).
     -orig-id: BlockReader
     params:
+      - id: ofs_block
+        type: u8
+        doc: Where the block starts in the file (its instances are read at file offsets).
       - id: len_stored
         type: u4
         doc: The block's stored size from its handle, without the trailer.
@@ -290,7 +292,7 @@ types:
           stored bytes followed by the compression byte.
     instances:
       aligned_type:
-        pos: len_stored - 1
+        pos: ofs_block + len_stored - 1
         type: u1
         enum: block_aligned_type
         valid:
@@ -300,7 +302,7 @@ types:
         if: compression == block_compression::none
         doc: Whether all entries have one size (the block's last byte).
       entry_size_or_count:
-        pos: len_stored - 5
+        pos: ofs_block + len_stored - 5
         type: u4
         if: compression == block_compression::none
         doc: |
@@ -322,14 +324,14 @@ types:
             len_stored - 5 : len_stored - 5 - 4 * entry_size_or_count
         doc: The bytes the entries take, before the block's table.
       entries:
-        pos: 0
+        pos: ofs_block
         type: 'entry(is_index)'
         repeat: expr
         repeat-expr: num_entries
         if: compression == block_compression::none
         doc: The entries, in ascending key order.
       entry_positions:
-        pos: len_entries
+        pos: ofs_block + len_entries
         type: u4
         repeat: expr
         repeat-expr: num_entry_positions
@@ -338,7 +340,7 @@ types:
             and aligned_type == block_aligned_type::unaligned
         doc: Where each entry starts in the block (unaligned blocks only), for binary search.
       compressed:
-        pos: 0
+        pos: ofs_block
         size: stored.size
         type: compressed_block
         if: compression != block_compression::none
@@ -410,14 +412,12 @@ types:
         type: u4
         doc: The index entry's position in the index block.
     instances:
-      handle:
-        value: _root.index_block.entries[i].value.as<block_handle>
-        doc: The block's handle, the value of index entry `i`.
       block:
-        pos: handle.ofs_block.value
-        size: handle.len_block.value + 5
-        type: block(handle.len_block.value, false)
-        doc: The data block and its trailer.
+        pos: _root.index_block.entries[i].value.as<block_handle>.ofs_block.value
+        type: |
+          block(_root.index_block.entries[i].value.as<block_handle>.ofs_block.value,
+                _root.index_block.entries[i].value.as<block_handle>.len_block.value, false)
+        doc: The data block and its trailer, where the handle in index entry `i` says.
   var_len_int:
     doc: |
       Java's `writeVarLenInt`: 7 bits at a time, least significant first, the high bit set on

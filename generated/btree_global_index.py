@@ -202,10 +202,11 @@ class BtreeGlobalIndex(KaitaiStruct):
         bytes are entries followed by the block's own table (`BlockWriter.finish`).
         """
         SEQ_FIELDS = ["stored", "compression", "checksum"]
-        def __init__(self, len_stored, is_index, _io, _parent=None, _root=None):
+        def __init__(self, ofs_block, len_stored, is_index, _io, _parent=None, _root=None):
             super(BtreeGlobalIndex.Block, self).__init__(_io)
             self._parent = _parent
             self._root = _root
+            self.ofs_block = ofs_block
             self.len_stored = len_stored
             self.is_index = is_index
             self._debug = collections.defaultdict(dict)
@@ -264,7 +265,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if self.compression == BtreeGlobalIndex.BlockCompression.none:
                 pass
                 _pos = self._io.pos()
-                self._io.seek(self.len_stored - 1)
+                self._io.seek((self.ofs_block + self.len_stored) - 1)
                 self._debug['_m_aligned_type']['start'] = self._io.pos()
                 self._m_aligned_type = KaitaiStream.resolve_enum(BtreeGlobalIndex.BlockAlignedType, self._io.read_u1())
                 self._debug['_m_aligned_type']['end'] = self._io.pos()
@@ -283,7 +284,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if self.compression != BtreeGlobalIndex.BlockCompression.none:
                 pass
                 _pos = self._io.pos()
-                self._io.seek(0)
+                self._io.seek(self.ofs_block)
                 self._debug['_m_compressed']['start'] = self._io.pos()
                 self._raw__m_compressed = self._io.read_bytes(len(self.stored))
                 _io__raw__m_compressed = KaitaiStream(BytesIO(self._raw__m_compressed))
@@ -303,7 +304,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if self.compression == BtreeGlobalIndex.BlockCompression.none:
                 pass
                 _pos = self._io.pos()
-                self._io.seek(0)
+                self._io.seek(self.ofs_block)
                 self._debug['_m_entries']['start'] = self._io.pos()
                 self._debug['_m_entries']['arr'] = []
                 self._m_entries = []
@@ -330,7 +331,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if  ((self.compression == BtreeGlobalIndex.BlockCompression.none) and (self.aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned)) :
                 pass
                 _pos = self._io.pos()
-                self._io.seek(self.len_entries)
+                self._io.seek(self.ofs_block + self.len_entries)
                 self._debug['_m_entry_positions']['start'] = self._io.pos()
                 self._debug['_m_entry_positions']['arr'] = []
                 self._m_entry_positions = []
@@ -355,7 +356,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if self.compression == BtreeGlobalIndex.BlockCompression.none:
                 pass
                 _pos = self._io.pos()
-                self._io.seek(self.len_stored - 5)
+                self._io.seek((self.ofs_block + self.len_stored) - 5)
                 self._debug['_m_entry_size_or_count']['start'] = self._io.pos()
                 self._m_entry_size_or_count = self._io.read_u4le()
                 self._debug['_m_entry_size_or_count']['end'] = self._io.pos()
@@ -492,29 +493,18 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         @property
         def block(self):
-            """The data block and its trailer."""
+            """The data block and its trailer, where the handle in index entry `i` says."""
             if hasattr(self, '_m_block'):
                 return self._m_block
 
             _pos = self._io.pos()
-            self._io.seek(self.handle.ofs_block.value)
+            self._io.seek(self._root.index_block.entries[self.i].value.ofs_block.value)
             self._debug['_m_block']['start'] = self._io.pos()
-            self._raw__m_block = self._io.read_bytes(self.handle.len_block.value + 5)
-            _io__raw__m_block = KaitaiStream(BytesIO(self._raw__m_block))
-            self._m_block = BtreeGlobalIndex.Block(self.handle.len_block.value, False, _io__raw__m_block, self, self._root)
+            self._m_block = BtreeGlobalIndex.Block(self._root.index_block.entries[self.i].value.ofs_block.value, self._root.index_block.entries[self.i].value.len_block.value, False, self._io, self, self._root)
             self._m_block._read()
             self._debug['_m_block']['end'] = self._io.pos()
             self._io.seek(_pos)
             return getattr(self, '_m_block', None)
-
-        @property
-        def handle(self):
-            """The block's handle, the value of index entry `i`."""
-            if hasattr(self, '_m_handle'):
-                return self._m_handle
-
-            self._m_handle = self._root.index_block.entries[self.i].value
-            return getattr(self, '_m_handle', None)
 
 
     class Entry(KaitaiStruct):
@@ -984,9 +974,7 @@ class BtreeGlobalIndex(KaitaiStruct):
         _pos = self._io.pos()
         self._io.seek(self.footer.ofs_index_block)
         self._debug['_m_index_block']['start'] = self._io.pos()
-        self._raw__m_index_block = self._io.read_bytes(self.footer.len_index_block + 5)
-        _io__raw__m_index_block = KaitaiStream(BytesIO(self._raw__m_index_block))
-        self._m_index_block = BtreeGlobalIndex.Block(self.footer.len_index_block, True, _io__raw__m_index_block, self, self._root)
+        self._m_index_block = BtreeGlobalIndex.Block(self.footer.ofs_index_block, self.footer.len_index_block, True, self._io, self, self._root)
         self._m_index_block._read()
         self._debug['_m_index_block']['end'] = self._io.pos()
         self._io.seek(_pos)

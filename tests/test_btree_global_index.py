@@ -25,6 +25,8 @@ from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.layouts import registry
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.btree_global_index.keys import btree_keys
+from paimon_schema.generated import btree_global_index_codec
+from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.types import float32, float_bits
 
@@ -287,12 +289,28 @@ def test_the_generated_parser_reads_what_the_reader_reads(shared_fixtures: Path)
     for data_type, data in files:
         parsed = parsing.parse(BtreeGlobalIndex, data)
         reader = BTreeGlobalIndexReader.open(data, data_type)
-        assert [(b.block.stored is not None, b.handle.ofs_block.value, b.handle.len_block.value)
-                for b in parsed.data_blocks] == [(True, h.offset, h.size) for h in reader.blocks]
+        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.entries] \
+            == [(h.offset, h.size, h.last_key) for h in reader.blocks]
+        assert [len(b.block.stored) for b in parsed.data_blocks] == [h.size for h in reader.blocks]
         generated = [(bytes(e.key), [r.value for r in e.value.row_ids])
                      for b in parsed.data_blocks for e in b.block.entries]
         assert generated == [(k, r.tolist()) for k, r in reader.entries()]
         assert parsed.footer.has_null_bitmap == reader.footer.has_null_bitmap
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["interpreted", "compiled"])
+def test_the_generated_codec_round_trips_and_decodes_what_kaitai_decodes(shared_fixtures: Path, compiled: bool) -> None:
+    codec = btree_global_index_codec.btree_global_index
+    codec = codec.compile() if compiled else codec
+    files = [data for _, data, _, _ in _java_files(shared_fixtures)]
+    files += [_sample(), write_btree_global_index("STRING", ["b", None, "a"] * 30, block_size=32, bloom_filter=True).data]
+    for data in files:
+        model = constructs.parse(codec, data)
+        assert codec.build(model) == data
+        parsed = parsing.parse(BtreeGlobalIndex, data)
+        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["entries"]] == \
+            [bytes(e.key) for b in parsed.data_blocks for e in b.block.entries]
+        assert model["footer"]["ofs_index_block"] == parsed.footer.ofs_index_block
 
 
 # -- bad bytes --------------------------------------------------------------------------------------
