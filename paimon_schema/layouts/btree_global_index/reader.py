@@ -26,7 +26,8 @@ from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer, row_ids_of)
+    FOOTER_SIZE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer,
+    row_ids_of)
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
 
@@ -72,7 +73,7 @@ class BTreeGlobalIndexReader:
             if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
                 raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
                                   start, f"{where}.value")
-            if offset + size + TRAILER_SIZE > source.size - 52:
+            if offset + size + TRAILER_SIZE > source.size - FOOTER_SIZE:
                 raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
                                   start, f"{where}.value")
             self.blocks.append(DataBlockHandle(offset, size, bytes(key)))
