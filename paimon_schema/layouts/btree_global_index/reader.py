@@ -225,7 +225,7 @@ class BTreeGlobalIndexReader:
             return []
         block = self._data_block(b)
         i = self._first_at_or_above(block, order, True)
-        if i == len(block) or self._key_order(block, i) != order:
+        if i == len(block) or (block.orders[i] if block.orders is not None else self._key_order(block, i)) != order:
             return []
         _, start, end = block.entry(i)
         if end - start <= 64:
