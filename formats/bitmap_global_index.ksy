@@ -66,6 +66,9 @@ doc: |
   * pypaimon 2.1.0 writes its bitmaps without Roaring's `runOptimize`, Java with it; the two
     writers' bitmap bytes therefore differ where a run container is smaller, and so do the
     offsets after them. Both read either.
+  * pypaimon 2.1.0 packs a NaN key's own bits (`struct.pack`: -NaN as `00 00 c0 ff`), Java
+    canonicalizes every NaN (`floatToIntBits`): a lookup of NaN in Java misses pypaimon's
+    negative NaNs.
   * Java may compress dictionary and index blocks (`bitmap-index.compression`, default
     `none`: a block is kept compressed only when that saves at least an eighth); pypaimon
     writes `none` only. A compressed payload (varint uncompressed length, then zstd/lz4/lzo
