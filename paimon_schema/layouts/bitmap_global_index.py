@@ -203,7 +203,7 @@ class _Reads:
 class BitmapGlobalIndexReader:
     """One bitmap global index file, read lazily; every answer is a fresh `BitMap64`."""
 
-    keys: GlobalKeys
+    key_codec: GlobalKeys | None          # None: structure only (dump, verify), no lookups
     footer: Footer
     _reads: _Reads
     _blocks: Block | None = None
@@ -211,10 +211,17 @@ class BitmapGlobalIndexReader:
     _dictionaries: dict[int, Block] = field(default_factory=dict)
 
     @classmethod
-    def open(cls, source: Source, data_type: str | DataType) -> BitmapGlobalIndexReader:
-        """Read the footer of `source` (bytes, or a seekable binary file)."""
+    def open(cls, source: Source, data_type: str | DataType | None) -> BitmapGlobalIndexReader:
+        """Read the footer of `source` (bytes, or a seekable binary file); without the
+        column's data type only the structure can be read (`entries`, `verify`)."""
         reads = _Reads(source)
-        return cls(GlobalKeys.of(data_type), _read_footer(reads), reads)
+        return cls(None if data_type is None else GlobalKeys.of(data_type), _read_footer(reads), reads)
+
+    @property
+    def keys(self) -> GlobalKeys:
+        if self.key_codec is None:
+            raise SchemaError("a bitmap global index lookup needs the column's data type")
+        return self.key_codec
 
     @property
     def version(self) -> int:
@@ -257,6 +264,16 @@ class BitmapGlobalIndexReader:
             for j, key in enumerate(block.keys):
                 yield key, self._bitmap(block.offsets[j], block.lengths[j], f"{i}.{j}")
 
+    def verify(self) -> int:
+        """Read every block and bitmap (FormatError on the first bad byte); the number of keys."""
+        self.is_null()
+        self.is_not_null()
+        count = sum(1 for _ in self.entries())
+        if count != self.footer.num_values:
+            raise FormatError(f"footer counts {self.footer.num_values} keys, the dictionary {count}",
+                              offset=len_minus_footer(self._reads.size) + 36, path="footer.num_values")
+        return count
+
     # -- the lookup path
 
     def _find(self, key: bytes) -> tuple[int, int, str] | None:
@@ -289,7 +306,7 @@ class BitmapGlobalIndexReader:
             block = _read_block(self._reads, f.ofs_index_block, f.len_index_block)
             if block is None:
                 _locate(self._reads, lambda root: parsing.read_lazily(root, "index_block"))
-                raise _unlocated("index block", f.ofs_index_block)
+                raise _checksum_error(self._reads, f.ofs_index_block, f.len_index_block, "index_block")
             if self.version == SERIALIZED_KEY_ORDER:      # Java sorts a version-1 index block
                 order = sorted(range(len(block.keys)), key=block.keys.__getitem__)
                 block = Block([block.keys[i] for i in order], [block.offsets[i] for i in order],
@@ -305,9 +322,16 @@ class BitmapGlobalIndexReader:
             if block is None:
                 ofs = blocks.offsets[i]
                 _locate(self._reads, lambda root: _dictionary_block_at(root, ofs))
-                raise _unlocated("dictionary block", ofs)
+                raise _checksum_error(self._reads, ofs, blocks.lengths[i],
+                                      f"index_block.dictionary_blocks[{self._file_index(i)}].block")
             self._dictionaries[i] = block
         return block
+
+    def _file_index(self, i: int) -> int:
+        """The file position of sorted dictionary block `i` (a version-1 index is sorted)."""
+        offsets = [ref.ofs_block.value for ref in parsing.parse(BitmapGlobalIndex, self._reads.whole())
+                   .index_block.dictionary_blocks]
+        return offsets.index(self._index().offsets[i])
 
     def _bitmap(self, offset: int, length: int, where: str) -> BitMap64:
         data = self._reads.read(offset, length)
@@ -315,6 +339,11 @@ class BitmapGlobalIndexReader:
             _locate(self._reads, lambda root: _bitmap_at(root, where, offset))
             raise _unlocated("bitmap", offset)
         return roaring.deserialize64(data)
+
+
+def len_minus_footer(size: int) -> int:
+    """Where the footer starts in a file of `size` bytes."""
+    return size - FOOTER.size
 
 
 def _read_footer(reads: _Reads) -> Footer:
@@ -385,6 +414,19 @@ def _bitmap_at(root: Any, where: str, offset: int) -> None:
     prefix = f"index_block.dictionary_blocks[{i}]"
     block = parsing.read_lazily(index.dictionary_blocks[i], "block", prefix)
     parsing.read_lazily(block.entries[j], "bitmap", f"{prefix}.block.entries[{j}]")
+
+
+def _checksum_error(reads: _Reads, offset: int, length: int, path: str) -> FormatError:
+    """The generated parser accepts a block the fast path declined: Kaitai does not compute
+    checksums, so it is the trailer's CRC-32 (the generated codec checks it too)."""
+    data = reads.read(offset, length + TRAILER)
+    assert data is not None
+    stored = int.from_bytes(data[length + 1:], "little")
+    computed = zlib.crc32(data[:length + 1])
+    if stored != computed:
+        return FormatError(f"CRC-32 mismatch: stored {stored:#010x}, computed {computed:#010x}",
+                           offset=offset + length + 1, path=f"{path}.checksum")
+    return _unlocated(path, offset)
 
 
 def _unlocated(what: str, offset: int) -> FormatError:
