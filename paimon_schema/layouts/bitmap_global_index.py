@@ -19,6 +19,7 @@ order, bitmaps run-optimized, null and non-null bitmaps after the dictionary).
 from __future__ import annotations
 
 import bisect
+import decimal
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -98,6 +99,24 @@ class GlobalKeys:
             return struct.pack("<q", millis) + var_len(micros * 1000)
         return cast(bytes, item)                     # CHAR / VARCHAR: UTF-8
 
+    def decode(self, key: bytes) -> object:
+        """The value of key bytes (DATE as days, TIME as millis, TIMESTAMP as its raw key)."""
+        dtype, root = self.data_type, self.data_type.root
+        if dtype.is_string:
+            return key.decode("utf-8", errors="replace")
+        if root == "BOOLEAN":
+            return key == b"\x01"
+        if root in ("FLOAT", "DOUBLE"):
+            return struct.unpack("<f" if root == "FLOAT" else "<d", key)[0]
+        if root == "DECIMAL":
+            unscaled = (int.from_bytes(key, "big", signed=True) if (dtype.precision or 0) > 18
+                        else int.from_bytes(key, "little", signed=True))
+            return decimal.Decimal(unscaled).scaleb(-(dtype.scale or 0))
+        if dtype.is_timestamp:
+            millis, nanos = self.order(key)
+            return millis if (dtype.precision or 0) <= 3 else millis * 1000 + nanos // 1000
+        return self.order(key)
+
     def order(self, key: bytes) -> Any:
         """A sort key of key bytes in the column's typed order (Java's comparator)."""
         root = self.data_type.root
@@ -143,6 +162,11 @@ def read_var_len(data: bytes | memoryview, pos: int, groups: int = 9) -> tuple[i
 
 # ---------------------------------------------------------------------------------------------
 # reading
+
+
+def has_signature(data: bytes | memoryview) -> bool:
+    """Whether `data` ends with the footer's magic "BGIX" (and holds a whole footer)."""
+    return len(data) >= FOOTER.size and bytes(data[-4:]) == MAGIC.to_bytes(4, "big")
 
 
 @dataclass(frozen=True)
