@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import decimal
+import math
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -473,17 +474,27 @@ def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object
     if dictionary_block_size <= 0:
         raise SchemaError("bitmap-index.dictionary-block-size must be positive")
     keys = GlobalKeys.of(data_type)
-    groups: dict[bytes, list[int]] = {}
-    nulls: list[int] = []
+    by_value: dict[Any, list[int]] = {}
     count = 0
-    for row, value in enumerate(values):
-        count += 1
-        if value is None:
-            nulls.append(row)
+    for row, value in enumerate(values):       # grouped by value (and type: True is not 1,
+        count += 1                             # -0.0 not 0.0), each group encoded once
+        group = (type(value), value, math.copysign(1.0, value)) if isinstance(value, float) \
+            else (type(value), value)
+        rows_of = by_value.get(group)
+        if rows_of is None:
+            by_value[group] = [row]
         else:
-            groups.setdefault(keys.encode(value), []).append(row)
+            rows_of.append(row)
     if count == 0:
         return b""
+    nulls = by_value.pop((type(None), None), [])
+    groups: dict[bytes, list[int]] = {}
+    for group, rows in by_value.items():
+        key = keys.encode(group[1])
+        if key in groups:                      # values that encode alike (NaNs, 1 and np.int64(1))
+            groups[key] = sorted(groups[key] + rows)
+        else:
+            groups[key] = rows
     order = sorted(groups) if version == SERIALIZED_KEY_ORDER else sorted(groups, key=keys.order)
     return _layout([(k, groups[k]) for k in order], nulls, count, version, dictionary_block_size)
 
