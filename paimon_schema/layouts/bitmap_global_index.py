@@ -393,18 +393,26 @@ def _read_block(reads: _Reads, offset: int, length: int) -> Block | None:
     if view[length] != COMPRESSION_NONE or \
             int.from_bytes(view[length + 1:], "little") != zlib.crc32(view[:length + 1]):
         return None
+    buf = bytes(view[:length])                 # bytes index and slice fastest
     keys: list[bytes] = []
     offsets: list[int] = []
     lengths: list[int] = []
     try:
-        count, at = read_var_len(view, 0, 5)
+        count, at = read_var_len(buf, 0, 5)
         for _ in range(count):
-            n, at = read_var_len(view, at, 5)
+            n = buf[at]                        # one-byte varints inline, the common case
+            at = at + 1 if n < 0x80 else at
+            if n >= 0x80:
+                n, at = read_var_len(buf, at, 5)
             if n > 0x7FFFFFFF or at + n > length:
                 return None
-            keys.append(bytes(view[at:at + n]))
-            ofs, at = read_var_len(view, at + n, 9)
-            size, at = read_var_len(view, at, 5)
+            keys.append(buf[at:at + n])
+            ofs, at = read_var_len(buf, at + n, 9)
+            size = buf[at]
+            if size < 0x80:
+                at += 1
+            else:
+                size, at = read_var_len(buf, at, 5)
             if size > 0x7FFFFFFF:
                 return None
             offsets.append(ofs)
