@@ -511,7 +511,7 @@ def _bitmap_bytes(rows: list[int] | np.ndarray, optimize: bool) -> bytes:
     bitmap = BitMap64(np.asarray(rows, dtype=np.uint64), optimize=False)
     if optimize:
         bitmap.run_optimize()
-    return cast(bytes, bitmap.serialize())
+    return bitmap.serialize()
 
 
 def _layout(groups: list[tuple[bytes, list[int]]], nulls: list[int], num_rows: int, version: int,
