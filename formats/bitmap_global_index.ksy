@@ -44,7 +44,7 @@ doc: |
     positives). Written by Java's `BitmapGlobalIndexWriter` (`BitmapGlobalIndexFormat.write`:
     null and non-null bitmaps first, then the value bitmaps interleaved with the dictionary
     blocks, then the index block) and byte for byte the same by pypaimon 2.1.0's
-    `BitmapIndexWriter`, which writes and reads version 1 only.
+    `BitmapIndexWriter`; pypaimon 2.1.0 writes and reads version 1 only.
   * **version 2** (`LOGICAL_KEY_ORDER_VERSION`): keys sorted by the column's typed comparator
     (numbers numerically, FLOAT/DOUBLE as Java's `Float.compare`: -0.0 before 0.0, NaN last;
     strings by unsigned UTF-8 bytes; timestamps by millis, then nanos). Written by Java's
@@ -58,11 +58,11 @@ doc: |
     wrote the streaming (typed-order) layout with version **1** in the footer, and looked keys
     up in typed order in every file; such files cannot be told from serialized-order files by
     their bytes (a reader can only check the order of the keys it reads).
-  * pypaimon-rust 0.4.0 reads version 1 only and searches typed order in it (`findBlock` by
-    the comparator), so in pypaimon's (and Java's) version-1 files it misses most numeric keys
-    whose byte order differs from their numeric order (an equality on DATE found 7 of 25
-    rows); it writes no bitmap global index of its own. apache/paimon-rust#601 aligned it with
-    Java later.
+  * pypaimon-rust 0.4.0 writes version 1 (its `sys.create_global_index` procedure; the same
+    bytes as pypaimon 2.1.0 and ours) and reads version 1 only ("Unsupported bitmap global
+    index file version: 2"), but looks keys up in typed order in it: in a version-1 file of
+    DATE keys 19960..19979 it finds none of the 5 rows of 19961, which sorts after 19968
+    (`00 4e 00 00`) by bytes. apache/paimon-rust#601 aligned it with Java after 0.4.0.
   * pypaimon 2.1.0 writes its bitmaps without Roaring's `runOptimize`, Java with it; the two
     writers' bitmap bytes therefore differ where a run container is smaller, and so do the
     offsets after them. Both read either.
