@@ -63,11 +63,14 @@ class BitmapGlobalIndex(KaitaiStruct):
       wrote the streaming (typed-order) layout with version **1** in the footer, and looked keys
       up in typed order in every file; such files cannot be told from serialized-order files by
       their bytes (a reader can only check the order of the keys it reads).
-    * pypaimon-rust 0.4.0 writes version 1 (its `sys.create_global_index` procedure; the same
-      bytes as pypaimon 2.1.0 and ours) and reads version 1 only ("Unsupported bitmap global
-      index file version: 2"), but looks keys up in typed order in it: in a version-1 file of
-      DATE keys 19960..19979 it finds none of the 5 rows of 19961, which sorts after 19968
-      (`00 4e 00 00`) by bytes. apache/paimon-rust#601 aligned it with Java after 0.4.0.
+    * pypaimon-rust 0.4.0 (its `sys.create_global_index` procedure) writes the version-1 layout
+      and footer over keys sorted in *typed* order, like Java between those two changes: its
+      files equal pypaimon's only where both orders agree (strings, small non-negative numbers).
+      It reads version 1 only ("Unsupported bitmap global index file version: 2") and looks keys
+      up in typed order: in pypaimon's version-1 file of DATE keys 19960..19979 it finds none of
+      the 5 rows of 19961, which sorts after 19968 (`00 4e 00 00`) by bytes; Java's and our
+      version-1 lookups (byte order) miss keys in its files in the same way.
+      apache/paimon-rust#601 aligned it with Java after 0.4.0.
     * pypaimon 2.1.0 writes its bitmaps without Roaring's `runOptimize`, Java with it; the two
       writers' bitmap bytes therefore differ where a run container is smaller, and so do the
       offsets after them. Both read either.
