@@ -3,16 +3,13 @@ the row range and field ids, `_INDEX_META` per index type and the `DEIX` `_SOURC
 
 `_GLOBAL_INDEX` is an Avro record (`GlobalIndexMeta`: `_ROW_RANGE_START`, `_ROW_RANGE_END`,
 `_INDEX_FIELD_ID`, `_EXTRA_FIELD_IDS`, `_INDEX_META`, `_SOURCE_META`), decoded by fastavro
-with the rest of the manifest; its two byte fields are small binary layouts decoded here:
+with the rest of the manifest; its two byte fields are small binary layouts, each a spec:
 
-* `_INDEX_META` of the sorted indexes (`btree`, `bitmap`): Java's `SortedIndexFileMeta`, a
-  little-endian int32 length and the first key, the same for the last key, a has-nulls byte
-  and, since the null-key flags version, a format version byte 1 and a flags byte (bit 0:
-  first key is NULL, bit 1: last key is NULL). Older metadata ends after has-nulls, where
-  two empty keys with nulls mean an all-null file. Keys are global-index key bytes.
-* `_SOURCE_META` of data-evolution tables: Java's `DataEvolutionIndexSourceMeta`, big-endian
-  int32 magic 0x44454958 "DEIX", int32 version 1 and int64 id of the snapshot scanned to
-  build the index. Primary-key index source metadata has another layout (not decoded here).
+* `_INDEX_META` of the sorted indexes (`btree`, `bitmap`): Java's `SortedIndexFileMeta`
+  (formats/sorted_index_meta.ksy), the file's first and last key and whether it has NULLs;
+* `_SOURCE_META` of data-evolution tables: Java's `DataEvolutionIndexSourceMeta`
+  (formats/index_source_meta.ksy, "DEIX"), the snapshot scanned to build the index.
+  Primary-key index source metadata has another layout (not decoded here).
 * vector and full-text indexes (`lumina`, `lumina-vector-ann`, `full-text`, `es-index`, IVF*,
   DANN, ESM1 …) keep engine-specific `_INDEX_META`; they are recognised by their index type
   and reported as opaque, never parsed.
@@ -25,6 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from paimon_schema.generated.index_source_meta import IndexSourceMeta
+from paimon_schema.generated.sorted_index_meta import SortedIndexMeta
+from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError
 
 SORTED_INDEX_TYPES = ("btree", "bitmap")
@@ -34,8 +34,10 @@ _DEIX = struct.Struct(">iiq")
 _FORMAT_VERSION_WITH_NULL_FLAGS = 1
 _FIRST_KEY_IS_NULL, _LAST_KEY_IS_NULL = 1, 2
 #: index-type prefixes of the vector and full-text global indexes Paimon and its engines write
-OPAQUE_PREFIXES = ("lumina", "full-text", "es-index", "ivf", "dann", "diskann", "hnsw", "esm",
-                   "multivalue", "test-vector", "test-fulltext")
+#: (Java's lumina / full-text / es-index / multivalue, pypaimon's ivf-* and diskann, paimon-rust's
+#: fm, and the IVF*, DANN, ESM* families of other engines)
+OPAQUE_PREFIXES = ("lumina", "full-text", "es-index", "multivalue", "ivf", "dann", "diskann",
+                   "hnsw", "esm", "fm", "test-vector", "test-fulltext")
 
 
 def index_kind(index_type: str) -> str:
@@ -59,23 +61,16 @@ class SortedIndexFileMeta:
 
     @classmethod
     def parse(cls, data: bytes) -> SortedIndexFileMeta:
-        view = memoryview(data)
-        first, at = _key(view, 0, "first_key")
-        last, at = _key(view, at, "last_key")
-        if at >= len(view):
-            raise FormatError("no has-nulls byte", offset=at, path="has_nulls")
-        has_nulls = view[at] == 1
-        at += 1
-        first_key: bytes | None = first
-        last_key: bytes | None = last
-        if len(view) - at >= 2:
-            if view[at] == _FORMAT_VERSION_WITH_NULL_FLAGS:
-                flags = view[at + 1]
-                first_key = None if flags & _FIRST_KEY_IS_NULL else first
-                last_key = None if flags & _LAST_KEY_IS_NULL else last
-        elif not first and not last and has_nulls:      # legacy all-null metadata
-            first_key = last_key = None
-        return cls(first_key, last_key, has_nulls)
+        """Decode Java's bytes (formats/sorted_index_meta.ksy); FormatError when malformed."""
+        raw = parsing.parse(SortedIndexMeta, data)
+        first, last, has_nulls = bytes(raw.first_key), bytes(raw.last_key), raw.has_nulls == 1
+        tail = raw.null_flags if len(data) - parsing.field_end(raw, "has_nulls") >= 2 else None
+        if tail is None:                     # legacy: two empty keys with nulls = all null
+            legacy_null = not first and not last and has_nulls
+            return cls(None if legacy_null else first, None if legacy_null else last, has_nulls)
+        flags = tail.null_key_flags if tail.format_version == _FORMAT_VERSION_WITH_NULL_FLAGS else 0
+        return cls(None if flags & _FIRST_KEY_IS_NULL else first,
+                   None if flags & _LAST_KEY_IS_NULL else last, has_nulls)
 
     def to_bytes(self) -> bytes:
         """Java's bytes (the null-key flags version)."""
@@ -86,16 +81,6 @@ class SortedIndexFileMeta:
             flags |= flag if key is None else 0
         out += bytes([1 if self.has_nulls else 0, _FORMAT_VERSION_WITH_NULL_FLAGS, flags])
         return bytes(out)
-
-
-def _key(view: memoryview, at: int, path: str) -> tuple[bytes, int]:
-    if at + 4 > len(view):
-        raise FormatError(f"no {path} length", offset=at, path=f"len_{path}")
-    length = int.from_bytes(view[at:at + 4], "little", signed=True)
-    if length < 0 or at + 4 + length > len(view):
-        raise FormatError(f"{path} length {length} does not fit in {len(view)} bytes",
-                          offset=at, path=f"len_{path}")
-    return bytes(view[at + 4:at + 4 + length]), at + 4 + length
 
 
 @dataclass(frozen=True)
@@ -110,18 +95,8 @@ class DataEvolutionSourceMeta:
 
     @classmethod
     def parse(cls, data: bytes) -> DataEvolutionSourceMeta:
-        if len(data) != _DEIX.size:
-            raise FormatError(f"DEIX source metadata is {_DEIX.size} bytes, not {len(data)}",
-                              offset=min(len(data), _DEIX.size), path="scan_snapshot_id")
-        magic, version, snapshot = _DEIX.unpack(data)
-        if magic != DEIX_MAGIC:
-            raise FormatError(f"not DEIX source metadata (magic {magic:#010x})", offset=0, path="magic")
-        if version != DEIX_VERSION:
-            raise FormatError(f"unsupported DEIX version {version}", offset=4, path="version")
-        if snapshot <= 0:
-            raise FormatError(f"scan snapshot id {snapshot} is not positive", offset=8,
-                              path="scan_snapshot_id")
-        return cls(snapshot)
+        """Decode Java's bytes (formats/index_source_meta.ksy); FormatError when malformed."""
+        return cls(parsing.parse(IndexSourceMeta, data).scan_snapshot_id)
 
     def to_bytes(self) -> bytes:
         return _DEIX.pack(DEIX_MAGIC, DEIX_VERSION, self.scan_snapshot_id)

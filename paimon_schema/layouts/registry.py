@@ -24,9 +24,11 @@ from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
+from paimon_schema.generated.index_source_meta import IndexSourceMeta
 from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.generated.roaring_bitmap import RoaringBitmap
+from paimon_schema.generated.sorted_index_meta import SortedIndexMeta
 from paimon_schema.layouts import bitmap_global_index, deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
@@ -110,6 +112,8 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("roaring-bitmap", "roaring_bitmap", RoaringBitmap, aliases=("roaring",), embedded=True),
     Layout("paimon-common", "paimon_common", PaimonCommon, embedded=True),
     Layout("binary-row", "binary_row", BinaryRow, embedded=True),
+    Layout("sorted-index-meta", "sorted_index_meta", SortedIndexMeta, embedded=True),   # in manifests
+    Layout("index-source-meta", "index_source_meta", IndexSourceMeta, embedded=True),
 ]}
 
 #: The layouts that are files (or index blobs) of their own: what `dump` and `verify` read.

@@ -7,7 +7,6 @@ metadata decodes and re-encodes to the same record and bytes. Java's one sample
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import fastavro
