@@ -19,19 +19,24 @@ order, bitmaps run-optimized, null and non-null bitmaps after the dictionary).
 from __future__ import annotations
 
 import bisect
+import re
 import decimal
 import math
 import struct
 import zlib
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, BinaryIO, cast
 
 import numpy as np
-from pyroaring import BitMap64
+from pyroaring import BitMap, BitMap64
 
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.bitmap_index.row_groups import group_rows
+from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.deletion_vectors import _scan_bitmap64 as scan_bitmap64
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError, SchemaError
@@ -70,8 +75,11 @@ class GlobalKeys:
 
     def encode(self, value: object) -> bytes:
         """The key bytes of a Python value (SchemaError if it does not fit the type)."""
+        return self.encode_internal(internal(self.data_type, value))
+
+    def encode_internal(self, item: object) -> bytes:
+        """The key bytes of an internal value (`types.internal`: days, unscaled, UTF-8 ...)."""
         dtype, root = self.data_type, self.data_type.root
-        item = internal(dtype, value)
         if root == "TINYINT":
             return struct.pack("<b", item)
         if root == "SMALLINT":
@@ -139,6 +147,8 @@ class GlobalKeys:
 
 def var_len(value: int) -> bytes:
     """`VarLengthIntUtils.encodeInt/encodeLong`: unsigned LEB128 of a non-negative value."""
+    if value < 0x4000:                          # lengths and small offsets: no loop
+        return bytes((value,)) if value < 0x80 else bytes((value & 0x7F | 0x80, value >> 7))
     out = bytearray()
     while value >= 0x80:
         out.append((value & 0x7F) | 0x80)
@@ -186,11 +196,22 @@ class Footer:
 
 @dataclass(frozen=True)
 class Block:
-    """One decoded index or dictionary block: keys in file order, with offsets and lengths."""
+    """One decoded index or dictionary block: keys in file order, with the varint bytes of
+    their offsets and lengths (decoded when asked: a lookup needs one of each)."""
 
     keys: list[bytes]
-    offsets: list[int]
-    lengths: list[int]
+    raw_offsets: list[bytes]
+    raw_lengths: list[bytes]
+
+    def offset(self, j: int) -> int:
+        return read_var_len(self.raw_offsets[j], 0)[0]
+
+    def length(self, j: int) -> int:
+        return read_var_len(self.raw_lengths[j], 0)[0]
+
+    def reordered(self, order: list[int]) -> Block:
+        return Block([self.keys[i] for i in order], [self.raw_offsets[i] for i in order],
+                     [self.raw_lengths[i] for i in order])
 
 
 class _Reads:
@@ -287,7 +308,7 @@ class BitmapGlobalIndexReader:
         for i in range(len(blocks.keys)):
             block = self._dictionary(i)
             for j, key in enumerate(block.keys):
-                yield key, self._bitmap(block.offsets[j], block.lengths[j], f"{i}.{j}")
+                yield key, self._bitmap(block.offset(j), block.length(j), f"{i}.{j}")
 
     def verify(self) -> int:
         """Read every block and bitmap (FormatError on the first bad byte); the number of keys."""
@@ -317,13 +338,13 @@ class BitmapGlobalIndexReader:
         if i < 0:
             return None
         block = self._dictionary(i)
-        for j, entry in enumerate(block.keys):
-            here = self.keys.order(entry) if logical else entry
-            if here == target:
-                return block.offsets[j], block.lengths[j], f"{i}.{j}"
-            if here > target:
-                return None
-        return None
+        entries = [self.keys.order(k) for k in block.keys] if logical else block.keys
+        # Java scans the block to the first key not below the target: the same answer as a
+        # binary search in a sorted block, and Java's answer in one that is not
+        j = next((j for j, here in enumerate(entries) if here >= target), None)
+        if j is None or entries[j] != target:
+            return None
+        return block.offset(j), block.length(j), f"{i}.{j}"
 
     def _index(self) -> Block:
         if self._blocks is None:
@@ -333,9 +354,7 @@ class BitmapGlobalIndexReader:
                 _locate(self._reads, lambda root: parsing.read_lazily(root, "index_block"))
                 raise _checksum_error(self._reads, f.ofs_index_block, f.len_index_block, "index_block")
             if self.version == SERIALIZED_KEY_ORDER:      # Java sorts a version-1 index block
-                order = sorted(range(len(block.keys)), key=block.keys.__getitem__)
-                block = Block([block.keys[i] for i in order], [block.offsets[i] for i in order],
-                              [block.lengths[i] for i in order])
+                block = block.reordered(sorted(range(len(block.keys)), key=block.keys.__getitem__))
             self._blocks = block
         return self._blocks
 
@@ -343,11 +362,11 @@ class BitmapGlobalIndexReader:
         block = self._dictionaries.get(i)
         if block is None:
             blocks = self._index()
-            block = _read_block(self._reads, blocks.offsets[i], blocks.lengths[i])
+            block = _read_block(self._reads, blocks.offset(i), blocks.length(i))
             if block is None:
-                ofs = blocks.offsets[i]
+                ofs = blocks.offset(i)
                 _locate(self._reads, lambda root: _dictionary_block_at(root, ofs))
-                raise _checksum_error(self._reads, ofs, blocks.lengths[i],
+                raise _checksum_error(self._reads, ofs, blocks.length(i),
                                       f"index_block.dictionary_blocks[{self._file_index(i)}].block")
             self._dictionaries[i] = block
         return block
@@ -356,7 +375,7 @@ class BitmapGlobalIndexReader:
         """The file position of sorted dictionary block `i` (a version-1 index is sorted)."""
         offsets = [ref.ofs_block.value for ref in parsing.parse(BitmapGlobalIndex, self._reads.whole())
                    .index_block.dictionary_blocks]
-        return offsets.index(self._index().offsets[i])
+        return offsets.index(self._index().offset(i))
 
     def _bitmap(self, offset: int, length: int, where: str) -> BitMap64:
         data = self._reads.read(offset, length)
@@ -389,39 +408,62 @@ def _read_block(reads: _Reads, offset: int, length: int) -> Block | None:
     data = reads.read(offset, length + TRAILER)
     if data is None:
         return None
-    view = memoryview(data)
-    if view[length] != COMPRESSION_NONE or \
-            int.from_bytes(view[length + 1:], "little") != zlib.crc32(view[:length + 1]):
+    buf = bytes(data)
+    if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != zlib.crc32(buf[:length + 1]):
         return None
-    buf = bytes(view[:length])                 # bytes index and slice fastest
-    keys: list[bytes] = []
-    offsets: list[int] = []
-    lengths: list[int] = []
     try:
         count, at = read_var_len(buf, 0, 5)
+    except (IndexError, ValueError):
+        return None
+    if count > 0x7FFFFFFF or at > length:
+        return None
+    return _uniform_entries(buf, at, length, count) or _entries(buf, at, length, count)
+
+
+_VAR_INT = rb"(?:[\x80-\xff]{0,3}[\x00-\x7f]|[\x80-\xff]{4}[\x00-\x07])"    # var_len_int
+_VAR_LONG = rb"[\x80-\xff]{0,8}[\x00-\x7f]"                                 # var_len_long
+
+
+@cache
+def _entry_pattern(width: int) -> re.Pattern[bytes]:
+    """One entry whose key is `width` (< 128) bytes long: its length byte, key, offset, length."""
+    return re.compile(re.escape(bytes((width,))) + rb"(.{%d})(%s)(%s)" % (width, _VAR_LONG, _VAR_INT),
+                      re.DOTALL)
+
+
+def _uniform_entries(buf: bytes, at: int, length: int, count: int) -> Block | None:
+    """The entries of a block whose keys all have one length (every numeric column), matched by
+    one regular expression; None when they do not cover the payload exactly."""
+    if count == 0 or buf[at] >= 0x80:
+        return None
+    width = buf[at]
+    found = _entry_pattern(width).findall(buf, at, length)
+    # disjoint matches whose sizes add up to the payload cover it: they are its entries
+    if len(found) != count or sum(len(o) + len(n) for _, o, n in found) != length - at - count * (1 + width):
+        return None
+    return Block([k for k, _, _ in found], [o for _, o, _ in found], [n for _, _, n in found])
+
+
+def _entries(buf: bytes, at: int, length: int, count: int) -> Block | None:
+    """The entries of any block, one at a time."""
+    keys: list[bytes] = []
+    offsets: list[bytes] = []
+    lengths: list[bytes] = []
+    try:
         for _ in range(count):
-            n = buf[at]                        # one-byte varints inline, the common case
-            at = at + 1 if n < 0x80 else at
-            if n >= 0x80:
-                n, at = read_var_len(buf, at, 5)
+            n, at = read_var_len(buf, at, 5)
             if n > 0x7FFFFFFF or at + n > length:
                 return None
             keys.append(buf[at:at + n])
-            ofs, at = read_var_len(buf, at + n, 9)
-            size = buf[at]
-            if size < 0x80:
-                at += 1
-            else:
-                size, at = read_var_len(buf, at, 5)
+            ofs, end = read_var_len(buf, at + n, 9)
+            offsets.append(buf[at + n:end])
+            size, at = read_var_len(buf, end, 5)
             if size > 0x7FFFFFFF:
                 return None
-            offsets.append(ofs)
-            lengths.append(size)
+            lengths.append(buf[end:at])
     except (IndexError, ValueError):
         return None
-    if count > 0x7FFFFFFF or at != length:
-        return None
-    return Block(keys, offsets, lengths)
+    return Block(keys, offsets, lengths) if at == length else None
 
 
 def _locate(reads: _Reads, reach: Callable[[Any], Any]) -> None:
@@ -482,10 +524,71 @@ def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object
     if dictionary_block_size <= 0:
         raise SchemaError("bitmap-index.dictionary-block-size must be positive")
     keys = GlobalKeys.of(data_type)
+    column = column_values(keys.data_type, values)
+    if column.num_rows == 0:
+        return b""
+    grouped = _grouped_numbers(keys, column) if column.numbers is not None and \
+        keys.data_type.root not in ("FLOAT", "DOUBLE") else \
+        _grouped_strings(column) if column.strings is not None else None
+    groups, nulls = grouped if grouped is not None else _grouped_rows(keys, column.python_rows())
+    count = column.num_rows
+    order = sorted(groups) if version == SERIALIZED_KEY_ORDER else sorted(groups, key=keys.order)
+    return _layout([(k, groups[k]) for k in order], nulls, count, version, dictionary_block_size)
+
+
+#: {key bytes: its rows (ascending)}, and the NULL rows
+Groups = tuple[dict[bytes, "np.ndarray | array[int]"], np.ndarray]
+
+
+def _present_rows(column: Column) -> np.ndarray:
+    return np.arange(column.num_rows) if column.valid is None else np.flatnonzero(column.valid)
+
+
+def _nulls(column: Column) -> np.ndarray:
+    return np.zeros(0, dtype=np.int64) if column.valid is None else np.flatnonzero(~column.valid)
+
+
+def _split(codes: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The distinct codes, ascending, and the rows of each (a stable sort keeps them ascending)."""
+    if len(codes) == 0:
+        return codes, []
+    order = np.argsort(codes, kind="stable")
+    ordered = codes[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    return ordered[starts], np.split(rows[order], starts[1:])
+
+
+def _grouped_numbers(keys: GlobalKeys, column: Column) -> Groups:
+    """Integer-backed internal values (and booleans) grouped in bulk, each distinct value
+    encoded once: by the bitmap index's hash-table kernel while there are few distinct values,
+    by a stable sort beyond."""
+    numbers = column.numbers
+    assert numbers is not None
+    few = group_rows(None if column.valid is None else np.flatnonzero(column.valid),
+                     numbers.astype(np.int64).view(np.uint64)) if len(numbers) else None
+    if few is None:
+        distinct, rows = _split(numbers, _present_rows(column))
+        return {keys.encode_internal(v): r for v, r in zip(distinct.tolist(), rows)}, _nulls(column)
+    values = few.keys.view(np.int64).tolist()
+    if numbers.dtype == np.bool_:
+        values = [bool(v) for v in values]
+    grouped = {keys.encode_internal(v): few.rows[start:start + n]
+               for v, start, n in zip(values, few.starts.tolist(), few.counts.tolist())}
+    return grouped, _nulls(column)
+
+
+def _grouped_strings(column: Column) -> Groups:
+    assert column.strings is not None
+    codes, encoded = column.strings
+    distinct, rows = _split(codes, _present_rows(column))
+    return {encoded[c]: r for c, r in zip(distinct.tolist(), rows)}, _nulls(column)
+
+
+def _grouped_rows(keys: GlobalKeys, values: list[Any]) -> Groups:
+    """Plain Python values grouped by value (and type: True is not 1, -0.0 not 0.0), each group
+    encoded once; values that encode alike (NaNs, 1 and np.int64(1)) merge."""
     by_value: dict[Any, list[int]] = {}
-    count = 0
-    for row, value in enumerate(values):       # grouped by value (and type: True is not 1,
-        count += 1                             # -0.0 not 0.0), each group encoded once
+    for row, value in enumerate(values):
         group = (type(value), value, math.copysign(1.0, value)) if isinstance(value, float) \
             else (type(value), value)
         rows_of = by_value.get(group)
@@ -493,28 +596,39 @@ def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object
             by_value[group] = [row]
         else:
             rows_of.append(row)
-    if count == 0:
-        return b""
-    nulls = by_value.pop((type(None), None), [])
-    groups: dict[bytes, list[int]] = {}
+    nulls = np.array(by_value.pop((type(None), None), []), dtype=np.int64)
+    groups: dict[bytes, np.ndarray] = {}
     for group, rows in by_value.items():
         key = keys.encode(group[1])
-        if key in groups:                      # values that encode alike (NaNs, 1 and np.int64(1))
-            groups[key] = sorted(groups[key] + rows)
-        else:
-            groups[key] = rows
-    order = sorted(groups) if version == SERIALIZED_KEY_ORDER else sorted(groups, key=keys.order)
-    return _layout([(k, groups[k]) for k in order], nulls, count, version, dictionary_block_size)
+        found = groups.get(key)
+        groups[key] = np.array(rows, dtype=np.int64) if found is None else \
+            np.sort(np.concatenate([found, np.array(rows, dtype=np.int64)]))
+    return groups, nulls
 
 
-def _bitmap_bytes(rows: list[int] | np.ndarray, optimize: bool) -> bytes:
+_ONE_BUCKET_ZERO = (1).to_bytes(8, "little") + bytes(4)     # bucket count 1, high key 0
+_EMPTY_64 = bytes(8)
+
+
+def _bitmap_bytes(rows: np.ndarray | array[int], optimize: bool) -> bytes:
+    """`RoaringNavigableMap64` bytes of ascending rows: one bucket (key 0) of a 32-bit bitmap
+    built from an `array('I')` (pyroaring's fast constructor) while every row fits 32 bits;
+    pyroaring's `BitMap64` (pypaimon's) otherwise. Both make the same containers."""
+    if len(rows) == 0:
+        return _EMPTY_64
+    if isinstance(rows, array) or rows[-1] < 2**32:
+        small = BitMap(rows if isinstance(rows, array) else array("I", rows.astype(np.uint32).tobytes()),
+                       optimize=False)
+        if optimize:
+            small.run_optimize()
+        return _ONE_BUCKET_ZERO + small.serialize()
     bitmap = BitMap64(np.asarray(rows, dtype=np.uint64), optimize=False)
     if optimize:
         bitmap.run_optimize()
     return bitmap.serialize()
 
 
-def _layout(groups: list[tuple[bytes, list[int]]], nulls: list[int], num_rows: int, version: int,
+def _layout(groups: list[tuple[bytes, np.ndarray | array[int]]], nulls: np.ndarray, num_rows: int, version: int,
             block_size: int) -> bytes:
     optimize = version == LOGICAL_KEY_ORDER
     out = bytearray()
