@@ -536,8 +536,10 @@ def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object
     return _layout([(k, groups[k]) for k in order], nulls, count, version, dictionary_block_size)
 
 
-#: {key bytes: its rows (ascending)}, and the NULL rows
-Groups = tuple[dict[bytes, "np.ndarray | array[int]"], np.ndarray]
+#: one key's rows, ascending: int64 numbers, or the 32-bit rows of the hash kernel
+Rows = np.ndarray | array
+#: {key bytes: its rows}, and the NULL rows
+Groups = tuple[dict[bytes, Rows], np.ndarray]
 
 
 def _present_rows(column: Column) -> np.ndarray:
@@ -568,12 +570,13 @@ def _grouped_numbers(keys: GlobalKeys, column: Column) -> Groups:
                      numbers.astype(np.int64).view(np.uint64)) if len(numbers) else None
     if few is None:
         distinct, rows = _split(numbers, _present_rows(column))
-        return {keys.encode_internal(v): r for v, r in zip(distinct.tolist(), rows)}, _nulls(column)
+        by_key: dict[bytes, Rows] = {keys.encode_internal(v): r for v, r in zip(distinct.tolist(), rows)}
+        return by_key, _nulls(column)
     values = few.keys.view(np.int64).tolist()
     if numbers.dtype == np.bool_:
         values = [bool(v) for v in values]
-    grouped = {keys.encode_internal(v): few.rows[start:start + n]
-               for v, start, n in zip(values, few.starts.tolist(), few.counts.tolist())}
+    grouped: dict[bytes, Rows] = {keys.encode_internal(v): few.rows[start:start + n]
+                                  for v, start, n in zip(values, few.starts.tolist(), few.counts.tolist())}
     return grouped, _nulls(column)
 
 
@@ -581,7 +584,8 @@ def _grouped_strings(column: Column) -> Groups:
     assert column.strings is not None
     codes, encoded = column.strings
     distinct, rows = _split(codes, _present_rows(column))
-    return {encoded[c]: r for c, r in zip(distinct.tolist(), rows)}, _nulls(column)
+    by_key: dict[bytes, Rows] = {encoded[c]: r for c, r in zip(distinct.tolist(), rows)}
+    return by_key, _nulls(column)
 
 
 def _grouped_rows(keys: GlobalKeys, values: list[Any]) -> Groups:
@@ -597,12 +601,12 @@ def _grouped_rows(keys: GlobalKeys, values: list[Any]) -> Groups:
         else:
             rows_of.append(row)
     nulls = np.array(by_value.pop((type(None), None), []), dtype=np.int64)
-    groups: dict[bytes, np.ndarray] = {}
+    groups: dict[bytes, Rows] = {}
     for group, rows in by_value.items():
         key = keys.encode(group[1])
         found = groups.get(key)
         groups[key] = np.array(rows, dtype=np.int64) if found is None else \
-            np.sort(np.concatenate([found, np.array(rows, dtype=np.int64)]))
+            np.sort(np.concatenate([np.asarray(found, dtype=np.int64), np.array(rows, dtype=np.int64)]))
     return groups, nulls
 
 
@@ -610,7 +614,7 @@ _ONE_BUCKET_ZERO = (1).to_bytes(8, "little") + bytes(4)     # bucket count 1, hi
 _EMPTY_64 = bytes(8)
 
 
-def _bitmap_bytes(rows: np.ndarray | array[int], optimize: bool) -> bytes:
+def _bitmap_bytes(rows: Rows, optimize: bool) -> bytes:
     """`RoaringNavigableMap64` bytes of ascending rows: one bucket (key 0) of a 32-bit bitmap
     built from an `array('I')` (pyroaring's fast constructor) while every row fits 32 bits;
     pyroaring's `BitMap64` (pypaimon's) otherwise. Both make the same containers."""
@@ -628,7 +632,7 @@ def _bitmap_bytes(rows: np.ndarray | array[int], optimize: bool) -> bytes:
     return bitmap.serialize()
 
 
-def _layout(groups: list[tuple[bytes, np.ndarray | array[int]]], nulls: np.ndarray, num_rows: int, version: int,
+def _layout(groups: list[tuple[bytes, Rows]], nulls: np.ndarray, num_rows: int, version: int,
             block_size: int) -> bytes:
     optimize = version == LOGICAL_KEY_ORDER
     out = bytearray()
