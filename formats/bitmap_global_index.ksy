@@ -36,30 +36,36 @@ doc: |
   above precision 3, the nanos of the millisecond as a varint.
 
   **Key order, and the two versions.** The footer's `version` says how the keys are ordered,
-  which decides how a lookup searches them:
+  which decides how a lookup searches them. The two versions are those of Java's
+  `BitmapGlobalIndexFormat` at commit 1e2a322e ("Stream sorted bitmap index writes", the head
+  of apache/paimon#8613), whose reader reads both by the footer's version:
 
   * **version 1** (`SERIALIZED_KEY_ORDER_VERSION`): keys sorted by their serialized bytes,
     compared unsigned (`SerializedKey.compareTo`), so little-endian numbers are *not* in
     numeric order (1 = `01 00 00 00` sorts after 256 = `00 01 00 00`, and negatives after
     positives). Written by Java's `BitmapGlobalIndexWriter` (`BitmapGlobalIndexFormat.write`:
     null and non-null bitmaps first, then the value bitmaps interleaved with the dictionary
-    blocks, then the index block) and byte for byte the same by pypaimon 2.1.0's
-    `BitmapIndexWriter`; pypaimon 2.1.0 writes and reads version 1 only.
+    blocks, then the index block), as the first Java version (apache/paimon#8276) did, and
+    byte for byte the same by pypaimon 2.1.0's `BitmapIndexWriter`; pypaimon 2.1.0 writes and
+    reads version 1 only.
   * **version 2** (`LOGICAL_KEY_ORDER_VERSION`): keys sorted by the column's typed comparator
     (numbers numerically, FLOAT/DOUBLE as Java's `Float.compare`: -0.0 before 0.0, NaN last;
     strings by unsigned UTF-8 bytes; timestamps by millis, then nanos). Written by Java's
-    `SortedBitmapGlobalIndexWriter` (`BitmapGlobalIndexFormat.StreamingWriter`, used for
-    sorted input such as primary-key sorted indexes): value bitmaps interleaved with the
-    dictionary blocks, then the null and non-null bitmaps, then the index block.
+    `SortedBitmapGlobalIndexWriter` (`BitmapGlobalIndexFormat.StreamingWriter`, for sorted
+    input such as primary-key sorted indexes): value bitmaps interleaved with the dictionary
+    blocks, then the null and non-null bitmaps, then the index block.
 
-  Java's reader reads both, by the footer's version. Where the implementations disagree:
+  This library reads both by the footer's version and writes both (version 1 by default).
+  Where the implementations disagree:
 
-  * Java between apache/paimon#8613 (2026-07-14) and the change that introduced version 2
-    wrote the streaming (typed-order) layout with version **1** in the footer, and looked keys
-    up in typed order in every file; such files cannot be told from serialized-order files by
-    their bytes (a reader can only check the order of the keys it reads).
+  * Java's master as merged (apache/paimon#8613, 2026-07-14; still so in the snapshot of
+    2026-08-22) has only the streaming writer, which refuses unsorted input and writes the
+    version-2 layout and typed order with version **1** in the footer, and a reader that
+    accepts version 1 only and looks keys up in typed order in every file. Its files cannot be
+    told from serialized-order files by their bytes (a reader can only check the order of the
+    keys it reads), and it misses keys in pypaimon's files as pypaimon-rust does (below).
   * pypaimon-rust 0.4.0 (its `sys.create_global_index` procedure) writes the version-1 layout
-    and footer over keys sorted in *typed* order, like Java between those two changes: its
+    and footer over keys sorted in *typed* order, like Java's master: its
     files equal pypaimon's only where both orders agree (strings, small non-negative numbers).
     It reads version 1 only ("Unsupported bitmap global index file version: 2") and looks keys
     up in typed order: in pypaimon's version-1 file of DATE keys 19960..19979 it finds none of
@@ -72,15 +78,18 @@ doc: |
   * pypaimon 2.1.0 packs a NaN key's own bits (`struct.pack`: -NaN as `00 00 c0 ff`), Java
     canonicalizes every NaN (`floatToIntBits`): a lookup of NaN in Java misses pypaimon's
     negative NaNs.
+  * paimon-cpp disabled its bitmap global index when Java changed the format
+    (alibaba/paimon-cpp#436); a version-1 implementation is under review (apache/paimon-cpp#352).
   * Java may compress dictionary and index blocks (`bitmap-index.compression`, default
     `none`: a block is kept compressed only when that saves at least an eighth); pypaimon
     writes `none` only. A compressed payload (varint uncompressed length, then zstd/lz4/lzo
     bytes) is not described by this spec: it fails at `compression_type`.
 doc-ref:
-  - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexFormat.java
-  - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapIndexReader.java
-  - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexWriter.java
-  - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/SortedBitmapGlobalIndexWriter.java
+  - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexFormat.java
+  - https://github.com/apache/paimon/pull/8613
+  - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapIndexReader.java
+  - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexWriter.java
+  - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/SortedBitmapGlobalIndexWriter.java
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/globalindex/KeySerializer.java
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/sst/BlockTrailer.java
 instances:
