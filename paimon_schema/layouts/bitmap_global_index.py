@@ -3,17 +3,21 @@ equal / in / is-null / is-not-null with 64-bit row-id bitmaps, and writers of bo
 
 A lookup reads what Java's reader reads: the 48-byte footer, the index block, the one
 dictionary block that can hold the key and the key's bitmap, each through `Source.read` (a
-file object is read block by block, never whole). The blocks are decoded by a `struct` loop
-that declines whatever the generated parser would reject; the generated parser then reads the
-whole file to report the located `FormatError` (`test_bitmap_global_index.py` proves the two
-equal, and counts the bytes a lookup reads).
+file object is read block by block, never whole). A block whose keys have one length (every
+numeric column) is decoded by one regular expression, any other by a loop; both decline
+whatever the generated parser would reject, and the generated parser then reads the whole
+file to report the located `FormatError` (`test_bitmap_global_index.py` proves them equal,
+and counts the bytes a lookup reads).
 
 Keys are the column's global-index key bytes (`GlobalKeys`, Java's `KeySerializer`). Version 1
 files sort them by those bytes unsigned and are searched that way; version 2 files sort them by
-typed value and are searched by it, as Java's reader does by the footer's version. The version-1
-writer is byte-identical to pypaimon 2.1.0's `BitmapIndexWriter` (bitmaps without
-`runOptimize`), the version-2 writer follows Java's `SortedBitmapGlobalIndexWriter` (streaming
-order, bitmaps run-optimized, null and non-null bitmaps after the dictionary).
+typed value and are searched by it, as Java's reader (apache/paimon#8613 at 1e2a322e) does by
+the footer's version. The version-1 writer is byte-identical to pypaimon 2.1.0's
+`BitmapIndexWriter` (bitmaps without `runOptimize`), the version-2 writer follows Java's
+`SortedBitmapGlobalIndexWriter` (streaming order, bitmaps run-optimized, null and non-null
+bitmaps after the dictionary). Columns are typed in bulk (`column_values`) and grouped by the
+bitmap index's hash kernel; the spec's doc lists where pypaimon, pypaimon-rust and Java's
+master disagree.
 """
 
 from __future__ import annotations
