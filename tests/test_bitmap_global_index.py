@@ -164,3 +164,24 @@ def test_nan_and_signed_zero_keys_follow_java() -> None:
     assert list(reader.equal(math.nan)) == [2, 3]
     assert [GlobalKeys.of("DOUBLE").order(k) for k, _ in reader.entries()] == sorted(
         GlobalKeys.of("DOUBLE").order(k) for k, _ in reader.entries())
+
+
+def test_version_2_is_javas_streaming_layout() -> None:
+    """Java's `SortedBitmapGlobalIndexWriter`: keys in typed order, each bitmap run-optimized,
+    the null and non-null bitmaps after the dictionary blocks, just before the index block."""
+    values: list[object] = [v for i in range(300) for v in ([i // 50 - 3] if i % 11 else [None])]
+    data = write_bitmap_global_index("INT", values, version=2, dictionary_block_size=32)
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    f = root.footer
+    entries = [e for ref in root.index_block.dictionary_blocks for e in ref.block.entries]
+    assert [int.from_bytes(bytes(e.key), "little", signed=True) for e in entries] == [-3, -2, -1, 0, 1, 2]
+    last_block = root.index_block.dictionary_blocks[-1]
+    assert f.ofs_null_rows == last_block.ofs_block.value + last_block.len_block.value + TRAILER
+    assert f.ofs_non_null_rows == f.ofs_null_rows + f.len_null_rows
+    assert f.ofs_index_block == f.ofs_non_null_rows + f.len_non_null_rows
+    for e in entries:
+        rows = BitMap64.deserialize(data[e.ofs_bitmap.value:e.ofs_bitmap.value + e.len_bitmap.value])
+        optimized = BitMap64(rows)
+        optimized.run_optimize()
+        assert data[e.ofs_bitmap.value:e.ofs_bitmap.value + e.len_bitmap.value] == optimized.serialize()
+        assert data[e.ofs_bitmap.value + 12:e.ofs_bitmap.value + 14] == b"\x3b\x30"    # run containers
