@@ -18,9 +18,9 @@ the footer's version. The version-1 writer is byte-identical to pypaimon 2.1.0's
 bitmaps after the dictionary), and `run_optimize=True` makes version 1 Java's
 `BitmapGlobalIndexWriter` output. (Checked once against Java's own classes compiled from
 apache/paimon at 1e2a322e: 800 random INT/BIGINT/STRING columns, both versions, byte-identical;
-no Java jar on PyPI holds that code, so CI cannot run it.) Columns are typed in bulk (`column_values`) and grouped by the
-bitmap index's hash kernel; the spec's doc lists where pypaimon, pypaimon-rust and Java's
-master disagree.
+no Java jar on PyPI holds that code, so CI cannot run it.) Columns are typed in bulk
+(`column_values`) and grouped by the bitmap index's hash kernel; the spec's doc lists where
+pypaimon, pypaimon-rust and Java's master disagree.
 """
 
 from __future__ import annotations
