@@ -51,6 +51,7 @@ from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.global_indexes import GlobalIndexPruning
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table
 from paimon_schema.table.schema import TableSchema
@@ -81,6 +82,7 @@ class ReadStats:
     files_skipped_by_partition: int = 0
     files_skipped_by_stats: int = 0
     files_skipped_by_index: int = 0
+    files_skipped_by_global_index: int = 0
     rows: int = 0
     rows_skipped: int = 0
     rows_deleted: int = 0
@@ -90,14 +92,15 @@ class ReadStats:
     @property
     def files_skipped(self) -> int:
         return (self.files_skipped_by_partition + self.files_skipped_by_stats
-                + self.files_skipped_by_index)
+                + self.files_skipped_by_index + self.files_skipped_by_global_index)
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "files_read": self.files_read,
                 "files_skipped": self.files_skipped,
                 "files_skipped_by_partition": self.files_skipped_by_partition,
                 "files_skipped_by_stats": self.files_skipped_by_stats,
-                "files_skipped_by_index": self.files_skipped_by_index, "rows": self.rows,
+                "files_skipped_by_index": self.files_skipped_by_index,
+                "files_skipped_by_global_index": self.files_skipped_by_global_index, "rows": self.rows,
                 "rows_skipped": self.rows_skipped, "rows_deleted": self.rows_deleted,
                 "corrupt_index_files": list(self.corrupt_index_files),
                 "planning_seconds": round(self.planning_seconds, 3)}
@@ -162,6 +165,7 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
         out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
                         if c not in out_columns]
     stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
+    global_pruning = None if where is None else global_index_pruning(tab, plan, where, mode, stats)
     tasks = []
     for data_file in plan.files:
         if data_file.format not in READABLE_FORMATS:
@@ -186,11 +190,33 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
                     continue
                 if result is not None and result.rows is not None:
                     candidate = result.rows
+            if verdict is None and global_pruning is not None:
+                kept = global_pruning.candidates(data_file)
+                if kept is not None and not kept:
+                    stats.files_skipped_by_global_index += 1
+                    stats.rows_skipped += data_file.row_count
+                    continue
+                if kept is not None:
+                    candidate = kept if candidate is None else candidate & kept
         tasks.append(_task(tab, plan, data_file, out_columns, candidate, stats))
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
     return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats)
+
+
+def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
+                         stats: ReadStats) -> GlobalIndexPruning | None:
+    """The row ids the snapshot's btree/bitmap global indexes exclude (None without any)."""
+    if plan.snapshot is None or not any(f.first_row_id is not None for f in plan.files):
+        return None
+    files = tab.global_indexes(plan.snapshot)
+    if not files:
+        return None
+    pruning = GlobalIndexPruning.evaluate(tab.io, plan.schema, files, where,
+                                          permissive=mode == "PERMISSIVE")
+    stats.corrupt_index_files += pruning.corrupt
+    return pruning
 
 
 def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate) -> bool:
