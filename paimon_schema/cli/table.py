@@ -243,7 +243,8 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
             entries.append(entry)
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
-    return {"table": table.path, "files": out}
+    return {"table": table.path, "files": out,
+            "global_indexes": [g.as_dict() for g in table.global_indexes(snapshot)]}
 
 
 def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
@@ -253,6 +254,14 @@ def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
             size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
     yield f"{_n(len(doc['files']), 'data file')} with a file index"
+    for g in doc["global_indexes"]:
+        column = g["column"] if g["column"] is not None else f"field {g['field_id']}"
+        first, last = g["row_range"]
+        read = "" if g["kind"] == "sorted" else f" ({g['kind']}: listed, not read)"
+        yield (f"global {g['index_type']} on {column!r}: rows {first}..{last}, {g['file']}, "
+               f"{_n(g['size'], 'byte')}, {_n(g['rows'], 'row')}{read}")
+    if doc["global_indexes"]:
+        yield f"{_n(len(doc['global_indexes']), 'global index file')}"
 
 
 def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
@@ -404,6 +413,23 @@ def data_file_near(path: str) -> tuple[Table, DataFile | None] | None:
         if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
             return table, f
     return table, None
+
+
+def global_index_type_near(path: str) -> str | None:
+    """The column type of the global index file `path`, from the latest snapshot of the table
+    it lies in; None for any other file."""
+    root = table_root(path)
+    if root is None:
+        return None
+    try:
+        table = Table.open(str(root))
+        target = Path(path).resolve()
+        for g in table.global_indexes():
+            if g.column is not None and Path(g.path).resolve() == target:
+                return column_type(table.schema(), g.column)
+    except (TableError, ps.FormatError, ps.SchemaError, OSError):
+        return None
+    return None
 
 
 def types_near(path: str) -> dict[str, str]:

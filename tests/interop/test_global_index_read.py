@@ -138,3 +138,25 @@ def test_corrupt_global_index(indexed: tuple[Any, Path], tmp_path: Path) -> None
         GlobalIndexPruning.evaluate(table.io, table.schema(), files, where)
     pruning = GlobalIndexPruning.evaluate(table.io, table.schema(), files, where, permissive=True)
     assert pruning.excluded is None and pruning.corrupt == [str(broken)]
+
+
+def test_cli_lists_dumps_and_verifies_global_indexes(indexed: tuple[Any, Path],
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    from paimon_schema.cli.main import main
+
+    _, path = indexed
+    assert main(["table", str(path), "indexes"]) == 0
+    out = capsys.readouterr().out
+    assert "global btree on 'k': rows 0..299" in out and "3 global index files" in out
+    assert main(["table", str(path), "indexes", "--json"]) == 0
+    import json
+
+    listed = json.loads(capsys.readouterr().out)["global_indexes"]
+    assert sorted(g["column"] for g in listed) == ["d", "k", "s"]
+    for g in Table.open(path).global_indexes():          # the column type from the manifest
+        assert main(["dump", g.path]) == 0
+        out = capsys.readouterr().out
+        assert ("'s1'" in out) if g.column == "s" else True
+        assert main(["verify", g.path]) == 0
+        assert main(["dump", "--hex", g.path]) == 0
+    capsys.readouterr()
