@@ -4,11 +4,14 @@ table goes through a `FileIO`), `schema`, `snapshots`, `partitions`, `manifests`
 file's indexes, partitions and Arrow can answer, `arrow_types` maps Paimon types to Arrow and
 Spark. Writing: `commit` publishes a snapshot (manifests, `binary_row` partitions, atomic
 create), `file_index_rewrite` adds file indexes to data files, `delete` deletes rows as deletion
-vectors."""
+vectors, `global_index_write` builds btree/bitmap global indexes (`global_indexes` lists them
+and prunes reads with them)."""
 
 from paimon_schema.table.delete import delete_where
 from paimon_schema.table.errors import CommitConflict, TableError
 from paimon_schema.table.file_index_rewrite import rewrite_file_index
+from paimon_schema.table.global_index_write import create_global_index
 from paimon_schema.table.metadata import Table
 
-__all__ = ["CommitConflict", "Table", "TableError", "delete_where", "rewrite_file_index"]
+__all__ = ["CommitConflict", "Table", "TableError", "create_global_index", "delete_where",
+           "rewrite_file_index"]
