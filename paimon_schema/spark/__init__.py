@@ -4,8 +4,9 @@
 `paimon-file-index`; `read_table(spark, table_dir, where)` reads a table's live Parquet files
 with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow` is
 the same merge-on-read in pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds
-file indexes for a table's data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
-Spark functions).
+file indexes for a table's data files in Spark tasks and commits them, `create_global_index(spark,
+table_dir, column, type)` a btree/bitmap global index, one Spark task per row range (no Spark
+needed; pyspark is imported only by the Spark functions).
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 from paimon_schema.table.merge import ReadStats, read_arrow
 
-__all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
+__all__ = ["ReadStats", "create_global_index", "read_arrow", "read_table", "register",
+           "rewrite_file_index"]
 
 
 def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
@@ -39,3 +41,12 @@ def rewrite_file_index(spark: Any, table_dir: Any, columns: Any = None, options:
     from paimon_schema.spark.write import rewrite_file_index as _rewrite
 
     return _rewrite(spark, table_dir, columns, options, where, **kwargs)
+
+
+def create_global_index(spark: Any, table_dir: Any, column: str, index_type: str,
+                        options: Any = None) -> Any:
+    """`paimon_schema.create_global_index` as a Spark job, one task per row range; see
+    `global_index.create_global_index`."""
+    from paimon_schema.spark.global_index import create_global_index as _create
+
+    return _create(spark, table_dir, column, index_type, options)
