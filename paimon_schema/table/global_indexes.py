@@ -16,7 +16,8 @@ assumes full coverage, this does not). A leaf is only answered where the answer 
 Spark SQL semantics (`predicates.for_file` makes literals exact; float columns only answer
 equality and nulls, timestamps above microseconds and CHAR columns only nulls); everything else
 excludes nothing. Vector and full-text indexes (and types this library does not read) are
-listed, never read.
+listed, never read. So are the sorted indexes of primary-key tables (their `_SOURCE_META` is
+not `DEIX`: row ids there are positions in named data files, Java's `pk-btree` indexes).
 """
 
 from __future__ import annotations
@@ -109,7 +110,8 @@ class GlobalIndexPruning:
     def evaluate(cls, io: FileIO, schema: TableSchema, files: Sequence[GlobalIndexFile],
                  where: Predicate, *, permissive: bool = False) -> GlobalIndexPruning:
         usable = [f for f in files if f.index_type in _ANSWERS and f.column is not None
-                  and not f.meta.extra_field_ids]
+                  and not f.meta.extra_field_ids and not schema.primary_keys
+                  and (f.meta.source_meta is None or f.meta.source is not None)]
         if not usable:
             return cls(None)
         evaluator = _Evaluator(io, schema, usable, permissive)

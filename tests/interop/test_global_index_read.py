@@ -160,3 +160,18 @@ def test_cli_lists_dumps_and_verifies_global_indexes(indexed: tuple[Any, Path],
         assert main(["verify", g.path]) == 0
         assert main(["dump", "--hex", g.path]) == 0
     capsys.readouterr()
+
+
+def test_primary_key_btree_indexes_are_not_used(shared_fixtures: Path) -> None:
+    """Java's sample (release 2.0.0): a primary-key table's `pk-btree` global index, whose row
+    ids are positions in named data files (its `_SOURCE_META` is no `DEIX`): listed, never used
+    to prune; the filtered read equals the unfiltered one filtered."""
+    path = shared_fixtures / "paimon-cpp" / "tables" / "parquet" / "pk_btree_e2e.db" / "pk_btree_e2e"
+    table = Table.open(path)
+    [index] = table.global_indexes()
+    assert (index.index_type, index.column, index.meta.source) == ("btree", "score", None)
+    everything = read_arrow(path)
+    score = everything["score"][0].as_py()
+    rows, stats = read_arrow(path, ps.col("score") == score, with_stats=True)
+    assert rows.to_pylist() == everything.filter(pc.equal(everything["score"], score)).to_pylist()
+    assert stats.files_skipped_by_global_index == 0
