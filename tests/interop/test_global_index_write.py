@@ -210,3 +210,39 @@ def test_vector_indexes_are_listed_not_read(tables: tuple[Path, Path], tmp_path:
     assert "global lumina-vector-ann on 'k': rows 0..299, ivf-index-0.index, 77 bytes" in capsys.readouterr().out
     rows, stats = read_arrow(table, "k = -3", with_stats=True)
     assert rows.num_rows == 40 and stats.files_skipped_by_global_index == 2
+
+
+def test_partitioned_table_gets_pypaimons_files(tmp_path: Path) -> None:
+    """One file per partition's run of row ids, with the partition's BinaryRow, as pypaimon."""
+    import_oracle("pypaimon")
+    from pypaimon import CatalogFactory, Schema
+    from pypaimon.globalindex.create_global_index import create_global_index as pypaimon_create
+
+    data = pa.table({"id": pa.array(range(200), pa.int64()),
+                     "p": pa.array(["x" if i % 3 else "y" for i in range(200)]),
+                     "k": pa.array([i % 11 for i in range(200)], pa.int32())})
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    catalog = CatalogFactory.create({"warehouse": str(theirs)})
+    catalog.create_database("db", True)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(data.schema, partition_keys=["p"], options=OPTIONS),
+                         False)
+    for start in (0, 100):
+        _append(theirs, data.slice(start, 100))
+    shutil.copytree(theirs, ours)
+    pypaimon_create(catalog.get_table("db.t"), "k", "bitmap")
+    assert len(ps.create_global_index(ours / "db.db" / "t", "k", "bitmap").files) == 3
+
+    def by_range(warehouse: Path) -> list[Any]:
+        return sorted(index_files(warehouse), key=lambda f: f.record["_GLOBAL_INDEX"]["_ROW_RANGE_START"])
+
+    for mine, expected in zip(by_range(ours), by_range(theirs), strict=True):
+        assert mine.data == expected.data
+        assert (mine.record["_PARTITION"], mine.record["_GLOBAL_INDEX"]) == \
+            (expected.record["_PARTITION"], expected.record["_GLOBAL_INDEX"])
+    rows, files = _pypaimon_read(ours, 3)
+    assert _rows_k(rows) == _rows_k(read_arrow(ours / "db.db" / "t", "k = 3"))
+    assert sorted(rows.column("id").to_pylist()) == [i for i in range(200) if i % 11 == 3]
+
+
+def _rows_k(table: pa.Table) -> list[tuple]:
+    return sorted(zip(table.column("id").to_pylist(), table.column("k").to_pylist()))
