@@ -246,3 +246,31 @@ def test_partitioned_table_gets_pypaimons_files(tmp_path: Path) -> None:
 
 def _rows_k(table: pa.Table) -> list[tuple]:
     return sorted(zip(table.column("id").to_pylist(), table.column("k").to_pylist()))
+
+
+def test_split_columns_stay_refused(tmp_path: Path) -> None:
+    """pypaimon refuses to update an indexed column (so indexes never go stale); updating
+    another one writes it into a second file over the same row ids: reading and indexing such
+    a table stay refused by name."""
+    data = pa.table({"id": pa.array(range(100), pa.int64()), "k": pa.array([i % 5 for i in range(100)], pa.int32()),
+                     "v": pa.array(["a"] * 100)})
+    catalog = write_table(tmp_path, data, batches=1)
+    table = tmp_path / "db.db" / "t"
+    ps.create_global_index(table, "k", "btree")
+    builder = catalog.get_table("db.t").new_batch_write_builder()
+
+    def update(column: str, values: pa.Array) -> None:
+        messages = builder.new_update().with_update_type([column]).update_by_arrow_with_row_id(
+            pa.table({"_ROW_ID": pa.array([0, 1], pa.int64()), column: values}))
+        commit_ = builder.new_commit()
+        try:
+            commit_.commit(messages)
+        finally:
+            commit_.close()
+
+    with pytest.raises(RuntimeError, match="globally indexed columns"):
+        update("k", pa.array([7, 7], pa.int32()))
+    update("v", pa.array(["b", "b"]))
+    for action in (lambda: read_arrow(table, "k = 3"), lambda: ps.create_global_index(table, "k", "bitmap")):
+        with pytest.raises(TableError, match="columns split across files"):
+            action()
