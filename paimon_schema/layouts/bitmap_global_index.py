@@ -327,6 +327,22 @@ class BitmapGlobalIndexReader:
                               offset=len_minus_footer(self._reads.size) + 36, path="footer.num_values")
         return count
 
+    def keys_ascend(self) -> bool:
+        """Whether the dictionary's keys ascend in the order the footer's version declares
+        (reads the index and dictionary blocks, no bitmap). pypaimon-rust 0.4.0 writes
+        version 1 files in typed order; lookups in them miss keys (as Java's do), so a reader
+        that must not miss rows checks this first."""
+        logical = self.version == LOGICAL_KEY_ORDER
+        previous: Any = None
+        blocks = self._index()
+        for i in range(len(blocks.keys)):
+            for key in self._dictionary(i).keys:
+                here = self.keys.order(key) if logical else key
+                if previous is not None and here <= previous:
+                    return False
+                previous = here
+        return True
+
     # -- the lookup path
 
     def _find(self, key: bytes) -> tuple[int, int, str] | None:

@@ -15,7 +15,8 @@ over part of the table answers nothing for the rest: pypaimon's default `FAST` s
 assumes full coverage, this does not). A leaf is only answered where the answer is exact under
 Spark SQL semantics (`predicates.for_file` makes literals exact; float columns only answer
 equality and nulls, timestamps above microseconds and CHAR columns only nulls); everything else
-excludes nothing. Vector and full-text indexes (and types this library does not read) are
+excludes nothing. A bitmap file whose keys are not in the order its footer declares
+(pypaimon-rust 0.4.0 writes version 1 in typed order, where lookups miss keys) answers nothing. Vector and full-text indexes (and types this library does not read) are
 listed, never read. So are the sorted indexes of primary-key tables (their `_SOURCE_META` is
 not `DEIX`: row ids there are positions in named data files, Java's `pk-btree` indexes).
 """
@@ -194,6 +195,10 @@ class _Evaluator:
                 local = self._ask(f, leaf, dtype)
             except SchemaError:
                 return None           # a literal this index's keys do not hold: no answer
+            except _Misordered:
+                log.warning("global index %s: keys not in the order its version declares "
+                            "(pypaimon-rust 0.4.0's bitmap files), not used", f.path)
+                return None
             except FormatError as exc:
                 if not self.permissive:
                     raise FormatError(f"corrupt global index {f.path} ({index_type} on "
@@ -215,7 +220,26 @@ class _Evaluator:
                 btree = BTreeGlobalIndexReader.open(handle, dtype)
                 return _btree_answer(btree, leaf)
             bitmap = BitmapGlobalIndexReader.open(handle, dtype)
+            if not _keys_ascend(f, bitmap):
+                raise _Misordered
             return _bitmap_answer(bitmap, leaf)
+
+
+class _Misordered(Exception):
+    """A bitmap file whose lookups would miss keys."""
+
+
+#: (path, size) -> whether the bitmap file's keys ascend (index files are never rewritten)
+_ASCENDING: dict[tuple[str, int], bool] = {}
+
+
+def _keys_ascend(f: GlobalIndexFile, reader: BitmapGlobalIndexReader) -> bool:
+    key = (f.path, f.file_size)
+    if key not in _ASCENDING:
+        if len(_ASCENDING) > 10_000:
+            _ASCENDING.clear()
+        _ASCENDING[key] = reader.keys_ascend()
+    return _ASCENDING[key]
 
 
 def _answerable(function: str, dtype: DataType) -> bool:
