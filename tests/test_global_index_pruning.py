@@ -6,6 +6,7 @@ exactly the rows the filter drops; a data file's candidates hold every matching 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -137,3 +138,14 @@ def test_literals_the_column_cannot_hold_answer_nothing(tmp_path: Path, where: L
     files = _index_files(tmp_path, "a", [1, 2], [(0, 1)], "btree") + \
         _index_files(tmp_path, "b", ["x", None], [(0, 1)], "bitmap")
     assert GlobalIndexPruning.evaluate(LocalFileIO(), SCHEMA, files, where).excluded is None
+
+
+def test_index_files_match_columns_by_field_id(tmp_path: Path) -> None:
+    """A column renamed after its index was built keeps its index; a new column under the old
+    name does not take it."""
+    [old] = _index_files(tmp_path, "a", [1, 2, 3], [(0, 2)], "btree")
+    renamed = TableSchema(1, (DataField(0, "a2", "INT"), DataField(2, "a", "INT")), (), (), {}, 2)
+    files = [replace(old, column="a")]
+    assert set(GlobalIndexPruning.evaluate(LocalFileIO(), renamed, files, Leaf("equal", "a2", (2,))).excluded
+               or ()) == {0, 2}
+    assert GlobalIndexPruning.evaluate(LocalFileIO(), renamed, files, Leaf("equal", "a", (2,))).excluded is None

@@ -16,9 +16,11 @@ assumes full coverage, this does not). A leaf is only answered where the answer 
 Spark SQL semantics (`predicates.for_file` makes literals exact; float columns only answer
 equality and nulls, timestamps above microseconds and CHAR columns only nulls); everything else
 excludes nothing. A bitmap file whose keys are not in the order its footer declares
-(pypaimon-rust 0.4.0 writes version 1 in typed order, where lookups miss keys) answers nothing. Vector and full-text indexes (and types this library does not read) are
-listed, never read. So are the sorted indexes of primary-key tables (their `_SOURCE_META` is
-not `DEIX`: row ids there are positions in named data files, Java's `pk-btree` indexes).
+(pypaimon-rust 0.4.0 writes version 1 in typed order, where lookups miss keys) answers
+nothing. Index files are matched to the filter's columns by field id. Vector and full-text
+indexes (and types this library does not read) are listed, never read. So are the sorted
+indexes of primary-key tables (their `_SOURCE_META` is not `DEIX`: row ids there are positions
+in named data files, Java's `pk-btree` indexes).
 """
 
 from __future__ import annotations
@@ -110,7 +112,7 @@ class GlobalIndexPruning:
     @classmethod
     def evaluate(cls, io: FileIO, schema: TableSchema, files: Sequence[GlobalIndexFile],
                  where: Predicate, *, permissive: bool = False) -> GlobalIndexPruning:
-        usable = [f for f in files if f.index_type in _ANSWERS and f.column is not None
+        usable = [f for f in files if f.index_type in _ANSWERS
                   and not f.meta.extra_field_ids and not schema.primary_keys
                   and (f.meta.source_meta is None or f.meta.source is not None)]
         if not usable:
@@ -145,10 +147,9 @@ class _Evaluator:
         self.schema = schema
         self.permissive = permissive
         self.corrupt: list[str] = []
-        self.by_column: dict[tuple[str, str], list[GlobalIndexFile]] = {}
-        for f in files:
-            assert f.column is not None
-            self.by_column.setdefault((f.column, f.index_type), []).append(f)
+        self.by_field: dict[tuple[int, str], list[GlobalIndexFile]] = {}
+        for f in files:                   # by field id: the read's schema may name it otherwise
+            self.by_field.setdefault((f.field_id, f.index_type), []).append(f)
 
     def excluded(self, predicate: Predicate) -> BitMap64 | None:
         """Row ids proven not to match; None: none proven (an empty set, cheaply)."""
@@ -173,12 +174,13 @@ class _Evaluator:
     def _leaf(self, leaf: Leaf) -> BitMap64 | None:
         if leaf.column == preds.REMAIN_COLUMN:
             return None
-        dtype = self.schema.field(leaf.column).atomic_type
+        field = self.schema.field(leaf.column)
+        dtype = field.atomic_type
         if dtype is None or not _answerable(leaf.function, dtype):
             return None
         out: BitMap64 | None = None
         for index_type, answers in _ANSWERS.items():
-            files = self.by_column.get((leaf.column, index_type))
+            files = self.by_field.get((field.id, index_type))
             if not files or leaf.function not in answers:
                 continue
             got = self._answer(leaf, dtype, index_type, files)
