@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from operator import itemgetter
 from typing import Any, BinaryIO
 
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
@@ -75,22 +76,20 @@ class Footer:
 
 @dataclass(frozen=True)
 class Block:
-    """One decoded index or dictionary block: keys in file order, with the varint bytes of
-    their offsets and lengths (decoded when asked: a lookup needs one of each)."""
+    """One decoded index or dictionary block: its keys in file order and, per entry, the bytes
+    of key, offset varint and length varint (decoded when asked: a lookup needs one of each)."""
 
     keys: list[bytes]
-    raw_offsets: list[bytes]
-    raw_lengths: list[bytes]
+    entries: list[tuple[bytes, bytes, bytes]]
 
     def offset(self, j: int) -> int:
-        return read_var_len(self.raw_offsets[j], 0)[0]
+        return read_var_len(self.entries[j][1], 0)[0]
 
     def length(self, j: int) -> int:
-        return read_var_len(self.raw_lengths[j], 0)[0]
+        return read_var_len(self.entries[j][2], 0)[0]
 
     def reordered(self, order: list[int]) -> Block:
-        return Block([self.keys[i] for i in order], [self.raw_offsets[i] for i in order],
-                     [self.raw_lengths[i] for i in order])
+        return Block([self.keys[i] for i in order], [self.entries[i] for i in order])
 
 
 class Reads:
@@ -160,44 +159,47 @@ _VAR_LONG = rb"[\x80-\xff]{0,8}[\x00-\x7f]"                                 # va
 
 @cache
 def _entry_pattern(width: int) -> re.Pattern[bytes]:
-    """One entry whose key is `width` (< 128) bytes long: its length byte, key, offset, length."""
+    """One entry whose key is `width` (< 128) bytes long: its length byte, then key, offset and
+    length as groups."""
     return re.compile(re.escape(bytes((width,))) + rb"(.{%d})(%s)(%s)" % (width, _VAR_LONG, _VAR_INT),
                       re.DOTALL)
 
 
+_KEY = itemgetter(0)
+
+
 def _uniform_entries(buf: bytes, at: int, length: int, count: int) -> Block | None:
     """The entries of a block whose keys all have one length (every numeric column), matched by
-    one regular expression; None when they do not cover the payload exactly."""
+    one regular expression; None unless they are exactly the payload's `count` entries."""
     if count == 0 or buf[at] >= 0x80:
         return None
-    width = buf[at]
-    found = _entry_pattern(width).findall(buf, at, length)
+    found = _entry_pattern(buf[at]).findall(buf, at, length)
     # disjoint matches whose sizes add up to the payload cover it: they are its entries
-    if len(found) != count or sum(len(o) + len(n) for _, o, n in found) != length - at - count * (1 + width):
+    if len(found) != count or sum(len(o) + len(n) for _, o, n in found) != length - at - count * (1 + buf[at]):
         return None
-    return Block([k for k, _, _ in found], [o for _, o, _ in found], [n for _, _, n in found])
+    return Block(list(map(_KEY, found)), found)
 
 
 def _entries(buf: bytes, at: int, length: int, count: int) -> Block | None:
     """The entries of any block, one at a time."""
     keys: list[bytes] = []
-    offsets: list[bytes] = []
-    lengths: list[bytes] = []
+    entries: list[tuple[bytes, bytes, bytes]] = []
     try:
         for _ in range(count):
             n, at = read_var_len(buf, at, 5)
             if n > 0x7FFFFFFF or at + n > length:
                 return None
-            keys.append(buf[at:at + n])
-            ofs, end = read_var_len(buf, at + n, 9)
-            offsets.append(buf[at + n:end])
-            size, at = read_var_len(buf, end, 5)
+            key = buf[at:at + n]
+            _, end = read_var_len(buf, at + n, 9)
+            size, after = read_var_len(buf, end, 5)
             if size > 0x7FFFFFFF:
                 return None
-            lengths.append(buf[end:at])
+            keys.append(key)
+            entries.append((key, buf[at + n:end], buf[end:after]))
+            at = after
     except (IndexError, ValueError):
         return None
-    return Block(keys, offsets, lengths) if at == length else None
+    return Block(keys, entries) if at == length else None
 
 
 def locate(reads: Reads, reach: Callable[[Any], Any]) -> None:
