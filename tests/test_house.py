@@ -69,6 +69,20 @@ def test_imports_flow_down_the_floors(module: str, path: Path) -> None:
         assert _floor(imported) <= _floor(module), f"{module} imports {imported} from a higher floor"
 
 
+def test_no_two_modules_import_each_other() -> None:
+    """A circle of two (even through an import inside a function) means neither module can be
+    read, tested or moved without the other: what they share belongs in a third module. (A
+    package and its own modules do not count: importing a module imports its package.)"""
+    paths = dict(MODULES)
+    imports = {module: {name for name, _ in _imports(path) if name in paths
+                        and not module.startswith(name + ".") and not name.startswith(module + ".")
+                        and name != module}
+               for module, path in MODULES}
+    circles = sorted({tuple(sorted((a, b))) for a, targets in imports.items() for b in targets
+                      if a in imports.get(b, ())})
+    assert not circles, f"modules importing each other: {circles}"
+
+
 
 # -- the one layout registry ----------------------------------------------------------------------
 

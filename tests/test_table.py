@@ -372,7 +372,7 @@ def test_binary_row_structure_errors_are_located_by_the_spec() -> None:
 
 
 def test_recent_data_files_hold_a_bounded_number_of_files() -> None:
-    from paimon_schema.table.metadata import _RecentDataFiles
+    from paimon_schema.table.manifests import _RecentDataFiles
 
     f = DataFile({}, "", 0, 1, "data-x-0.orc", "/t/bucket-0/data-x-0.orc", 1, 1, 0, 0, 0, 0,
                  (), None, None, None, 0, None, None)

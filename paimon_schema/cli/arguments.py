@@ -1,10 +1,14 @@
-"""Argument types the `demo` and `pipeline` subcommands share with their own entry points
-(`python -m paimon_schema.selfcheck.pipeline`): checked by argparse before anything starts."""
+"""What the CLI's commands share: exit codes, and the argument types the `demo` and `pipeline`
+subcommands share with their own entry points (`python -m paimon_schema.selfcheck.pipeline`),
+checked by argparse before anything starts. Here rather than in `main`, which imports the
+commands (`cli.table`): a command importing `main` back would be an import circle."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+
+EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
 
 
 def rows_argument(text: str) -> int:

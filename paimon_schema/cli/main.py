@@ -54,11 +54,11 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
 from paimon_schema.cli.presenters import result_kind
-from paimon_schema.cli.arguments import directory_argument, rows_argument, warehouse_argument
+from paimon_schema.cli.arguments import (EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE, directory_argument,
+                                         rows_argument, warehouse_argument)
 
 MAX_ECHO = 200          # characters of the query echoed under its result
 
-EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
 
 
 # -- types from the command line ----------------------------------------------------------------

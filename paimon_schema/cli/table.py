@@ -17,11 +17,13 @@ from typing import Any, TextIO
 from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
-from paimon_schema.cli import main as commands
+from paimon_schema.cli.arguments import EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE
 from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import INDEX_TYPES
-from paimon_schema.table.metadata import (DataField, DataFile, Table, TableError, TableSchema,
-                                          type_root)
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import DataField, TableSchema, type_root
 
 # -- pieces -------------------------------------------------------------------------------------
 
@@ -299,7 +301,7 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
                              deletion_vector=dv)
     except ps.SchemaError as exc:
         raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
-    kind = commands.result_kind(result)
+    kind = presenters.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
     if kind == "rows" and result.rows is not None:
         record["candidates"] = presenters.positions_json(result.rows)
@@ -415,7 +417,7 @@ def types_near(path: str) -> dict[str, str]:
         table, data_file = near
         schema = table.schema(None if data_file is None else data_file.schema_id)
         columns = [f.name for f in schema.fields]
-        data = Path(path).read_bytes()
+        data = table.io.read_bytes(str(Path(path).resolve()))
         if data[:8] == presenters.CONTAINER_MAGIC:
             columns += list(ps.FileIndexFile.parse(data).columns)
     except (TableError, ps.FormatError, ps.SchemaError, OSError):
@@ -436,31 +438,31 @@ def open_table(path: str) -> Table:
 def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.view in ("query", "delete") and not args.where:
         print(f"table: {args.view} needs --where CONDITION", file=err)
-        return commands.EXIT_USAGE
+        return EXIT_USAGE
     if args.where and args.view not in ("query", "delete", "index"):
         print(f"table: --where goes with query, delete or index, not {args.view}", file=err)
-        return commands.EXIT_USAGE
+        return EXIT_USAGE
     if (args.index or args.option or args.replace) and args.view != "index":
         print("table: --index, --option and --replace go with index", file=err)
-        return commands.EXIT_USAGE
+        return EXIT_USAGE
     try:
         table = open_table(args.dir)
         doc, lines = _view(args, table)
     except ps.CommitConflict as exc:          # another writer won the snapshot: nothing written
         print(f"table: {exc} (nothing was written; run it again)", file=err)
-        return commands.EXIT_BAD_FILE
+        return EXIT_BAD_FILE
     except (presenters.UsageError, ps.SchemaError, TableError) as exc:
         print(f"table: {exc}", file=err)
-        return commands.EXIT_USAGE
+        return EXIT_USAGE
     except ps.FormatError as exc:
         print("\n".join(presenters.format_error_lines(args.dir, exc)), file=err)
-        return commands.EXIT_BAD_FILE
+        return EXIT_BAD_FILE
     if args.json:
         json.dump(public(doc), out, ensure_ascii=False, default=str)
         out.write("\n")
     else:
         print("\n".join(lines(doc)), file=out)
-    return commands.EXIT_OK
+    return EXIT_OK
 
 
 Lines = Callable[[dict[str, Any]], Iterator[str]]

@@ -51,7 +51,9 @@ from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
-from paimon_schema.table.metadata import Table, TableError, TableSchema
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import TableSchema
 
 __all__ = ["read_table"]
 
@@ -236,17 +238,12 @@ def _dropped_join(raw: Any, columns: list[Any], words: Any) -> Any:
 def _file_sizes(tasks: list[FileTask]) -> dict[str, int]:
     """{path: size in bytes} as the filesystem says, which is what Spark's `file_size` is (the
     manifest's `_FILE_SIZE` is what the writer said)."""
-    import pyarrow.fs as pafs
-
     sizes = {}
-    by_fs: dict[int, list[FileTask]] = {}
     for task in tasks:
-        by_fs.setdefault(id(task.filesystem), []).append(task)
-    for group in by_fs.values():
-        for task, info in zip(group, group[0].filesystem.get_file_info([t.path for t in group])):
-            if info.type != pafs.FileType.File:
-                raise TableError(f"data file {task.path} does not exist")
-            sizes[task.path] = info.size
+        try:
+            sizes[task.path] = task.fileio.size(task.path)
+        except TableError:
+            raise TableError(f"data file {task.path} does not exist") from None
     return sizes
 
 
@@ -274,7 +271,7 @@ def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
         if task.row_count > _MAX_ROWS:
             raise TableError(f"{task.path} has {task.row_count} rows; read_table reads files of "
                              f"up to {_MAX_ROWS} rows (use read_arrow or the paimon source)")
-        dv = read_deletion_file(task.filesystem, task.deletion_file)
+        dv = read_deletion_file(task.fileio, task.deletion_file)
         dropped = delete_mask(dv, task.row_count)
         if task.candidate_rows is not None:
             dropped |= ~row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
@@ -311,11 +308,7 @@ def _dropped_words(dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> pa.
 
 
 def _uri(task: FileTask) -> str:
-    import pyarrow.fs as pafs
-
-    if isinstance(task.filesystem, pafs.LocalFileSystem):
-        return "file://" + task.path
-    return f"{task.filesystem.type_name}://{task.path}"
+    return task.fileio.uri(task.path)
 
 
 def _pyarrow_frame(spark: Any, tasks: list[FileTask], schema: pa.Schema, ddl: str) -> Any:

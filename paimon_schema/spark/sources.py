@@ -23,7 +23,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.fs as pafs
 from numpy.typing import NDArray
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
@@ -34,14 +33,11 @@ from paimon_schema.layouts.registry import INDEX_TYPES, open_index
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_task
-from paimon_schema.table.metadata import (
-    DeletionFile,
-    Table,
-    TableError,
-    TableSchema,
-    filesystem_for,
-    type_root,
-)
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.fileio import LocalFileIO
+from paimon_schema.table.manifests import DeletionFile
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import TableSchema, type_root
 from paimon_schema.values.errors import FormatError
 from paimon_schema.values.options import memory_size
 
@@ -95,8 +91,7 @@ def _table_or_file(path: str) -> Table | None:
     try:
         return Table.open(path)
     except TableError:
-        fs, inner = filesystem_for(pafs.LocalFileSystem(), _local(path))
-        if fs.get_file_info(inner).type == pafs.FileType.File:
+        if LocalFileIO().exists(_local(path)):
             return None
         raise
 
@@ -286,9 +281,7 @@ def _is_64(bitmap: Any) -> bool:
 
 def _read_any(path: str) -> bytes:
     """A file by local path or URI."""
-    fs, inner = filesystem_for(pafs.LocalFileSystem(), _local(path))
-    with fs.open_input_file(inner) as f:
-        return f.read()
+    return LocalFileIO().read_bytes(_local(path))
 
 
 # ------------------------------------------------------------------------------ file index

@@ -14,15 +14,15 @@ and flushed first, under a fresh name (new UUID), never over an existing file; t
 when the name exists, so of two racing writers exactly one wins and the other gets
 `CommitConflict`); the `LATEST` hint comes last (readers check it against the snapshot files).
 A failed commit removes what it wrote; a killed one leaves only unreferenced files, which
-Paimon's orphan-file cleanup removes. Only local filesystems are supported: pyarrow promises no
-atomic create-if-absent elsewhere.
+Paimon's orphan-file cleanup removes. Every byte goes through the table's `FileIO`
+(`Table.io`, `fileio.py`), which refuses writes where it knows no atomic create-if-absent.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
+import posixpath
 import time
 import uuid
 from collections.abc import Callable, Iterable, Sequence
@@ -30,14 +30,18 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 import fastavro
-import pyarrow.fs as pafs
 
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row
-from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
+from paimon_schema.table.errors import CommitConflict, TableError
+from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.manifests import ADD, DELETE, DataFile, read_avro
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import TableSchema, read_json
+from paimon_schema.table.snapshots import Snapshot
 
 __all__ = ["CommitConflict", "CommitPlan", "FAULT_HOOK", "check_format", "commit", "create_new",
-           "live_index_entries", "local_path", "remove_quietly", "where_predicate", "writable"]
+           "live_index_entries", "remove_quietly", "where_predicate", "writable"]
 
 COMPACT = "COMPACT"
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1         # Java's BatchWriteBuilder.COMMIT_IDENTIFIER
@@ -47,10 +51,6 @@ READABLE_FORMATS = ("parquet", "orc")
 #: A test hook called with a step name before each file of a commit is written (and before
 #: the snapshot is linked and the hint updated): fault injection kills the writer there.
 FAULT_HOOK: Callable[[str], None] | None = None
-
-
-class CommitConflict(TableError):
-    """Another writer committed the snapshot this commit meant to create."""
 
 
 _R = "org.apache.paimon.avro.generated.record"
@@ -126,7 +126,7 @@ def writable(table: Any, *, deletion_vectors: bool = False) -> tuple[Table, Snap
     """The table, its latest snapshot and schema, or TableError for a table these writers
     do not support."""
     tab = Table.open(table)
-    local_path(tab)
+    tab.io.check_writable(tab.path)
     schema = tab.schema()
     if schema.primary_keys:
         raise TableError(f"{tab.path} is a primary-key table (keys {', '.join(schema.primary_keys)}): "
@@ -178,36 +178,16 @@ class CommitPlan:
     commit_kind: str = COMPACT
 
 
-def local_path(table: Table) -> str:
-    """The table's directory, or TableError when it is not on the local filesystem."""
-    fs = table.fs
-    if isinstance(fs, pafs.SubTreeFileSystem):
-        fs = fs.base_fs
-    if not isinstance(fs, pafs.LocalFileSystem):
-        raise TableError(f"{table.path} is on {type(fs).__name__}: writing needs an atomic "
-                         f"create-if-absent, which paimon-schema only knows for local "
-                         f"filesystems")
-    return table.path
-
-
 def fault(step: str) -> None:
     if FAULT_HOOK is not None:
         FAULT_HOOK(step)
 
 
-def create_new(path: str, data: bytes, written: list[str] | None = None) -> None:
-    """Write a new file, flushed to disk; FileExistsError if the name is taken (never
-    overwrites). The path goes into `written` before a byte is written."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    if written is not None:
-        written.append(path)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def create_new(fileio: FileIO, path: str, data: bytes, written: list[str]) -> None:
+    """Write a new file (`FileIO.write_new`: FileExistsError if the name is taken, never
+    overwrites) and note it in `written`, the files a failed commit removes."""
+    fileio.write_new(path, data)
+    written.append(path)
 
 
 class _Names:
@@ -226,12 +206,12 @@ class _Names:
 def commit(table: Table, plan: CommitPlan) -> Snapshot:
     """Write the plan's manifests and publish snapshot `plan.base.id + 1`; see the module doc.
     Raises CommitConflict when another writer created that snapshot first."""
-    root = local_path(table)
+    table.io.check_writable(table.path)
     try:
-        return _commit(table, root, plan)
+        return _commit(table, table.path, plan)
     except BaseException:
         for path in reversed(plan.written):
-            remove_quietly(path)
+            remove_quietly(table.io, path)
         raise
 
 
@@ -242,7 +222,8 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
     if codec is None:
         raise TableError(f"manifest.compression={schema.option('manifest.compression')!r} is not "
                          f"supported (zstd, snappy, deflate, none)")
-    manifest_dir = os.path.join(root, "manifest")
+    fileio = table.io
+    manifest_dir = posixpath.join(root, "manifest")
     names = _Names()
     partition_types = schema.partition_types
 
@@ -251,11 +232,11 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
         fastavro.writer(buffer, _PARSED[id(avro_schema)], records, codec=codec)
         data = buffer.getvalue()
         fault(step)
-        create_new(os.path.join(manifest_dir, name), data, plan.written)
+        create_new(fileio, posixpath.join(manifest_dir, name), data, plan.written)
         return len(data)
 
-    previous = table._avro(table._join("manifest", base.base_manifest_list)) + \
-        table._avro(table._join("manifest", base.delta_manifest_list))
+    previous = read_avro(fileio, posixpath.join(manifest_dir, base.base_manifest_list)) + \
+        read_avro(fileio, posixpath.join(manifest_dir, base.delta_manifest_list))
     if len(previous) >= int(schema.option("manifest.merge-min-count", str(MERGE_MIN_COUNT))):
         # Java's full compaction of manifests: the live files in one manifest, so that a table
         # written by many commits still plans from few files
@@ -295,55 +276,34 @@ def _commit(table: Table, root: str, plan: CommitPlan) -> Snapshot:
     document = _snapshot_document(table, base, base_list, base_size, delta_list, delta_size,
                                   index_manifest, plan.commit_kind, delta_records)
     new_id = base.id + 1
-    snapshot_dir = os.path.join(root, "snapshot")
-    target = os.path.join(snapshot_dir, f"snapshot-{new_id}")
-    temp = os.path.join(snapshot_dir, f".snapshot-{new_id}.{names.uuid}.tmp")
+    snapshot_dir = posixpath.join(root, "snapshot")
+    # the snapshot file appears in one step (`create_exclusive`: written complete under a
+    # temporary name, every file it reaches made durable, then published if the name is free)
     fault("snapshot-temp")
-    create_new(temp, json.dumps(document, indent=2).encode(), plan.written)
-    _sync_directories(plan.written)           # every name the snapshot reaches is durable
     fault("snapshot")
     try:
-        os.link(temp, target)
-    except FileExistsError:
+        fileio.create_exclusive(posixpath.join(snapshot_dir, f"snapshot-{new_id}"),
+                                json.dumps(document, indent=2).encode())
+    except CommitConflict:
         raise CommitConflict(
             f"commit conflict on {table.path}: snapshot {new_id} was created by another writer "
             f"after this commit read snapshot {base.id}; nothing was changed (read the table "
             f"again and retry)") from None
     plan.written.clear()                      # published: nothing may be removed any more
-    remove_quietly(temp)
-    _sync_directories([target])
     fault("latest")
-    _write_hint(snapshot_dir, "LATEST", str(new_id), names.uuid)
+    try:                                      # a lagging hint is tolerated by readers
+        fileio.overwrite(posixpath.join(snapshot_dir, "LATEST"), str(new_id).encode())
+    except OSError:
+        pass
     return Snapshot.from_json(document)
 
 
-def _sync_directories(paths: Iterable[str]) -> None:
-    """fsync the directories holding `paths`, so their new names survive a crash."""
-    for directory in sorted({os.path.dirname(p) for p in paths}):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-
-
-def remove_quietly(path: str) -> None:
+def remove_quietly(fileio: FileIO, path: str) -> None:
     """Remove a file this writer made, if it is still there."""
     try:
-        os.unlink(path)
+        fileio.delete(path)
     except OSError:
         pass
-
-
-def _write_hint(directory: str, name: str, text: str, token: str) -> None:
-    """Replace a hint file by rename (readers never see it half-written); a failure only
-    leaves the hint lagging, which readers tolerate."""
-    temp = os.path.join(directory, f".{name}.{token}.tmp")
-    try:
-        create_new(temp, text.encode())
-        os.replace(temp, os.path.join(directory, name))
-    except OSError:
-        remove_quietly(temp)
 
 
 def _snapshot_document(table: Table, base: Snapshot, base_list: str, base_size: int,
@@ -352,7 +312,7 @@ def _snapshot_document(table: Table, base: Snapshot, base_list: str, base_size: 
     """The new snapshot's JSON: the fields Java writes in its order; fields of newer Paimons
     that describe the table rather than the commit (statistics, watermark, nextRowId, ...) are
     carried over from the previous snapshot."""
-    previous = table._json(table._join("snapshot", f"snapshot-{base.id}"))
+    previous = read_json(table.io, posixpath.join(table.path, "snapshot", f"snapshot-{base.id}"))
     total = previous.get("totalRecordCount")
     document: dict[str, Any] = {
         "version": previous.get("version", 3),
@@ -393,7 +353,7 @@ def live_index_entries(table: Table, snapshot: Snapshot) -> list[dict]:
     if not snapshot.index_manifest:
         return []
     live: dict[tuple, dict] = {}
-    for entry in table._avro(table._join("manifest", snapshot.index_manifest)):
+    for entry in read_avro(table.io, posixpath.join(table.path, "manifest", snapshot.index_manifest)):
         if entry["_KIND"] == ADD:
             live[_index_key(entry)] = entry
         else:

@@ -28,8 +28,11 @@ from paimon_schema.table import predicates as preds
 from paimon_schema.table.commit import (CommitPlan, check_format, commit, create_new, fault,
                                         live_index_entries, remove_quietly, where_predicate,
                                         writable)
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.manifests import ADD, DELETION_VECTORS
 from paimon_schema.table.merge import BATCH_ROWS, _file_batches, evolve, plan_read
-from paimon_schema.table.metadata import ADD, DELETION_VECTORS, Table, TableError, TableSchema
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 
@@ -148,8 +151,8 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
             name = f"index-{uuid.uuid4()}-0"
             directory = _index_dir(tab, snap_schema, entries, partition, bucket)
             fault("deletion-vectors")
-            os.makedirs(directory, exist_ok=True)
-            create_new(os.path.join(directory, name), data, commit_plan.written)
+            tab.io.mkdirs(directory)
+            create_new(tab.io, posixpath.join(directory, name), data, commit_plan.written)
             written_names.append(name)
             commit_plan.index_added.append({
                 "_VERSION": 1, "_KIND": ADD, "_PARTITION": partition, "_BUCKET": bucket,
@@ -161,7 +164,7 @@ def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
                 "_EXTERNAL_PATH": None, "_GLOBAL_INDEX": None})
     except BaseException:
         for path in commit_plan.written:
-            remove_quietly(path)
+            remove_quietly(tab.io, path)
         raise
     snapshot = commit(tab, commit_plan)
     return DeleteResult(snapshot.id, rows_deleted, sum(len(u) for u in changed.values()),
@@ -181,4 +184,4 @@ def _index_dir(tab: Table, schema: TableSchema, entries: Mapping, partition: byt
         for entry, data_file in entries.values():
             if bytes(entry["_PARTITION"]) == partition and entry["_BUCKET"] == bucket:
                 return posixpath.dirname(data_file.path)
-    return os.path.join(tab.path, "index")
+    return posixpath.join(tab.path, "index")

@@ -15,13 +15,13 @@ index types in Java's HashMap order.
 from __future__ import annotations
 
 import os
+import posixpath
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from paimon_schema.layouts.bitmap_index.javaorder import java_map_order
 from paimon_schema.layouts.file_index import FileIndexFile, write_file_index
@@ -30,7 +30,12 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.commit import (CommitPlan, check_format, commit, create_new, fault,
                                         remove_quietly, where_predicate, writable)
-from paimon_schema.table.metadata import ADD, DELETE, DataFile, Snapshot, Table, TableError, TableSchema
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.manifests import ADD, DELETE, DataFile
+from paimon_schema.table.metadata import Table
+from paimon_schema.table.schema import TableSchema
+from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values import options as index_options
 from paimon_schema.values.errors import FormatError, SchemaError
 
@@ -100,7 +105,7 @@ def _type_order(index_type: str) -> int:
 class IndexTask:
     """What a worker needs to build one data file's container (picklable)."""
 
-    filesystem: pafs.FileSystem
+    fileio: FileIO
     path: str
     file_name: str
     format: str
@@ -123,8 +128,7 @@ def build_container(task: IndexTask) -> bytes:
     if task.kept is not None:
         previous = task.kept
         if isinstance(previous, str):
-            with task.filesystem.open_input_file(previous) as f:
-                previous = f.read()
+            previous = task.fileio.read_bytes(previous)
         try:
             kept = FileIndexFile.parse(previous)
         except FormatError as exc:
@@ -146,7 +150,7 @@ def build_container(task: IndexTask) -> bytes:
 
 def _read_columns(task: Any, names: Sequence[str]) -> pa.Table:
     try:
-        with task.filesystem.open_input_file(task.path) as source:
+        with task.fileio.open_input(task.path) as source:
             if task.format == "parquet":
                 import pyarrow.parquet as pq
 
@@ -230,12 +234,12 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
                              tuple((t, tuple(sorted(o.items()))) for t, o in indexes.items())))
         if not columns_:
             continue                      # none of the columns existed when it was written
-        fs, path = tab.filesystem_for(data_file.path)
+        fileio, path = tab.io.resolve(data_file.path)
         kept: bytes | str | None = None
         if not replace:
             sidecar = data_file.index_sidecar
-            kept = tab.filesystem_for(sidecar)[1] if sidecar else data_file.embedded_index
-        task = IndexTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
+            kept = tab.io.resolve(sidecar)[1] if sidecar else data_file.embedded_index
+        task = IndexTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
                          tuple(columns_), kept)
         items.append(RewriteItem(entry, data_file, task))
     return RewritePlan(tab, snap, tuple(items), threshold)
@@ -291,7 +295,7 @@ def commit_rewrite(plan: RewritePlan, containers: Sequence[bytes]) -> RewriteRes
             commit_plan.data_entries.append({**item.entry, "_KIND": ADD, "_FILE": meta})
     except BaseException:
         for path in commit_plan.written:
-            remove_quietly(path)
+            remove_quietly(plan.table.io, path)
         raise
     snapshot = commit(plan.table, commit_plan)
     return RewriteResult(snapshot.id, len(plan.items), embedded, tuple(sidecars),
@@ -301,17 +305,14 @@ def commit_rewrite(plan: RewritePlan, containers: Sequence[bytes]) -> RewriteRes
 def _write_sidecar(tab: Table, data_file: DataFile, container: bytes, written: list[str]) -> str:
     """`<data file>.index` beside the data file, or Java's next free `<data file>-N.index`
     when that name is taken (by an older snapshot's sidecar)."""
-    fs, path = tab.filesystem_for(data_file.path)
-    if not isinstance(fs, pafs.LocalFileSystem):
-        raise TableError(f"{data_file.path} is not on the local filesystem: its sidecar "
-                         f"cannot be written")
-    directory = os.path.dirname(path)
+    tab.io.check_writable(data_file.path)
+    directory = posixpath.dirname(data_file.path)
     candidates = [f"{data_file.file_name}.index"] + [
         f"{data_file.file_name}-{n}.index" for n in range(1, 10_000)]
     fault("sidecar")
     for name in candidates:
         try:
-            create_new(os.path.join(directory, name), container, written)
+            create_new(tab.io, posixpath.join(directory, name), container, written)
             return name
         except FileExistsError:
             continue

@@ -42,7 +42,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.fs as pafs
 
 from paimon_schema.query.evaluate import evaluate
 from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
@@ -50,15 +49,11 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.sql import parse_sql
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
-from paimon_schema.table.metadata import (
-    DataFile,
-    DeletionFile,
-    ReadPlan,
-    Table,
-    TableError,
-    TableSchema,
-    filesystem_for,
-)
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.manifests import DataFile, DeletionFile
+from paimon_schema.table.metadata import ReadPlan, Table
+from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.stats import file_stats, stats_verdict
 from paimon_schema.values.errors import FormatError, SchemaError
@@ -122,7 +117,7 @@ class Column:
 class FileTask:
     """Everything a worker needs to read one data file (picklable)."""
 
-    filesystem: pafs.FileSystem
+    fileio: FileIO
     path: str
     file_name: str
     format: str
@@ -260,8 +255,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
         stats.rows_skipped += max(0, data_file.row_count - (dv_card or 0) - len(candidate))
     if data_file.deletion_file is not None:
         stats.rows_deleted += data_file.deletion_file.cardinality or 0
-    fs, path = tab.filesystem_for(data_file.path)
-    return FileTask(fs, path, data_file.file_name, data_file.format, data_file.row_count,
+    fileio, path = tab.io.resolve(data_file.path)
+    return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
                     tuple(columns), data_file.deletion_file,
                     None if candidate is None else candidate.serialize(),
                     data_file.partition_path, data_file.bucket, data_file.schema_id,
@@ -275,7 +270,7 @@ def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
     """The task's rows, deletion vector applied, as batches in the output schema (or, with
     `spark_types`, converted to the Arrow types Spark exchanges). `use_threads`: Parquet
     columns decode on Arrow's thread pool."""
-    dv = read_deletion_file(task.filesystem, task.deletion_file)
+    dv = read_deletion_file(task.fileio, task.deletion_file)
     keep = None
     if task.candidate_rows is not None:
         from pyroaring import BitMap
@@ -296,15 +291,13 @@ def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
         raise TableError(f"{task.path} has {offset} rows, its manifest entry says {task.row_count}")
 
 
-def read_deletion_file(filesystem: pafs.FileSystem, deletion: DeletionFile | None) -> Any:
+def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> Any:
     """The deleted positions a `DeletionFile` points at (None without one)."""
     if deletion is None:
         return None
     from paimon_schema.layouts.deletion_vectors import read_deletion_vector
 
-    fs, path = filesystem_for(filesystem, deletion.path)
-    with fs.open_input_file(path) as f:
-        chunk = f.read_at(deletion.length + 8, deletion.offset)
+    chunk = fileio.read_bytes(deletion.path, deletion.offset, deletion.length + 8)
     try:
         return read_deletion_vector(chunk, 0, deletion.length)
     except FormatError as exc:
@@ -315,7 +308,7 @@ def read_deletion_file(filesystem: pafs.FileSystem, deletion: DeletionFile | Non
 def _file_batches(task: FileTask, batch_rows: int,
                   use_threads: bool = True) -> Iterator[pa.RecordBatch]:
     wanted = [c.file_column for c in task.columns if c.file_column is not None]
-    with task.filesystem.open_input_file(task.path) as source:
+    with task.fileio.open_input(task.path) as source:
         if task.format == "parquet":
             import pyarrow.parquet as pq
 

@@ -1,0 +1,302 @@
+"""A snapshot's manifests folded into its live files: the data manifests (base, then delta
+manifest list) folded ADD/DELETE into `DataFile`s, the index manifest into `IndexFile`s, each
+data file with its deletion vector (`DeletionFile`). Nothing here lists data directories:
+compacted files stay on disk until they expire, so only the manifests say which files are live.
+
+Manifests are Avro (fastavro). Manifests are never rewritten (their names carry a UUID), so the
+files of a snapshot are folded once per process and kept in a bounded cache.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io as _io
+import posixpath
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, cast
+
+import fastavro
+
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.partitions import bucket_dir, partition_of
+from paimon_schema.table.schema import TableSchema
+from paimon_schema.table.snapshots import Snapshot
+from paimon_schema.values.errors import FormatError
+
+__all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
+           "Manifests", "read_avro"]
+
+ADD, DELETE = 0, 1                      # manifest entry `_KIND`
+DELETION_VECTORS = "DELETION_VECTORS"
+HASH = "HASH"
+
+
+@dataclass(frozen=True)
+class DeletionFile:
+    """Where a data file's deletion vector is: Java's `DeletionFile(path, offset, length,
+    cardinality)`; `cardinality` is None in metadata written before Paimon 1.0."""
+
+    path: str                 # the index file, on the table's filesystem
+    index_file: str           # its name
+    offset: int
+    length: int
+    cardinality: int | None
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One live data file of a snapshot, with what the manifests say about it."""
+
+    partition: Mapping[str, Any]      # partition column -> value
+    partition_path: str               # e.g. "dt=2024-05-14/hr=1", "" when unpartitioned
+    bucket: int
+    total_buckets: int
+    file_name: str
+    path: str                         # on the table's filesystem (the external path if set)
+    file_size: int
+    row_count: int
+    level: int
+    schema_id: int
+    min_sequence_number: int
+    max_sequence_number: int
+    extra_files: tuple[str, ...]
+    embedded_index: bytes | None      # `_EMBEDDED_FILE_INDEX`
+    external_path: str | None         # `_EXTERNAL_PATH`, as written
+    delete_row_count: int | None
+    file_source: int | None           # 0 = APPEND, 1 = COMPACT
+    first_row_id: int | None          # row tracking (data-evolution tables)
+    write_cols: tuple[str, ...] | None
+    deletion_file: DeletionFile | None = None
+    #: `_VALUE_STATS` as stored: (min BinaryRow, max BinaryRow, null counts or None, the
+    #: columns `_VALUE_STATS_COLS` names or None for all); None when the entry has none.
+    value_stats: tuple[bytes, bytes, tuple[int | None, ...] | None, tuple[str, ...] | None] | None = None
+
+    @property
+    def format(self) -> str:
+        """The file format, from the name's extension (`parquet`, `orc`, `avro`, ...)."""
+        return self.file_name.rsplit(".", 1)[-1].lower()
+
+    @property
+    def index_sidecar(self) -> str | None:
+        """The path of the `.index` sidecar when the container is not embedded (Java's
+        `FileIndexEvaluator`: embedded bytes win; more than one sidecar is an error)."""
+        if self.embedded_index is not None:
+            return None
+        sidecars = [name for name in self.extra_files if name.endswith(".index")]
+        if len(sidecars) > 1:
+            raise TableError(f"data file {self.file_name} names {len(sidecars)} file-index "
+                             f"sidecars: {sidecars}")
+        return posixpath.join(posixpath.dirname(self.path), sidecars[0]) if sidecars else None
+
+    @property
+    def index_stored(self) -> str | None:
+        """`embedded`, the sidecar's name, or None when the file has no index."""
+        if self.embedded_index is not None:
+            return "embedded"
+        sidecar = self.index_sidecar
+        return None if sidecar is None else posixpath.basename(sidecar)
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    """One live entry of the index manifest (a deletion-vector file, a hash index, ...)."""
+
+    partition: Mapping[str, Any]
+    partition_path: str
+    bucket: int
+    index_type: str
+    file_name: str
+    path: str
+    file_size: int
+    row_count: int
+    #: (data file name, offset, length, cardinality or None), in write order
+    dv_ranges: tuple[tuple[str, int, int, int | None], ...] = ()
+
+
+class _RecentDataFiles:
+    """The data files of the last snapshots read (a thread-safe LRU map), at most `files` of
+    them in all: a table of a million files is folded at each read rather than held."""
+
+    def __init__(self, files: int) -> None:
+        self.limit = files
+        self.held = 0
+        self.items: OrderedDict[tuple, tuple[DataFile, ...]] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def get(self, key: tuple) -> tuple[DataFile, ...] | None:
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                self.items.move_to_end(key)
+            return value
+
+    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+        if len(value) > self.limit:
+            return value
+        with self.lock:
+            if key not in self.items:
+                self.items[key] = value
+                self.held += len(value)
+            while self.held > self.limit:
+                _, dropped = self.items.popitem(last=False)
+                self.held -= len(dropped)
+        return value
+
+
+_DATA_FILES = _RecentDataFiles(100_000)
+
+
+def read_avro(io: FileIO, path: str) -> list[dict]:
+    """The records of a manifest or manifest list (zstd-compressed Avro)."""
+    raw = io.read_bytes(path)
+    try:
+        # fastavro types a datum as any Avro value; manifests and their lists are records
+        return [cast(dict, r) for r in fastavro.reader(_io.BytesIO(raw)) if r is not None]
+    except Exception as exc:        # fastavro raises many types on bad input
+        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+
+
+class Manifests:
+    """The manifests of the table at `root`; `schema` looks a schema up by id."""
+
+    def __init__(self, io: FileIO, root: str, schema: Callable[[int], TableSchema]) -> None:
+        self.io = io
+        self.root = root
+        self.schema = schema
+
+    def _manifest(self, name: str) -> str:
+        return posixpath.join(self.root, "manifest", name)
+
+    def entries(self, manifest_list: str) -> Iterator[dict]:
+        """The entries of every manifest a manifest list names, in order."""
+        for meta in read_avro(self.io, self._manifest(manifest_list)):
+            yield from read_avro(self.io, self._manifest(meta["_FILE_NAME"]))
+
+    def data_files(self, snap: Snapshot) -> list[DataFile]:
+        """The live data files of a snapshot, each with its deletion vector: the base and delta
+        manifest lists' entries folded in order, a DELETE removing the ADD of the same file
+        (partition, bucket, level, name, extra files, embedded index, external path: a
+        compaction that only moves a file to another level re-adds it)."""
+        key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
+               snap.delta_manifest_list, snap.index_manifest)
+        cached = _DATA_FILES.get(key)
+        if cached is None:
+            cached = _DATA_FILES.put(key, tuple(self._fold_data_files(snap)))
+        return list(cached)
+
+    def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
+        schema = self.schema(snap.schema_id)
+        dvs = self.deletion_files(snap)
+        for entry in self.live_entries(snap):
+            data_file = self.data_file(entry, schema)
+            deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
+            yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
+
+    def live_entries(self, snap: Snapshot) -> list[dict]:
+        """The ADD entries (raw manifest records) of the snapshot's live data files, in
+        manifest order: what a writer re-commits with changes."""
+        live: dict[tuple, dict] = {}
+        for entry in self._fold_order(snap):
+            meta = entry["_FILE"]
+            key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
+                   tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
+                   meta.get("_EXTERNAL_PATH"))
+            if entry["_KIND"] == ADD:
+                if key in live and live[key]["_KIND"] == ADD:
+                    raise TableError(f"snapshot {snap.id} adds {meta['_FILE_NAME']} twice")
+                live[key] = entry
+            elif entry["_KIND"] == DELETE:
+                if key in live and live[key]["_KIND"] == ADD:
+                    del live[key]
+                else:
+                    live[key] = entry
+            else:
+                raise FormatError(f"manifest entry kind {entry['_KIND']} is neither ADD nor DELETE",
+                                  path="_KIND")
+        return [entry for entry in live.values() if entry["_KIND"] == ADD]
+
+    def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
+        yield from self.entries(snap.base_manifest_list)
+        yield from self.entries(snap.delta_manifest_list)
+
+    def index_files(self, snap: Snapshot) -> list[IndexFile]:
+        """The live entries of a snapshot's index manifest (deletion vectors, hash indexes and
+        any other index type), folded ADD/DELETE."""
+        if not snap.index_manifest:
+            return []
+        schema = self.schema(snap.schema_id)
+        live: dict[tuple, dict] = {}
+        for entry in read_avro(self.io, self._manifest(snap.index_manifest)):
+            key = (entry["_PARTITION"], entry["_BUCKET"], entry["_INDEX_TYPE"], entry["_FILE_NAME"])
+            if entry["_KIND"] == ADD:
+                live[key] = entry
+            else:
+                live.pop(key, None)
+        return [self.index_file(e, schema) for e in live.values()]
+
+    def deletion_files(self, snap: Snapshot) -> dict[tuple[str, str], DeletionFile]:
+        """{(partition path, data file name): its deletion vector}."""
+        out: dict[tuple[str, str], DeletionFile] = {}
+        for index in self.index_files(snap):
+            if index.index_type != DELETION_VECTORS:
+                continue
+            for name, offset, length, cardinality in index.dv_ranges:
+                key = (index.partition_path, name)
+                if key in out:
+                    raise TableError(f"data file {name} has deletion vectors in both "
+                                     f"{out[key].index_file} and {index.file_name}")
+                out[key] = DeletionFile(index.path, index.file_name, offset, length, cardinality)
+        return out
+
+    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+        """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
+        the snapshot's."""
+        meta = entry["_FILE"]
+        partition, partition_path = partition_of(entry["_PARTITION"], schema)
+        external = meta.get("_EXTERNAL_PATH")
+        name = meta["_FILE_NAME"]
+        path = external or posixpath.join(
+            bucket_dir(self.root, partition_path, entry["_BUCKET"], schema), name)
+        write_cols = meta.get("_WRITE_COLS")
+        return DataFile(
+            partition=partition, partition_path=partition_path, bucket=entry["_BUCKET"],
+            total_buckets=entry.get("_TOTAL_BUCKETS", -1), file_name=name, path=path,
+            file_size=meta["_FILE_SIZE"], row_count=meta["_ROW_COUNT"], level=meta["_LEVEL"],
+            schema_id=meta["_SCHEMA_ID"], min_sequence_number=meta["_MIN_SEQUENCE_NUMBER"],
+            max_sequence_number=meta["_MAX_SEQUENCE_NUMBER"],
+            extra_files=tuple(meta.get("_EXTRA_FILES") or ()),
+            embedded_index=meta.get("_EMBEDDED_FILE_INDEX"), external_path=external,
+            delete_row_count=meta.get("_DELETE_ROW_COUNT"), file_source=meta.get("_FILE_SOURCE"),
+            first_row_id=meta.get("_FIRST_ROW_ID"),
+            write_cols=None if write_cols is None else tuple(write_cols),
+            value_stats=_value_stats(meta))
+
+    def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
+        """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
+        partition, partition_path = partition_of(entry["_PARTITION"], schema)
+        name = entry["_FILE_NAME"]
+        external = entry.get("_EXTERNAL_PATH")
+        if external:
+            path = external
+        elif schema.flag("index-file-in-data-file-dir"):
+            path = posixpath.join(bucket_dir(self.root, partition_path, entry["_BUCKET"], schema), name)
+        else:
+            path = posixpath.join(self.root, "index", name)
+        ranges = tuple((r["f0"], r["f1"], r["f2"], r.get("_CARDINALITY"))
+                       for r in entry.get("_DELETIONS_VECTORS_RANGES") or () if r is not None)
+        return IndexFile(partition, partition_path, entry["_BUCKET"], entry["_INDEX_TYPE"], name,
+                         path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges)
+
+
+def _value_stats(meta: Mapping[str, Any]) -> tuple | None:
+    stats = meta.get("_VALUE_STATS")
+    if not stats:
+        return None
+    nulls = stats.get("_NULL_COUNTS")
+    names = meta.get("_VALUE_STATS_COLS")
+    return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
+            None if nulls is None else tuple(nulls), None if names is None else tuple(names))
