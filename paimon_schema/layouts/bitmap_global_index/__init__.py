@@ -7,7 +7,8 @@ equal / in / is-null / is-not-null with 64-bit row-id bitmaps, and writers of bo
 - `reader`: `BitmapGlobalIndexReader`, which reads what Java's reader reads for a lookup: the
   48-byte footer, the index block, one dictionary block per key and the key's bitmap (a file
   object is read block by block, never whole; `test_bitmap_global_index.py` counts the bytes);
-- `writer`: `write_bitmap_global_index`.
+- `writer`: `build_bitmap_global_index` (the file and its manifest metadata) and
+  `write_bitmap_global_index` (the file's bytes).
 
 Version 1 files sort keys by their bytes (unsigned) and are searched that way, version 2 files
 by typed value, as Java's reader (apache/paimon#8613 at 1e2a322e) does by the footer's version.
@@ -22,7 +23,8 @@ pypaimon-rust and Java's master disagree.
 from paimon_schema.layouts.bitmap_global_index.blocks import FOOTER, TRAILER, has_signature
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
 from paimon_schema.layouts.bitmap_global_index.reader import BitmapGlobalIndexReader
-from paimon_schema.layouts.bitmap_global_index.writer import write_bitmap_global_index
+from paimon_schema.layouts.bitmap_global_index.writer import (BitmapIndexFile, build_bitmap_global_index,
+                                                              write_bitmap_global_index)
 
-__all__ = ["FOOTER", "TRAILER", "BitmapGlobalIndexReader", "GlobalKeys", "has_signature",
-           "write_bitmap_global_index"]
+__all__ = ["FOOTER", "TRAILER", "BitmapGlobalIndexReader", "BitmapIndexFile", "GlobalKeys",
+           "build_bitmap_global_index", "has_signature", "write_bitmap_global_index"]

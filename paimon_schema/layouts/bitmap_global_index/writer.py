@@ -9,6 +9,7 @@ import struct
 import zlib
 from array import array
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -19,21 +20,47 @@ from paimon_schema.layouts.bitmap_global_index.blocks import (COMPRESSION_NONE, 
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts.column_values import Column, column_values
+from paimon_schema.layouts.global_index_meta import SortedIndexFileMeta
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
 DEFAULT_BLOCK_SIZE = 16 * 1024       # bitmap-index.dictionary-block-size
 
 
+@dataclass(frozen=True)
+class BitmapIndexFile:
+    """A written file: its bytes and what the index manifest records of it."""
+
+    data: bytes
+    row_count: int                  # rows written, nulls included
+    meta: SortedIndexFileMeta       # typed least and greatest key, whether there are nulls
+
+    @property
+    def index_meta(self) -> bytes:
+        """The manifest's `_INDEX_META` bytes."""
+        return self.meta.to_bytes()
+
+
 def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object], *,
                               version: int = SERIALIZED_KEY_ORDER,
                               dictionary_block_size: int = DEFAULT_BLOCK_SIZE,
                               run_optimize: bool | None = None) -> bytes:
-    """The file for `values` (row id = position, None = NULL): version 1 as pypaimon 2.1.0's
-    `BitmapIndexWriter` writes it, version 2 as Java's `SortedBitmapGlobalIndexWriter`.
-    `run_optimize` (default: for version 2 only) runs Roaring's `runOptimize` on every bitmap
-    as Java's writers do; with it, version 1 is Java's `BitmapGlobalIndexWriter` output.
-    An empty column gives b"" (every writer writes no file)."""
+    """The file for `values` (row id = position, None = NULL); b"" for an empty column (every
+    writer writes no file). See `build_bitmap_global_index`."""
+    built = build_bitmap_global_index(data_type, values, version=version,
+                                      dictionary_block_size=dictionary_block_size, run_optimize=run_optimize)
+    return b"" if built is None else built.data
+
+
+def build_bitmap_global_index(data_type: str | DataType, values: Iterable[object], *,
+                              version: int = SERIALIZED_KEY_ORDER,
+                              dictionary_block_size: int = DEFAULT_BLOCK_SIZE,
+                              run_optimize: bool | None = None) -> BitmapIndexFile | None:
+    """The file for `values` (row id = position, None = NULL) with its manifest metadata, or
+    None for an empty column: version 1 as pypaimon 2.1.0's `BitmapIndexWriter` writes it,
+    version 2 as Java's `SortedBitmapGlobalIndexWriter`. `run_optimize` (default: for version 2
+    only) runs Roaring's `runOptimize` on every bitmap as Java's writers do; with it, version 1
+    is Java's `BitmapGlobalIndexWriter` output."""
     if version not in VERSIONS:
         raise SchemaError(f"bitmap global index version must be 1 or 2, not {version!r}")
     if dictionary_block_size <= 0:
@@ -41,15 +68,18 @@ def write_bitmap_global_index(data_type: str | DataType, values: Iterable[object
     keys = GlobalKeys.of(data_type)
     column = column_values(keys.data_type, values)
     if column.num_rows == 0:
-        return b""
+        return None
     grouped = _grouped_numbers(keys, column) if column.numbers is not None and \
         keys.data_type.root not in ("FLOAT", "DOUBLE") else \
         _grouped_strings(column) if column.strings is not None else None
     groups, nulls = grouped if grouped is not None else _grouped_rows(keys, column.python_rows())
-    count = column.num_rows
-    order = sorted(groups) if version == SERIALIZED_KEY_ORDER else sorted(groups, key=keys.order)
+    typed = sorted(groups, key=keys.order)
+    order = sorted(groups) if version == SERIALIZED_KEY_ORDER else typed
     optimize = version == LOGICAL_KEY_ORDER if run_optimize is None else run_optimize
-    return _layout([(k, groups[k]) for k in order], nulls, count, version, dictionary_block_size, optimize)
+    data = _layout([(k, groups[k]) for k in order], nulls, column.num_rows, version, dictionary_block_size,
+                   optimize)
+    meta = SortedIndexFileMeta(typed[0] if typed else None, typed[-1] if typed else None, len(nulls) > 0)
+    return BitmapIndexFile(data, column.num_rows, meta)
 
 
 #: one key's rows, ascending: int64 numbers, or the 32-bit rows of the hash kernel
