@@ -30,13 +30,7 @@ from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.generated.roaring_bitmap import RoaringBitmap
 from paimon_schema.generated.sorted_index_meta import SortedIndexMeta
-from paimon_schema.layouts import (
-    bitmap_global_index,
-    btree_global_index,
-    deletion_vectors,
-    file_index,
-    paimon_common,
-)
+from paimon_schema.layouts import bitmap_global_index, btree_global_index, deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
 from paimon_schema.layouts.bsi_index import BsiIndexReader, build_bsi

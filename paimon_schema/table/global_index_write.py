@@ -31,9 +31,9 @@ from typing import Any
 
 import pyarrow as pa
 
-from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader, write_bitmap_global_index
+from paimon_schema.layouts.bitmap_global_index import build_bitmap_global_index, write_bitmap_global_index
 from paimon_schema.layouts.btree_global_index import write_btree_global_index
-from paimon_schema.layouts.global_index_meta import GlobalIndexMeta, SortedIndexFileMeta
+from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.table.commit import CommitPlan, commit, create_new, remove_quietly
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import ADD
@@ -230,16 +230,12 @@ def build_global_index(task: IndexTask) -> BuiltIndex:
             bloom_filter=options.get("btree-index.bloom-filter.enabled", "false").lower() == "true",
             java_null_bitmap=False)
         return BuiltIndex(written.data, written.row_count, written.index_meta)
-    data = write_bitmap_global_index(
+    bitmap = build_bitmap_global_index(
         task.data_type, column,
         dictionary_block_size=_memory(options.get("bitmap-index.dictionary-block-size", "16kb")))
-    reader = BitmapGlobalIndexReader.open(data, task.data_type)
-    keys = [key for key, _ in reader.entries()]
-    order = reader.keys.order
-    first_key = min(keys, key=order) if keys else None
-    last_key = max(keys, key=order) if keys else None
-    meta = SortedIndexFileMeta(first_key, last_key, bool(reader.is_null()))
-    return BuiltIndex(data, len(column), meta.to_bytes())
+    if bitmap is None:                 # not reached: a range has rows
+        raise TableError(f"rows {task.start}..{task.end} of {task.column}: no rows to index")
+    return BuiltIndex(bitmap.data, bitmap.row_count, bitmap.index_meta)
 
 
 def _memory(text: str) -> int:

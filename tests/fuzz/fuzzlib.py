@@ -540,15 +540,15 @@ def entry_points(seed: Seed, data: bytes, *, cli_too: bool = False,
                                               layout, seed.data_type)))
     elif layout == "roaring":
         calls.append(("roaring.deserialize", lambda: len(roaring.deserialize(data)[0])))
+    elif layout == "bitmap-global-index":
+        calls.append(("BitmapGlobalIndexReader.verify",
+                      lambda: BitmapGlobalIndexReader.open(data, seed.data_type).verify()))
+        calls.append(("BitmapGlobalIndexReader.equal/in_", lambda: len(_global_lookups(data, seed.data_type))))
     elif layout == "btree":
         assert seed.data_type is not None
         calls.append((f"BTreeGlobalIndexReader.open(..., {seed.data_type!r})",
                       lambda: _exercise_btree(BTreeGlobalIndexReader.open(data, seed.data_type or ""))
                       if exercise else BTreeGlobalIndexReader.open(data, seed.data_type or "")))
-    elif layout == "bitmap-global-index":
-        calls.append(("BitmapGlobalIndexReader.verify",
-                      lambda: BitmapGlobalIndexReader.open(data, seed.data_type).verify()))
-        calls.append(("BitmapGlobalIndexReader.equal/in_", lambda: len(_global_lookups(data, seed.data_type))))
     else:
         raise ValueError(layout)
     if cli_too and layout in CLI_LAYOUTS:

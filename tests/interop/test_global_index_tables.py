@@ -13,7 +13,7 @@ import fastavro
 import pyarrow as pa
 from global_index_tables import index_files, pypaimon_index, rust_index, write_table
 
-from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader, GlobalKeys, write_bitmap_global_index
+from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader, GlobalKeys, build_bitmap_global_index
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta, SortedIndexFileMeta
 
 ROWS = 300
@@ -49,7 +49,9 @@ def _check_bitmap_files(warehouse: Path, typed_order: bool = False) -> int:
         column = next(c for c, (_, field_id) in COLUMNS.items() if field_id == meta.index_field_id)
         data_type, values = COLUMNS[column][0], VALUES[column]
         keys = GlobalKeys.of(data_type)
-        ours = write_bitmap_global_index(data_type, values)
+        built = build_bitmap_global_index(data_type, values)
+        assert built is not None and built.index_meta == meta.index_meta and built.row_count == ROWS
+        ours = built.data
         if typed_order:
             theirs = list(BitmapGlobalIndexReader.open(file.data, data_type).entries())
             assert sorted(theirs) == sorted(BitmapGlobalIndexReader.open(ours, data_type).entries())
