@@ -2,8 +2,9 @@
 
 `register(spark)` adds the Python data sources `paimon`, `paimon-deletion-vectors` and
 `paimon-file-index`; `read_table(spark, table_dir, where)` reads a table's live Parquet files
-with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow` is
-the same merge-on-read in pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds
+with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow`
+(`paimon_schema.table.read_arrow`, kept here for older callers) is the same merge-on-read in
+pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds
 file indexes for a table's data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
 Spark functions).
 """
@@ -12,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from paimon_schema.table.merge import ReadStats, read_arrow
+from paimon_schema.table.merge import ReadStats
+from paimon_schema.table.scan import read_arrow
 
 __all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
 

@@ -4,8 +4,8 @@ sidecar), and a bucket's HASH index. Errors name the file and give offsets in it
 
 from __future__ import annotations
 
-from typing import Any
-
+import numpy as np
+from numpy.typing import NDArray
 from pyroaring import BitMap, BitMap64
 
 from paimon_schema.layouts.deletion_vectors import read_deletion_vector
@@ -16,7 +16,7 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+__all__ = ["deleted_rows", "deletion_vector", "file_index", "file_index_bytes", "hash_index"]
 
 
 def deletion_vector(io: FileIO, data_file: DataFile, *,
@@ -34,6 +34,19 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
                           f"{dv.offset}: {exc.reason}",
                           offset=None if exc.offset is None else exc.offset + dv.offset,
                           path=exc.path) from exc
+
+
+def deleted_rows(io: FileIO, data_file: DataFile) -> int:
+    """How many rows of the data file its deletion vector deletes: the cardinality the index
+    manifest records, or, where it records none (Paimon 1.0 and older), the vector's own
+    count (its bin is read); 0 without a deletion vector."""
+    dv = data_file.deletion_file
+    if dv is None:
+        return 0
+    if dv.cardinality is not None:
+        return dv.cardinality
+    bitmap = deletion_vector(io, data_file)
+    return 0 if bitmap is None else len(bitmap)
 
 
 def file_index_bytes(io: FileIO, data_file: DataFile) -> bytes | None:
@@ -57,7 +70,7 @@ def file_index(io: FileIO, data_file: DataFile) -> FileIndexFile | None:
                           f"{exc.reason}", offset=exc.offset, path=exc.path) from exc
 
 
-def hash_index(io: FileIO, index_file: IndexFile) -> Any:
+def hash_index(io: FileIO, index_file: IndexFile) -> NDArray[np.int32]:
     """A HASH index file's key hashes (numpy int32, file order)."""
     if index_file.index_type != HASH:
         raise TableError(f"{index_file.file_name} is a {index_file.index_type} index, not HASH")
