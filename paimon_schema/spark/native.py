@@ -37,7 +37,7 @@ import json
 import logging
 import struct
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -54,6 +54,7 @@ from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, r
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import TableSchema
+from paimon_schema.table.snapshots import TimeTravel
 
 __all__ = ["read_table"]
 
@@ -68,17 +69,26 @@ _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 
 
 def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None, *,
                snapshot: int | None = None, columns: Sequence[str] | None = None,
-               with_stats: bool = False, mode: str = "FAILFAST", filesystem: Any = None) -> Any:
+               with_stats: bool = False, mode: str = "FAILFAST", filesystem: Any = None,
+               options: Mapping[str, str] | None = None) -> Any:
     """The table's rows as a Spark DataFrame (with `with_stats=True`: `(df, ReadStats)`).
 
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
     BETWEEN, IS NULL) prune files and rows first. A string Spark understands but the pruner
-    does not is applied without pruning.
+    does not is applied without pruning. `snapshot`, or Paimon's options in `options`
+    (`scan.snapshot-id`, `scan.tag-name`, `scan.timestamp-millis`, `scan.timestamp`), pick
+    the version read.
     """
     predicate = _predicate(where)
     table = Table.open(table_dir, filesystem)
-    plan = plan_read(table, predicate, snapshot, mode=mode)
+    travel = TimeTravel.from_options(dict(options or {}))
+    if snapshot is not None:
+        if travel.snapshot not in (None, snapshot):
+            raise TableError(f"snapshot={snapshot} and scan.snapshot-id={travel.snapshot} differ")
+        travel = travel._replace(snapshot=snapshot).checked()
+    snap = None if travel == TimeTravel() else travel.resolve(table.io, table.path)
+    plan = plan_read(table, predicate, snap, mode=mode)
     ddl = spark_schema_ddl(plan.table_schema)
     groups: dict[tuple, list[FileTask]] = {}
     others = []

@@ -4,9 +4,10 @@
 Planning (`partitions()`) reads the manifests in Spark's planner worker; a partition is a
 group of data files of about Paimon's split target size, at least one per CPU (`paimon`, see
 `splits`), one data file (`paimon-file-index`) or one deletion-vector index file, so the work
-spreads over executors. Readers yield Arrow record batches, never rows. Every source takes the option
-`snapshot` (an id) for time travel; `paimon` also takes `mode` (`FAILFAST` / `PERMISSIVE`, for
-corrupt file indexes).
+spreads over executors. Readers yield Arrow record batches, never rows. Every source travels in
+time with Paimon's own options: `scan.snapshot-id` (or `snapshot`), `scan.tag-name`,
+`scan.timestamp-millis` (the latest snapshot at or before it) or `scan.timestamp`; `paimon` also
+takes `mode` (`FAILFAST` / `PERMISSIVE`, for corrupt file indexes).
 
 Filter pushdown (`spark.sql.python.filterPushdown.enabled`, Spark 4.1+): `paimon` uses the
 pushed filters to prune files and rows with the file indexes, and hands every filter back, so
@@ -38,6 +39,7 @@ from paimon_schema.table.fileio import LocalFileIO
 from paimon_schema.table.manifests import DeletionFile
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import TableSchema, type_root
+from paimon_schema.table.snapshots import Snapshot, TimeTravel
 from paimon_schema.values.errors import FormatError
 from paimon_schema.values.options import memory_size
 
@@ -76,9 +78,14 @@ def _path(options: Any) -> str:
     return path
 
 
-def _snapshot(options: Any) -> int | None:
-    value = options.get("snapshot")
-    return None if value in (None, "") else int(value)
+def _travel(options: Any) -> TimeTravel:
+    """The version the options ask for (Paimon's `scan.*` names, or `snapshot`)."""
+    return TimeTravel.from_options(dict(options))
+
+
+def _snapshot(table: Table, travel: TimeTravel) -> Snapshot | None:
+    """The snapshot to read: the one asked for, or None for the latest."""
+    return None if travel == TimeTravel() else travel.resolve(table.io, table.path)
 
 
 def _flag(options: Any, key: str) -> bool:
@@ -100,9 +107,10 @@ def _local(path: str) -> str:
     return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
-def _schema_of(table: Table, snapshot: int | None) -> TableSchema:
-    """The schema a read of `snapshot` returns (the latest schema without a snapshot)."""
-    return table.schema(None if snapshot is None else table.snapshot(snapshot).schema_id)
+def _schema_of(table: Table, travel: TimeTravel) -> TableSchema:
+    """The schema a read returns: the snapshot's when one is asked for, else the latest."""
+    snap = _snapshot(table, travel)
+    return table.schema(None if snap is None else snap.schema_id)
 
 
 @dataclass
@@ -123,17 +131,17 @@ class PaimonSource(DataSource):
 
     def schema(self) -> str:
         table = Table.open(_path(self.options))
-        return spark_schema_ddl(_schema_of(table, _snapshot(self.options)))
+        return spark_schema_ddl(_schema_of(table, _travel(self.options)))
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _PaimonReader(_path(self.options), _snapshot(self.options),
+        return _PaimonReader(_path(self.options), _travel(self.options),
                              str(self.options.get("mode", "FAILFAST")))
 
 
 class _PaimonReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, mode: str) -> None:
+    def __init__(self, path: str, travel: TimeTravel, mode: str) -> None:
         self.path = path
-        self.snapshot = snapshot
+        self.travel = travel
         self.mode = mode
         self.where: preds.Predicate | None = None
 
@@ -143,7 +151,8 @@ class _PaimonReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        plan = plan_read(self.path, self.where, self.snapshot, mode=self.mode)
+        table = Table.open(self.path)
+        plan = plan_read(table, self.where, _snapshot(table, self.travel), mode=self.mode)
         schema = spark_arrow_schema(plan.table_schema)
         return [_Partition((tasks, schema)) for tasks in splits(plan.tasks, plan.table_schema)] \
             or [_Partition(None)]
@@ -202,13 +211,13 @@ class DeletionVectorsSource(DataSource):
         return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _DeletionVectorsReader(_path(self.options), _snapshot(self.options),
+        return _DeletionVectorsReader(_path(self.options), _travel(self.options),
                                       _flag(self.options, "explode"))
 
 
 class _DeletionVectorsReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, explode: bool) -> None:
-        self.path, self.snapshot, self.explode = path, snapshot, explode
+    def __init__(self, path: str, travel: TimeTravel, explode: bool) -> None:
+        self.path, self.travel, self.explode = path, travel, explode
 
     def partitions(self) -> Sequence[InputPartition]:
         table = _table_or_file(self.path)
@@ -223,7 +232,7 @@ class _DeletionVectorsReader(DataSourceReader):
                                   offset=exc.offset, path=exc.path) from None
             return [_Partition(("file", self.path))]
         by_index: dict[str, list[tuple[str, int, str, DeletionFile]]] = {}
-        for f in table.data_files(self.snapshot):
+        for f in table.data_files(_snapshot(table, self.travel)):
             if f.deletion_file is not None:
                 by_index.setdefault(f.deletion_file.path, []).append(
                     (f.partition_path, f.bucket, f.file_name, f.deletion_file))
@@ -311,17 +320,17 @@ class FileIndexSource(DataSource):
         return _FI_DDL + extra
 
     def reader(self, schema: Any) -> DataSourceReader:
-        return _FileIndexReader(_path(self.options), _snapshot(self.options),
+        return _FileIndexReader(_path(self.options), _travel(self.options),
                                 _flag(self.options, "values"))
 
 
 class _FileIndexReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, values: bool) -> None:
-        self.path, self.snapshot, self.values = path, snapshot, values
+    def __init__(self, path: str, travel: TimeTravel, values: bool) -> None:
+        self.path, self.travel, self.values = path, travel, values
 
     def partitions(self) -> Sequence[InputPartition]:
         table = Table.open(self.path)
-        files = [f for f in table.data_files(self.snapshot)
+        files = [f for f in table.data_files(_snapshot(table, self.travel))
                  if f.embedded_index is not None or f.index_sidecar is not None]
         return [_Partition((table, f)) for f in files] or [_Partition(None)]
 
