@@ -121,10 +121,13 @@ class TableScan:
         out = self._out_columns(plan)
         for task in plan.tasks:
             for batch in read_task(task, batch_rows=batch_rows):
-                if self._filter is not None:
-                    batch = batch.filter(self._filter)
-                if batch.num_rows:
-                    yield batch.select(out)
+                if self._filter is None:
+                    if batch.num_rows:
+                        yield batch.select(out)
+                    continue
+                # (a Table: pyarrow 19's RecordBatch.filter fails when no row is left)
+                kept = pa.Table.from_batches([batch]).filter(self._filter).select(out)
+                yield from (b for b in kept.to_batches() if b.num_rows)
 
     def to_pandas(self, **kwargs: Any) -> pd.DataFrame:
         """The rows as a pandas DataFrame (`pyarrow.Table.to_pandas(**kwargs)`)."""
