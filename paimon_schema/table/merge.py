@@ -39,7 +39,7 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -49,9 +49,9 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.fileio import FileIO, FileSystemLike
 from paimon_schema.table.manifests import DataFile, DeletionFile
-from paimon_schema.table.metadata import ReadPlan, Table
+from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.snapshots import Snapshot
@@ -63,9 +63,6 @@ if TYPE_CHECKING:
     from pyroaring import BitMap, BitMap64
 
 __all__ = ["FileTask", "ReadStats", "TableLike", "TaskPlan", "plan_read", "read_task", "read_tasks"]
-
-#: What a read takes for a table: an open `Table`, or a local path or URI.
-TableLike = Union[Table, str, "os.PathLike[str]"]
 
 log = logging.getLogger("paimon_schema.spark")
 
@@ -154,7 +151,7 @@ class TaskPlan:
 
 def plan_read(table: TableLike, where: Predicate | None = None,
               snapshot: Snapshot | int | None = None, columns: Sequence[str] | None = None,
-              mode: str = "FAILFAST", filesystem: Any = None, *,
+              mode: str = "FAILFAST", filesystem: FileSystemLike | None = None, *,
               with_filter_columns: bool = False) -> TaskPlan:
     """Which files to read and how, with pruning; see the module doc. The output columns are
     `columns` (default: all), plus with `with_filter_columns` those `where` needs."""

@@ -14,7 +14,7 @@ import datetime as dt
 import os
 import posixpath
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Union, overload
 
 import pyarrow.fs as pafs
 from pyroaring import BitMap, BitMap64
@@ -22,7 +22,7 @@ from pyroaring import BitMap, BitMap64
 from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.table import indexes
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.fileio import ArrowFileIO, FileIO, filesystem_for, open_fileio
+from paimon_schema.table.fileio import ArrowFileIO, FileIO, FileSystemLike, filesystem_for, open_fileio
 from paimon_schema.table.manifests import ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests
 from paimon_schema.table.plan import read_files, read_order
 from paimon_schema.table.schema import DataField, TableSchema, latest_schema_id, load_schema, type_root
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ADD", "DELETE", "DataField", "DataFile", "DeletionFile", "IndexFile", "ReadPlan", "Snapshot",
-    "Table", "TableError", "TableSchema", "filesystem_for", "type_root",
+    "Table", "TableError", "TableLike", "TableSchema", "filesystem_for", "type_root",
 ]
 
 
@@ -77,7 +77,7 @@ class Table:
         return f"<Table {self.path}{where}>"
 
     @classmethod
-    def open(cls, path: Table | str | os.PathLike[str], filesystem: Any = None) -> Table:
+    def open(cls, path: TableLike, filesystem: FileSystemLike | None = None) -> Table:
         """The table at a local path or URI, or at a path on `filesystem` (pyarrow or fsspec);
         TableError when it is not a Paimon table directory."""
         if isinstance(path, Table):
@@ -168,17 +168,17 @@ class Table:
         snap = self._snap(snapshot)
         return [] if snap is None else self._manifests.data_files(snap)
 
-    def live_entries(self, snapshot: Snapshot) -> list[dict]:
+    def live_entries(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
         return self._manifests.live_entries(snapshot)
 
-    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+    def data_file(self, entry: dict[str, Any], schema: TableSchema) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
         the snapshot's."""
         return self._manifests.data_file(entry, schema)
 
-    def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
+    def index_file(self, entry: dict[str, Any], schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
         return self._manifests.index_file(entry, schema)
 
@@ -236,3 +236,7 @@ class Table:
         travel = TimeTravel(snapshot, tag, as_of).checked()
         snap = None if travel == TimeTravel() else travel.resolve(self.io, self.path)
         return TableScan(self, where, columns, snap, mode=mode)
+
+
+#: What the readers and writers take for a table: an open `Table`, or a local path or URI.
+TableLike = Union[Table, str, "os.PathLike[str]"]

@@ -26,6 +26,7 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.sql import parse_sql
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.fileio import FileSystemLike
 from paimon_schema.table.merge import BATCH_ROWS, ReadStats, TableLike, TaskPlan, plan_read, read_task, read_tasks
 from paimon_schema.table.snapshots import Snapshot
 
@@ -48,7 +49,7 @@ class TableScan:
 
     def __init__(self, table: TableLike, where: Predicate | str | None = None,
                  columns: Sequence[str] | None = None, snapshot: Snapshot | int | None = None,
-                 *, mode: str = "FAILFAST", filesystem: Any = None) -> None:
+                 *, mode: str = "FAILFAST", filesystem: FileSystemLike | None = None) -> None:
         self.table = table
         self.where: Predicate | None = parse_sql(where) if isinstance(where, str) else where
         self.columns = None if columns is None else list(columns)
@@ -164,20 +165,20 @@ def _optional(module: str, method: str) -> Any:
 def read_arrow(table: TableLike, where: Predicate | str | None = ...,
                snapshot: int | None = ..., columns: Sequence[str] | None = ..., *,
                mode: str = ..., with_stats: Literal[False] = ...,
-               filesystem: Any = ...) -> pa.Table: ...
+               filesystem: FileSystemLike | None = ...) -> pa.Table: ...
 
 
 @overload
 def read_arrow(table: TableLike, where: Predicate | str | None = ...,
                snapshot: int | None = ..., columns: Sequence[str] | None = ..., *,
                mode: str = ..., with_stats: Literal[True],
-               filesystem: Any = ...) -> tuple[pa.Table, ReadStats]: ...
+               filesystem: FileSystemLike | None = ...) -> tuple[pa.Table, ReadStats]: ...
 
 
 def read_arrow(table: TableLike, where: Predicate | str | None = None,
                snapshot: int | None = None, columns: Sequence[str] | None = None, *,
                mode: str = "FAILFAST", with_stats: bool = False,
-               filesystem: Any = None) -> pa.Table | tuple[pa.Table, ReadStats]:
+               filesystem: FileSystemLike | None = None) -> pa.Table | tuple[pa.Table, ReadStats]:
     """`TableScan(table, where, columns, snapshot).to_arrow()`: the table's rows as a
     `pyarrow.Table`; `with_stats=True` (kept for older callers; the scan's `stats` is the new
     way) answers `(rows, ReadStats)`."""
