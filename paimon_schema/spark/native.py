@@ -38,7 +38,7 @@ import logging
 import struct
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,11 +50,15 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
-from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
+from paimon_schema.table.fileio import FileSystemLike
+from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_deletion_file, read_task
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.snapshots import TimeTravel
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["read_table"]
 
@@ -67,11 +71,11 @@ _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 
                    "CAST(CAST(unix_micros({}) AS DECIMAL(20, 0)) / 1000000 AS DECIMAL(18, 6)))")
 
 
-def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None, *,
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = None, *,
                snapshot: int | None = None, columns: Sequence[str] | None = None,
-               with_stats: bool = False, mode: str = "FAILFAST", filesystem: Any = None,
-               options: Mapping[str, str] | None = None) -> Any:
-    """The table's rows as a Spark DataFrame (with `with_stats=True`: `(df, ReadStats)`).
+               mode: str = "FAILFAST", filesystem: FileSystemLike | None = None,
+               options: Mapping[str, str] | None = None) -> tuple[DataFrame, ReadStats]:
+    """The table's rows as a Spark DataFrame, and what pruning skipped.
 
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
@@ -109,7 +113,7 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
     if columns is not None:
         df = df.select(*[quote(c) for c in columns])
     log.info("read_table %s: %s", table.path, plan.stats.as_dict())
-    return (df, plan.stats) if with_stats else df
+    return df, plan.stats
 
 
 def _predicate(where: Predicate | str | None) -> Predicate | None:

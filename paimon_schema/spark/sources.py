@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
 
 from paimon_schema.layouts.bitmap_index.reader import BitmapIndexReader
 from paimon_schema.layouts.bsi_index import BsiIndexReader
@@ -51,7 +53,7 @@ log = logging.getLogger("paimon_schema.spark")
 HIDE_TRACEBACK = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
 
 
-def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
+def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:
     """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
     off by default): sources that do not push filters hand them all back, as before.
 
@@ -133,7 +135,7 @@ class PaimonSource(DataSource):
         table = Table.open(_path(self.options))
         return spark_schema_ddl(_schema_of(table, _travel(self.options)))
 
-    def reader(self, schema: Any) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         return _PaimonReader(_path(self.options), _travel(self.options),
                              str(self.options.get("mode", "FAILFAST")))
 
@@ -145,7 +147,7 @@ class _PaimonReader(DataSourceReader):
         self.mode = mode
         self.where: preds.Predicate | None = None
 
-    def pushFilters(self, filters: list[Any]) -> list[Any]:
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Prune with what maps to predicates; hand every filter back to Spark."""
         self.where = preds.from_spark_filters(filters)
         return list(filters)
@@ -210,7 +212,7 @@ class DeletionVectorsSource(DataSource):
         _table_or_file(_path(self.options))          # a bad path fails at load(), not in a task
         return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
 
-    def reader(self, schema: Any) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         return _DeletionVectorsReader(_path(self.options), _travel(self.options),
                                       _flag(self.options, "explode"))
 
@@ -319,7 +321,7 @@ class FileIndexSource(DataSource):
         extra = ", `values` ARRAY<STRUCT<value: STRING, rows: ARRAY<INT>>>" if _flag(self.options, "values") else ""
         return _FI_DDL + extra
 
-    def reader(self, schema: Any) -> DataSourceReader:
+    def reader(self, schema: StructType) -> DataSourceReader:
         return _FileIndexReader(_path(self.options), _travel(self.options),
                                 _flag(self.options, "values"))
 
