@@ -204,3 +204,41 @@ def test_rows_deleted_without_manifest_cardinality(travel: dict[str, Any], capsy
     assert main(["table", path, "query", "--where", "name = 'n3'", "--json"]) == 0
     queried = json.loads(capsys.readouterr().out)["files"]
     assert {f["file"]: f["deleted"] for f in queried} == travel["deleted"]
+
+
+def test_pypaimon_tags_and_times(tmp_path: Path) -> None:
+    """pypaimon 2.1.0 writes three commits and tags two of them (its own `create_tag`); our
+    scans equal pypaimon's own reads with the same `scan.*` options."""
+    import pyarrow as pa
+    from oracles import import_oracle
+
+    pypaimon: Any = import_oracle("pypaimon")
+    data = pa.table({"id": pa.array(range(3000), pa.int64()),
+                     "tag": pa.array([f"t{i % 30}" for i in range(3000)])})
+    catalog = pypaimon.CatalogFactory.create({"warehouse": str(tmp_path)})
+    catalog.create_database("py", True)
+    catalog.create_table("py.t", pypaimon.Schema.from_pyarrow_schema(
+        data.schema, options={"bucket": "-1", "deletion-vectors.enabled": "true"}), False)
+    table = catalog.get_table("py.t")
+    for start in (0, 1000, 2000):
+        builder = table.new_batch_write_builder()
+        write, commit = builder.new_write(), builder.new_commit()
+        write.write_arrow(data.slice(start, 1000))
+        commit.commit(write.prepare_commit())
+        write.close()
+        commit.close()
+    catalog.create_tag("py.t", "one", 1)
+    catalog.create_tag("py.t", "two", 2)
+    ours = Table.open(tmp_path / "py.db" / "t")
+    assert {name: s.id for name, s in ours.tags().items()} == {"one": 1, "two": 2}
+    snaps = ours.snapshots()
+    cases = [{"scan.tag-name": "one"}, {"scan.tag-name": "two"}, {"scan.snapshot-id": "2"},
+             {"scan.timestamp-millis": str(snaps[1].time_millis)}]
+    for options, count in zip(cases, [1000, 2000, 2000, 2000]):
+        theirs = catalog.get_table("py.t").copy(options)
+        builder = theirs.new_read_builder()
+        expected = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+        version = TimeTravel.from_options(options)
+        got = ours.scan(snapshot=version.snapshot, tag=version.tag, as_of=version.as_of).to_arrow()
+        assert sorted(got.column("id").to_pylist()) == sorted(expected.column("id").to_pylist()), options
+        assert got.num_rows == count
