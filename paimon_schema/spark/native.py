@@ -94,7 +94,7 @@ def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str
     snap = None if travel == TimeTravel() else travel.resolve(table.io, table.path)
     plan = plan_read(table, predicate, snap, mode=mode)
     ddl = spark_schema_ddl(plan.table_schema)
-    groups: dict[tuple, list[FileTask]] = {}
+    groups: dict[tuple[Any, ...], list[FileTask]] = {}
     others = []
     for task in plan.tasks:
         if task.format == "parquet":
@@ -146,7 +146,7 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
         schema = raw.schema.json()
     stored = {f["name"]: f["type"] if isinstance(f["type"], str) else f["type"]["type"]
               for f in json.loads(schema)["fields"]}
-    parts: dict[tuple, list[FileTask]] = {}
+    parts: dict[tuple[Any, ...], list[FileTask]] = {}
     for task in tasks:
         constants = tuple(c.constant for c in task.columns if c.file_column not in stored)
         masked = task.deletion_file is not None or task.candidate_rows is not None

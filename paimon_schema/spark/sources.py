@@ -33,6 +33,7 @@ from paimon_schema.layouts.bitmap_index.reader import BitmapIndexReader
 from paimon_schema.layouts.bsi_index import BsiIndexReader
 from paimon_schema.layouts.range_bitmap.reader import RangeBitmapIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, open_index
+from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_task
@@ -77,7 +78,7 @@ def _path(options: Any) -> str:
     path = options.get("path")
     if not path:
         raise TableError("load(path) needs the table directory")
-    return path
+    return str(path)
 
 
 def _travel(options: Any) -> TimeTravel:
@@ -145,7 +146,7 @@ class _PaimonReader(DataSourceReader):
         self.path = path
         self.travel = travel
         self.mode = mode
-        self.where: preds.Predicate | None = None
+        self.where: Predicate | None = None
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Prune with what maps to predicates; hand every filter back to Spark."""
@@ -264,8 +265,8 @@ class _DeletionVectorsReader(DataSourceReader):
                               dv.length, _is_64(bitmap), bitmap))
         yield self._batch(items)
 
-    def _batch(self, items: list[tuple]) -> pa.RecordBatch:
-        columns: dict[str, list] = {name: [] for name in _DV_SCHEMA.names}
+    def _batch(self, items: list[tuple[Any, ...]]) -> pa.RecordBatch:
+        columns: dict[str, list[Any]] = {name: [] for name in _DV_SCHEMA.names}
         positions: list[NDArray[np.int64]] = []
         for partition_path, bucket, file_name, index_file, offset, length, is64, bitmap in items:
             repeat = 1
@@ -366,7 +367,7 @@ def _column_type(schema: TableSchema, column: str) -> Any:
     return field.type
 
 
-def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple:
+def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple[Any, ...]:
     """(row_count, distinct_values, null_count[, values]) of one index; None where the index
     does not record it (a bloom filter records none of them)."""
     empty = (None, None, None) + ((None,) if values else ())
