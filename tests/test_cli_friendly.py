@@ -102,7 +102,8 @@ def test_one_set_of_layout_names(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "layouts")
     names = [line.split()[0] for line in out.splitlines()]
     assert names == ["file-index", "bitmap", "bloom-filter", "bsi", "range-bitmap",
-                     "deletion-vectors", "hash-index", "roaring-bitmap", "paimon-common", "binary-row"]
+                     "deletion-vectors", "hash-index", "btree-global-index", "roaring-bitmap", "paimon-common",
+                     "binary-row"]
     assert "(also: dv)" in out
     dv = tmp_path / "dv"
     dv.write_bytes(ps.write_deletion_vectors({"a": [1]})[0])
