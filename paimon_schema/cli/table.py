@@ -65,10 +65,9 @@ def _n(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def _deleted(table: Table, f: DataFile) -> int | None:
-    """The rows the file's deletion vector deletes (the manifest's cardinality, else the
-    vector's own count), None without one."""
-    return None if f.deletion_file is None else table.deleted_rows(f)
+def _deleted(counts: dict[str, int], f: DataFile) -> int | None:
+    """The rows the file's deletion vector deletes (`Table.deleted_counts`), None without one."""
+    return None if f.deletion_file is None else counts[f.path]
 
 
 def _deletion_vector(table: Table, f: DataFile) -> BitMap | BitMap64:
@@ -113,7 +112,8 @@ def overview(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
     kinds: dict[str, int] = {}
     for ix in index_files:
         kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
-    deleted = [table.deleted_rows(f) for f in files if f.deletion_file is not None]
+    counts = table.deleted_counts(files)
+    deleted = [counts[f.path] for f in files if f.deletion_file is not None]
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
         "columns": [{"name": f.name, "type": type_text(f.type)} for f in schema.fields],
@@ -152,12 +152,14 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
 
 
 def files(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
+    data_files = table.data_files(snapshot)
+    counts = table.deleted_counts(data_files)
     return {"table": table.path, "files": [
         {"partition": f.partition_path, "bucket": f.bucket, "level": f.level, "file": f.file_name,
-         "path": f.path, "rows": f.row_count, "deleted": _deleted(table, f), "size": f.file_size,
+         "path": f.path, "rows": f.row_count, "deleted": _deleted(counts, f), "size": f.file_size,
          "schema_id": f.schema_id, "file_index": f.index_stored,
          "deletion_vector": None if f.deletion_file is None else f.deletion_file.index_file}
-        for f in _sorted(table.data_files(snapshot))]}
+        for f in _sorted(data_files)]}
 
 
 def _sorted(data_files: list[DataFile]) -> list[DataFile]:
@@ -273,9 +275,10 @@ def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str
     columns = sorted({leaf.column for leaf in preds.leaves(predicate)})
     preds.to_arrow(predicate, arrow_schema(plan.schema, columns))     # literals fit their columns
     out = []
+    counts = table.deleted_counts(plan.files)
     for f in plan.files:
         record = {"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
-                  "rows": f.row_count, "deleted": _deleted(table, f)}
+                  "rows": f.row_count, "deleted": _deleted(counts, f)}
         verdict = preds.partition_verdict(predicate, f.partition)
         if verdict is False:
             record.update(result="skip", by="partition")

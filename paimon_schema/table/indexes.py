@@ -4,6 +4,8 @@ sidecar), and a bucket's HASH index. Errors name the file and give offsets in it
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 from numpy.typing import NDArray
 from pyroaring import BitMap, BitMap64
@@ -16,7 +18,7 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deleted_rows", "deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+__all__ = ["deleted_counts", "deletion_vector", "file_index", "file_index_bytes", "hash_index"]
 
 
 def deletion_vector(io: FileIO, data_file: DataFile, *,
@@ -36,17 +38,30 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
                           path=exc.path) from exc
 
 
-def deleted_rows(io: FileIO, data_file: DataFile) -> int:
-    """How many rows of the data file its deletion vector deletes: the cardinality the index
-    manifest records, or, where it records none (Paimon 1.0 and older), the vector's own
-    count (its bin is read); 0 without a deletion vector."""
-    dv = data_file.deletion_file
-    if dv is None:
-        return 0
-    if dv.cardinality is not None:
-        return dv.cardinality
-    bitmap = deletion_vector(io, data_file)
-    return 0 if bitmap is None else len(bitmap)
+def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
+    """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
+    cardinality the index manifest records, or, where it records none (Paimon 1.0 and older),
+    the vector's own count, each vector file read once for all its bins."""
+    counts: dict[str, int] = {}
+    unrecorded: dict[str, list[DataFile]] = {}
+    for f in data_files:
+        dv = f.deletion_file
+        if dv is not None and dv.cardinality is None:
+            unrecorded.setdefault(dv.path, []).append(f)
+        else:
+            counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
+    for path, files in unrecorded.items():
+        data = io.read_bytes(path)
+        for f in files:
+            dv = f.deletion_file
+            assert dv is not None
+            try:
+                counts[f.path] = len(read_deletion_vector(data, dv.offset, dv.length))
+            except FormatError as exc:
+                raise FormatError(f"deletion vector of {f.file_name} in {path} at offset "
+                                  f"{dv.offset}: {exc.reason}", offset=exc.offset,
+                                  path=exc.path) from exc
+    return counts
 
 
 def file_index_bytes(io: FileIO, data_file: DataFile) -> bytes | None:

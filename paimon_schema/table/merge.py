@@ -171,7 +171,7 @@ def plan_read(table: TableLike, where: Predicate | None = None,
         out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
                         if c not in out_columns]
     stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
-    tasks, read = [], []
+    kept: list[tuple[DataFile, BitMap | None]] = []
     for data_file in plan.files:
         if data_file.format not in READABLE_FORMATS:
             raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
@@ -195,8 +195,11 @@ def plan_read(table: TableLike, where: Predicate | None = None,
                     continue
                 if result is not None and result.rows is not None:
                     candidate = result.rows
-        tasks.append(_task(tab, plan, data_file, out_columns, candidate, stats))
-        read.append(data_file)
+        kept.append((data_file, candidate))
+    read = [data_file for data_file, _ in kept]
+    deleted = tab.deleted_counts(read)
+    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats)
+             for data_file, candidate in kept]
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
@@ -249,7 +252,7 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
 
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-          candidate: BitMap | None, stats: ReadStats) -> FileTask:
+          candidate: BitMap | None, deleted: int, stats: ReadStats) -> FileTask:
     file_schema = tab.schema(data_file.schema_id)
     written = None if data_file.write_cols is None else set(data_file.write_cols)
     columns = []
@@ -260,7 +263,6 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
             old = None                  # a data-evolution file holds only its write columns
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
                               data_file.partition.get(name)))
-    deleted = tab.deleted_rows(data_file)
     if candidate is not None:
         stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
     stats.rows_deleted += deleted

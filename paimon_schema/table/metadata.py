@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import posixpath
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union, overload
 
@@ -194,10 +195,10 @@ class Table:
         """The data file's deleted positions (None without a deletion vector)."""
         return indexes.deletion_vector(self.io, data_file, verify_checksum=verify_checksum)
 
-    def deleted_rows(self, data_file: DataFile) -> int:
-        """How many rows the data file's deletion vector deletes (the manifest's cardinality,
-        else the vector's own count; 0 without one)."""
-        return indexes.deleted_rows(self.io, data_file)
+    def deleted_counts(self, data_files: Iterable[DataFile]) -> dict[str, int]:
+        """{data file path: rows its deletion vector deletes}: the manifest's cardinality,
+        else the vector's own count (each vector file read once); 0 without one."""
+        return indexes.deleted_counts(self.io, data_files)
 
     def file_index_bytes(self, data_file: DataFile) -> bytes | None:
         """The data file's file-index container (embedded or sidecar), or None."""
