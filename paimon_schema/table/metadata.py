@@ -13,7 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Union, overload
 
@@ -225,13 +225,13 @@ class Table:
         live = tuple(sorted(self.data_files(snap), key=read_order))
         return ReadPlan(self, snap, schema, read_files(self.path, schema, live), live)
 
-    def scan(self, where: Predicate | str | None = None, columns: list[str] | None = None,
+    def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,
              snapshot: int | None = None, tag: str | None = None,
              as_of: int | dt.datetime | str | None = None, *, mode: str = "FAILFAST") -> TableScan:
         """A read of the table: `where` (a `ps.col` predicate or Spark SQL comparisons) prunes
         files and filters rows, `columns` selects, `snapshot` / `tag` / `as_of` travel (see
-        `travel`). Nothing is read until `files()`, `to_arrow()`, `to_batches()`, ...; see
-        `scan.TableScan`."""
+        `travel`; a snapshot or tag that does not exist fails here). The files are planned on
+        the first `files()`, `stats`, `to_arrow()`, `to_batches()`, ...; see `scan.TableScan`."""
         from paimon_schema.table.scan import TableScan
 
         travel = TimeTravel(snapshot, tag, as_of).checked()
