@@ -129,3 +129,19 @@ def test_errors_are_exported_at_the_top(table: tuple[Path, list], tmp_path: Path
         Table.open(root).scan(snapshot=9)
     with pytest.raises(ps.SchemaError):
         Table.open(root).scan("amount < 'x'").to_arrow()
+
+
+def test_as_of_takes_millis_datetimes_and_iso_text(table: tuple[Path, list]) -> None:
+    """The forged table's one snapshot was committed at epoch millisecond 0."""
+    import datetime as dt
+
+    root, _ = table
+    t = Table.open(root)
+    utc = dt.timezone.utc
+    for moment in (0, dt.datetime(1970, 1, 1, tzinfo=utc), "1970-01-01T00:00:00.500+00:00", "5"):
+        scan = t.scan(as_of=moment)
+        assert scan.snapshot is not None and scan.snapshot.id == 1
+    with pytest.raises(ps.TableError, match="no snapshot earlier than or equal to timestamp -1"):
+        t.scan(as_of=dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=utc))
+    with pytest.raises(ps.TableError, match="neither epoch milliseconds nor an ISO timestamp"):
+        t.scan(as_of="yesterday")
