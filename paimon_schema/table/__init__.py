@@ -3,12 +3,13 @@ table goes through a `FileIO`), `schema`, `snapshots`, `partitions`, `manifests`
 `plan`; `merge` is the pyarrow merge-on-read, `predicates` turns a filter into what each data
 file's indexes, partitions and Arrow can answer, `arrow_types` maps Paimon types to Arrow and
 Spark. Writing: `commit` publishes a snapshot (manifests, `binary_row` partitions, atomic
-create), `file_index_rewrite` adds file indexes to data files, `delete` deletes rows as deletion
-vectors."""
+create; `retry` retries a lost race as Java does), `file_index_rewrite` adds file indexes to
+data files, `delete` deletes rows as deletion vectors. `s3` holds the S3 writes of `S3FileIO`."""
 
 from paimon_schema.table.delete import delete_where
 from paimon_schema.table.errors import CommitConflict, TableError
 from paimon_schema.table.file_index_rewrite import rewrite_file_index
+from paimon_schema.table.fileio import S3FileIO
 from paimon_schema.table.metadata import Table
 
-__all__ = ["CommitConflict", "Table", "TableError", "delete_where", "rewrite_file_index"]
+__all__ = ["CommitConflict", "S3FileIO", "Table", "TableError", "delete_where", "rewrite_file_index"]

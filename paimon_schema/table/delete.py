@@ -6,6 +6,8 @@ semantics: a comparison with NULL deletes nothing) join each file's deletion vec
 partition and bucket one new deletion-vector index file holds every vector of that bucket and
 replaces the index files it supersedes in the index manifest (Java keeps one per bucket of a
 bucketed table), with each vector's range and cardinality; the commit is COMPACT, as Java's.
+A lost race for the snapshot is retried on the winner's snapshot (`retry.py`), merging with
+its vectors.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import ADD, DELETION_VECTORS
 from paimon_schema.table.merge import BATCH_ROWS, _file_batches, evolve, plan_read
 from paimon_schema.table.metadata import Table
+from paimon_schema.table.retry import RetryPolicy, with_retries
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
@@ -86,14 +89,28 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
     return plan, out
 
 
-def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
+def delete_where(table: Any, where: Predicate | str, options: Mapping[str, Any] | None = None
+                 ) -> DeleteResult:
     """Delete the rows matching `where` (a `ps.col` predicate or a Spark SQL condition) from
-    an append table with deletion vectors, as one new snapshot; see the module doc."""
-    from pyroaring import BitMap, BitMap64
+    an append table with deletion vectors, as one new snapshot; see the module doc.
 
-    tab, snap, schema = writable(table, deletion_vectors=True)
+    A commit that loses to another writer is done again on the new latest snapshot: its rows
+    are matched again and merged with the winner's vectors, so no deletion of either is lost
+    (`options`: Paimon's `commit.max-retries`, `commit.min-retry-wait`, `commit.max-retry-wait`,
+    `commit.timeout` over the table's; `commit.max-retries=0` raises the `CommitConflict`)."""
     if where is None:
         raise SchemaError("delete_where needs a predicate (deleting every row is not offered)")
+    tab = Table.open(table)
+    predicate = where_predicate(where)
+    policy = RetryPolicy.of(tab.schema().options, options)
+    return with_retries(lambda: _delete_once(tab, predicate), policy)
+
+
+def _delete_once(tab: Table, where: Predicate) -> DeleteResult:
+    """One attempt of `delete_where`, on the latest snapshot."""
+    from pyroaring import BitMap, BitMap64
+
+    tab, snap, schema = writable(tab, deletion_vectors=True)
     with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
     for data_file in with_dvs.values():
         check_format(data_file)
