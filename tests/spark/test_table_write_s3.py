@@ -26,9 +26,12 @@ from paimon_schema.table.commit import live_index_entries
 from paimon_schema.table.manifests import read_avro
 from paimon_schema.table.merge import read_arrow
 
+import test_table_write
 from s3server import ACCESS_KEY, REGION, SECRET_KEY
-from test_table_write import (INDEXES, OPTIONS, WRITER, _copy, _deleted, _java,  # noqa: F401
-                              _java_rows, _rows, java_tables)
+from test_table_write import INDEXES, OPTIONS, WRITER, _copy, _deleted, _java, _java_rows, _rows
+
+#: the Java-written tables of test_table_write (a fixture: pytest finds it by this name)
+java_tables = test_table_write.java_tables
 
 DELETE = "score < 30 OR name = 'n07'"
 
