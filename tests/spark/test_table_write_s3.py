@@ -162,8 +162,13 @@ def test_write_paths_on_s3_and_java_reads_the_result(
     s3_store.server.log.clear()
     result: Any = WRITES[write](s3_store, spark)
     assert result.snapshot_id == 4
-    puts = [r for r in s3_store.server.log.snapshot() if r.method == "PUT"]
+    log = s3_store.server.log.snapshot()
+    puts = [r for r in log if r.method == "PUT" and ".paimon-schema-probe-" not in r.path]
     assert [r.status for r in puts if "/snapshot/snapshot-4" in r.path] == [200]
+    # one put per new file, the hint replaced; nothing deleted but the probe
+    new = s3_store.listing() - before
+    assert sorted(r.path for r in puts) == sorted(f"/{s3_store.path}/{n}" for n in new | {"snapshot/LATEST"})
+    assert all(".paimon-schema-probe-" in r.path for r in log if r.method == "DELETE")
     table = s3_store.table()
     expected = [r for r in reads["parted"] if not (write == "delete" and _deleted(r))]
     if write != "delete":
@@ -175,20 +180,27 @@ def test_write_paths_on_s3_and_java_reads_the_result(
     assert _java_read(java_reference, s3_store.local()) == expected
 
 
-@pytest.mark.parametrize("view", ["index", "delete"])
+@pytest.mark.parametrize(("view", "credentials"), [("index", "environment"), ("delete", "uri")])
 def test_table_cli_writes_on_s3(s3_store: Store, java_tables: tuple[Path, dict],
-                                java_reference: Any, aws_environment: dict, capsys: Any,
-                                view: str) -> None:
+                                java_reference: Any, request: Any, capsys: Any,
+                                view: str, credentials: str) -> None:
     """`paimon-schema table s3://... index|delete`, endpoint and credentials from the AWS
-    environment variables."""
+    environment variables or in the URI."""
     from paimon_schema.cli.main import main
 
     _, reads = java_tables
+    uri = s3_store.uri
+    if credentials == "environment":
+        request.getfixturevalue("aws_environment")
+    else:
+        host = s3_store.server.endpoint.split("://", 1)[1]
+        uri = (f"s3://{ACCESS_KEY}:{SECRET_KEY}@{s3_store.path}?endpoint_override={host}"
+               f"&scheme=http&region={REGION}")
     argv = (["index", "--index", "name=bitmap", "--option", "file-index.bitmap.name.version=1"]
             if view == "index" else ["delete", "--where", DELETE])
-    assert main(["table", s3_store.uri, *argv]) == 0, capsys.readouterr().err
+    assert main(["table", uri, *argv]) == 0, capsys.readouterr().err
     assert "snapshot 4" in capsys.readouterr().out
-    table = Table.open(s3_store.uri)
+    table = Table.open(uri)
     expected = [r for r in reads["parted"] if not (view == "delete" and _deleted(r))]
     assert table.latest_snapshot_id() == 4 and _rows(read_arrow(table)) == expected
     assert _java_read(java_reference, s3_store.local()) == expected
