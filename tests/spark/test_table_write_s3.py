@@ -303,6 +303,40 @@ def test_a_lost_commit_is_retried_on_the_winners_snapshot(store: Store, monkeypa
     assert rows and not [r for r in rows if r[1] == "n01" or r[2] < 30]
 
 
+def test_an_index_rewrite_retried_builds_each_file_once(store: Store, monkeypatch: Any) -> None:
+    """The winner deleted rows (the data files are unchanged): the retry reuses the containers
+    it built; the winner's deletion and the indexes are both in the table."""
+    from paimon_schema.table import file_index_rewrite
+
+    built: list[str] = []
+    build = file_index_rewrite.build_container
+    monkeypatch.setattr(file_index_rewrite, "build_container",
+                        lambda task: built.append(task.file_name) or build(task))
+    done, hook = _other_writer_first(store, every_time=False)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", hook)
+    result = ps.rewrite_file_index(store.table(), INDEXES, OPTIONS)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
+    assert (done[0].snapshot_id, result.snapshot_id) == (4, 5)
+    assert sorted(built) == sorted(set(built)) and len(built) == result.files == 3
+    table = store.table()
+    assert all(f.index_stored for f in table.data_files())
+    assert not [r for r in _rows(read_arrow(table)) if r[1] == "n01"]
+
+
+def test_the_spark_job_retries_on_the_winners_snapshot(s3_store: Store, spark: Any,
+                                                       monkeypatch: Any) -> None:
+    from paimon_schema import spark as ps_spark
+
+    done, hook = _other_writer_first(s3_store, every_time=False)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", hook)
+    result = ps_spark.rewrite_file_index(spark, s3_store.table(), INDEXES, OPTIONS)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
+    assert (done[0].snapshot_id, result.snapshot_id) == (4, 5)
+    table = s3_store.table()
+    assert all(f.index_stored for f in table.data_files())
+    assert not [r for r in _rows(read_arrow(table)) if r[1] == "n01"]
+
+
 def test_retries_off_surface_the_conflict_and_leave_nothing(store: Store, monkeypatch: Any) -> None:
     before = store.listing()
     done, hook = _other_writer_first(store, every_time=False)
