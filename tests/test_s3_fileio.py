@@ -141,8 +141,20 @@ def test_a_missing_bucket_is_a_table_error(s3_server: Any) -> None:
         io.check_writable("no-such-bucket-here/t")
 
 
-def test_other_stores_are_refused_by_name(tmp_path: Any) -> None:
-    fsspec = pytest.importorskip("fsspec")
+@pytest.mark.parametrize(("make", "kind"), [
+    (lambda: pafs.GcsFileSystem(anonymous=True), "GcsFileSystem"),
+    (lambda: pafs.AzureFileSystem(account_name="x", account_key="eA=="), "AzureFileSystem")])
+def test_gcs_and_azure_are_refused_by_name_before_any_request(make: Any, kind: str) -> None:
+    io = fileio_for(make())
+    for write in (lambda: io.check_writable("bucket/t"), lambda: io.create_exclusive("bucket/t/x", b"")):
+        with pytest.raises(TableError, match=f"bucket/t.* is on {kind}: writing needs an atomic "
+                                             "create-if-absent"):
+            write()
+
+
+def test_fsspec_filesystems_are_refused_by_name() -> None:
+    import fsspec          # with pypaimon and pyiceberg (test dependencies)
+
     io = fileio_for(fsspec.filesystem("memory"))
     with pytest.raises(TableError, match="fsspec filesystem MemoryFileSystem: writing needs an "
                                          "atomic create-if-absent, which paimon-schema knows only "
