@@ -17,6 +17,7 @@ from paimon_schema.table import s3 as table_s3
 from paimon_schema.table.errors import CommitConflict
 from paimon_schema.table.fileio import fileio_for, open_fileio
 
+from oracles import import_oracle
 from s3server import ACCESS_KEY, REGION, SECRET_KEY
 
 
@@ -153,8 +154,7 @@ def test_gcs_and_azure_are_refused_by_name_before_any_request(make: Any, kind: s
 
 
 def test_fsspec_filesystems_are_refused_by_name() -> None:
-    import fsspec          # with pypaimon and pyiceberg (test dependencies)
-
+    fsspec = import_oracle("fsspec")
     io = fileio_for(fsspec.filesystem("memory"))
     with pytest.raises(TableError, match="fsspec filesystem MemoryFileSystem: writing needs an "
                                          "atomic create-if-absent, which paimon-schema knows only "
