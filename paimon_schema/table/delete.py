@@ -56,10 +56,12 @@ class DeleteResult:
     index_files: tuple[str, ...]
 
 
-def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None = None
+def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None = None,
+                      known: dict[tuple[str, int, str], np.ndarray] | None = None
                       ) -> tuple[Any, dict[tuple[str, int, str], np.ndarray]]:
     """(the read plan, {(partition path, bucket, file name): positions matching `where`}),
-    files pruned by partition and index as a read would (deleted rows included)."""
+    files pruned by partition and index as a read would (deleted rows included). `known`
+    holds the positions of files already read (data files never change), and gets the new."""
     predicate = where_predicate(where)
     plan = plan_read(table, predicate, snapshot, columns=[], with_filter_columns=True)
     expression = preds.to_arrow(predicate, plan.schema)
@@ -81,11 +83,16 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
                              f"{task.row_count}")
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
-    workers = max(1, min(len(plan.tasks), os.cpu_count() or 1))
+    known = {} if known is None else known
+    todo = [t for t in plan.tasks if (t.partition_path, t.bucket, t.file_name) not in known]
+    workers = max(1, min(len(todo), os.cpu_count() or 1))
     with ThreadPoolExecutor(workers, thread_name_prefix="paimon-delete") as pool:
-        for task, found in zip(plan.tasks, pool.map(positions, plan.tasks)):
-            if len(found):
-                out[(task.partition_path, task.bucket, task.file_name)] = found
+        for task, found in zip(todo, pool.map(positions, todo)):
+            known[(task.partition_path, task.bucket, task.file_name)] = found
+    for task in plan.tasks:
+        key = (task.partition_path, task.bucket, task.file_name)
+        if len(known[key]):
+            out[key] = known[key]
     return plan, out
 
 
@@ -103,10 +110,12 @@ def delete_where(table: Any, where: Predicate | str, options: Mapping[str, Any] 
     tab = Table.open(table)
     predicate = where_predicate(where)
     policy = RetryPolicy.of(tab.schema().options, options)
-    return with_retries(lambda: _delete_once(tab, predicate), policy)
+    known: dict[tuple[str, int, str], np.ndarray] = {}       # a retry reads only new files
+    return with_retries(lambda: _delete_once(tab, predicate, known), policy)
 
 
-def _delete_once(tab: Table, where: Predicate) -> DeleteResult:
+def _delete_once(tab: Table, where: Predicate, known: dict[tuple[str, int, str], np.ndarray]
+                 ) -> DeleteResult:
     """One attempt of `delete_where`, on the latest snapshot."""
     from pyroaring import BitMap, BitMap64
 
@@ -114,7 +123,7 @@ def _delete_once(tab: Table, where: Predicate) -> DeleteResult:
     with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
     for data_file in with_dvs.values():
         check_format(data_file)
-    _, matches = deleted_positions(tab, where, snap.id)
+    _, matches = deleted_positions(tab, where, snap.id, known)
     bitmap64 = schema.flag("deletion-vectors.bitmap64")
     snap_schema = tab.schema(snap.schema_id)
     entries = {}

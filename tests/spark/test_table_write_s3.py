@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -294,11 +295,23 @@ def _other_writer_first(store: Store, every_time: bool) -> tuple[list[Any], Call
 
 
 def test_a_lost_commit_is_retried_on_the_winners_snapshot(store: Store, monkeypatch: Any) -> None:
+    """The retry merges with the winner's vectors and reads no data file again."""
+    from paimon_schema.table import delete as table_delete
+
+    read: list[str] = []
+    batches = table_delete._file_batches
+
+    def counted(task: Any, rows: int) -> Any:
+        read.append(task.file_name)
+        return batches(task, rows)
+
+    monkeypatch.setattr(table_delete, "_file_batches", counted)
     done, hook = _other_writer_first(store, every_time=False)
     monkeypatch.setattr(table_commit, "FAULT_HOOK", hook)
     result = ps.delete_where(store.table(), "score < 30")
     monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
     assert done[0].snapshot_id == 4 and result.snapshot_id == 5
+    assert sorted(Counter(read).values()) == [2, 2, 2]     # by the winner, and by us once
     rows = _rows(read_arrow(store.table()))
     assert rows and not [r for r in rows if r[1] == "n01" or r[2] < 30]
 
