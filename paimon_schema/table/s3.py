@@ -34,7 +34,11 @@ _VERIFIED_LOCK = threading.Lock()
 def s3_options(filesystem: pafs.S3FileSystem) -> dict[str, Any]:
     """The endpoint, region and credentials a pyarrow `S3FileSystem` was made with (what it
     pickles), as boto3 client arguments; absent ones come from boto3's environment."""
-    options = filesystem.__reduce__()[1][0]
+    reduced = filesystem.__reduce__()[1]
+    options = reduced[0] if reduced and isinstance(reduced[0], dict) else None
+    if options is None:
+        raise TableError("this pyarrow's S3FileSystem does not tell its endpoint and credentials: "
+                         "pass filesystem=S3FileIO(fs, client=boto3_client) to write")
     endpoint = options.get("endpoint_override") or None
     if endpoint and "://" not in endpoint:
         endpoint = f"{options.get('scheme') or 'https'}://{endpoint}"
@@ -129,7 +133,7 @@ class S3Writer:
     def verify(self, directory: str) -> None:
         """TableError unless the store refuses a second conditional put of one key (checked once
         per endpoint and bucket in this process, with a probe object under `directory`)."""
-        bucket, _ = _split(directory.rstrip("/") + "/probe")
+        bucket = directory.lstrip("/").split("/", 1)[0]
         with _VERIFIED_LOCK:
             if (self.endpoint, bucket) in _VERIFIED:
                 return
