@@ -374,6 +374,29 @@ def test_retries_are_bounded(store: Store, monkeypatch: Any) -> None:
     assert store.table().latest_snapshot_id() == 6
 
 
+@pytest.mark.parametrize("retries", ["default", "off"])
+def test_the_table_cli_retries_unless_told_not_to(store: Store, monkeypatch: Any, capsys: Any,
+                                                  retries: str) -> None:
+    from paimon_schema.cli.main import main
+
+    done, hook = _other_writer_first(store, every_time=False)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", hook)
+    if store.kind == "s3":
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+        monkeypatch.setenv("AWS_ENDPOINT_URL", store.server.endpoint)
+    option = ["--option", "commit.max-retries=0"] if retries == "off" else []
+    code = main(["table", store.uri, "delete", "--where", "score < 30", *option])
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
+    out, err = capsys.readouterr()
+    assert done[0].snapshot_id == 4
+    if retries == "off":
+        assert code == 1 and "snapshot 4 was created by another writer" in err
+        assert "--option commit.max-retries=N" in err and store.table().latest_snapshot_id() == 4
+    else:
+        assert code == 0 and "snapshot 5" in out and store.table().latest_snapshot_id() == 5
+
+
 # ------------------------------------------------------------------------------ killed writers
 
 def _state(table: Table) -> tuple:
