@@ -673,8 +673,8 @@ def parser() -> argparse.ArgumentParser:
                        help="with index: build these (repeatable; default: the table's "
                             "file-index.<type>.columns options)")
     table.add_argument("--option", metavar="KEY=VALUE", action="append", default=[],
-                       help="with index: a table option for this build, e.g. "
-                            "file-index.bloom-filter.id.fpp=0.001")
+                       help="with index or delete: a table option for this write, e.g. "
+                            "file-index.bloom-filter.id.fpp=0.001, commit.max-retries=0")
     table.add_argument("--replace", action="store_true",
                        help="with index: drop the index entries it does not rebuild")
     version = table.add_mutually_exclusive_group()

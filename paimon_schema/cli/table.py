@@ -359,9 +359,9 @@ def build_indexes(table: Table, args: argparse.Namespace) -> dict[str, Any]:
             "sidecars": list(result.sidecars), "index_bytes": result.index_bytes}
 
 
-def delete(table: Table, where: str) -> dict[str, Any]:
+def delete(table: Table, where: str, options: list[str]) -> dict[str, Any]:
     """`table DIR delete --where`: `ps.delete_where`, one new snapshot."""
-    result = ps.delete_where(table, where)
+    result = ps.delete_where(table, where, dict(_pairs(options, "--option")))
     return {"table": table.path, "action": "delete", "snapshot": result.snapshot_id,
             "rows_deleted": result.rows_deleted, "files": result.files,
             "index_files": list(result.index_files)}
@@ -446,8 +446,11 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.where and args.view not in ("query", "delete", "index"):
         print(f"table: --where goes with query, delete or index, not {args.view}", file=err)
         return EXIT_USAGE
-    if (args.index or args.option or args.replace) and args.view != "index":
-        print("table: --index, --option and --replace go with index", file=err)
+    if (args.index or args.replace) and args.view != "index":
+        print("table: --index and --replace go with index", file=err)
+        return EXIT_USAGE
+    if args.option and args.view not in ("index", "delete"):
+        print("table: --option goes with index or delete", file=err)
         return EXIT_USAGE
     try:
         table = open_table(args.dir)
@@ -459,7 +462,8 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             version = table.travel(args.snapshot, args.tag, args.as_of)
         doc, lines = _view(args, table, version)
     except ps.CommitConflict as exc:          # another writer won the snapshot: nothing written
-        print(f"table: {exc} (nothing was written; run it again)", file=err)
+        print(f"table: {exc} (nothing was written; run it again, or raise "
+              f"--option commit.max-retries=N)", file=err)
         return EXIT_BAD_FILE
     except (presenters.UsageError, ps.SchemaError, TableError) as exc:
         print(f"table: {exc}", file=err)
@@ -491,5 +495,5 @@ def _view(args: argparse.Namespace, table: Table,
     if args.view == "index":
         return build_indexes(table, args), written_lines
     if args.view == "delete":
-        return delete(table, args.where), written_lines
+        return delete(table, args.where, args.option), written_lines
     return overview(table, version), overview_lines

@@ -7,9 +7,10 @@ a `pyarrow.fs` filesystem (an fsspec filesystem is wrapped). Writes are what a c
 fresh names (`write_new`), one name created atomically if absent (`create_exclusive`, the
 `snapshot-N` of a commit: of two racing writers exactly one wins, the other gets
 `CommitConflict`), a hint replaced in one step (`overwrite`), and removal of a loser's files.
-`LocalFileIO` writes with `O_EXCL`, `fsync` and a hard link; `ArrowFileIO` reads any other
-filesystem and refuses writes by name, before anything is written: pyarrow promises no atomic
-create-if-absent there.
+`LocalFileIO` writes with `O_EXCL`, `fsync` and a hard link; `S3FileIO` reads through pyarrow's
+`S3FileSystem` and writes with conditional puts (`s3.py`); `ArrowFileIO` reads any other
+filesystem (GCS, Azure, HDFS, fsspec ones) and refuses writes by name, before anything is
+written: pyarrow promises no atomic create-if-absent there.
 """
 
 from __future__ import annotations
@@ -27,12 +28,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import CommitConflict, TableError
+from paimon_schema.table.s3 import S3Writer, s3_options
 
 if TYPE_CHECKING:
     import fsspec
 
-__all__ = ["ArrowFileIO", "FileIO", "FileSystemLike", "LocalFileIO", "filesystem_for", "fileio_for",
-           "open_fileio"]
+__all__ = ["ArrowFileIO", "FileIO", "FileSystemLike", "LocalFileIO", "S3FileIO", "filesystem_for",
+           "fileio_for", "open_fileio"]
 
 #: A filesystem a table may be on: a `pyarrow.fs` one, or an fsspec one (wrapped for pyarrow).
 FileSystemLike = Union[pafs.FileSystem, "fsspec.AbstractFileSystem"]
@@ -124,8 +126,12 @@ def filesystem_for(default: pafs.FileSystem, path: str) -> tuple[pafs.FileSystem
     return pafs.FileSystem.from_uri(path)
 
 
-def fileio_for(filesystem: FileSystemLike) -> FileIO:
-    """The FileIO of a pyarrow filesystem, or of an fsspec one (wrapped)."""
+def fileio_for(filesystem: FileSystemLike | FileIO) -> FileIO:
+    """The FileIO of a pyarrow filesystem, or of an fsspec one (wrapped); a FileIO is itself."""
+    if isinstance(filesystem, FileIO):
+        return filesystem
+    if isinstance(filesystem, pafs.S3FileSystem):
+        return S3FileIO(filesystem)
     if not isinstance(filesystem, pafs.FileSystem):
         filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
     if isinstance(filesystem, pafs.LocalFileSystem):
@@ -134,9 +140,10 @@ def fileio_for(filesystem: FileSystemLike) -> FileIO:
 
 
 def open_fileio(path: str | os.PathLike[str],
-                filesystem: FileSystemLike | None = None) -> tuple[FileIO, str]:
+                filesystem: FileSystemLike | FileIO | None = None) -> tuple[FileIO, str]:
     """The FileIO and inner path of what `Table.open` takes: a local path (made absolute), a
-    URI (`s3://...`, `file:///...`), or a path on `filesystem` (pyarrow or fsspec)."""
+    URI (`s3://...`, `file:///...`), or a path on `filesystem` (pyarrow or fsspec, or a
+    FileIO such as `S3FileIO(filesystem, client=boto3_client)`)."""
     text = str(path)
     if filesystem is not None:
         return fileio_for(filesystem), text
@@ -216,9 +223,17 @@ class ArrowFileIO(FileIO):
         return f"{filesystem.type_name}://{inner}"
 
     def check_writable(self, path: str) -> None:
-        raise TableError(f"{path} is on {type(self.filesystem).__name__}: writing needs an atomic "
-                         f"create-if-absent, which paimon-schema only knows for local "
-                         f"filesystems")
+        raise TableError(f"{path} is on {self._kind()}: writing needs an atomic create-if-absent, "
+                         f"which paimon-schema knows only for local filesystems and S3 "
+                         f"(If-None-Match)")
+
+    def _kind(self) -> str:
+        if isinstance(self.filesystem, pafs.PyFileSystem):
+            handler = self.filesystem.handler
+            inner = getattr(handler, "fs", None)
+            if inner is not None:
+                return f"the fsspec filesystem {type(inner).__name__}"
+        return type(self.filesystem).__name__
 
     def write_new(self, path: str, data: bytes) -> None:
         self.check_writable(path)
@@ -234,6 +249,55 @@ class ArrowFileIO(FileIO):
 
     def mkdirs(self, path: str) -> None:
         self.check_writable(path)
+
+
+class S3FileIO(ArrowFileIO):
+    """S3 and S3-compatible stores: reads through pyarrow's `S3FileSystem`, writes through
+    boto3 with the same endpoint and credentials (`s3.S3Writer`: conditional puts, `412` is
+    `CommitConflict`). `client` is a boto3 S3 client to write with instead. `s3://` URIs
+    (external paths) are written with this store's endpoint and credentials."""
+
+    def __init__(self, filesystem: pafs.S3FileSystem, client: Any = None) -> None:
+        super().__init__(filesystem)
+        self.writer = S3Writer(s3_options(filesystem), client)
+
+    @property
+    def name(self) -> str:
+        return "s3"
+
+    def resolve(self, path: str) -> tuple[FileIO, str]:
+        for scheme in ("s3://", "s3a://"):
+            if path.startswith(scheme):
+                return self, path[len(scheme):]
+        return super().resolve(path)
+
+    def _inner(self, path: str) -> str:
+        """The bucket/key of `path`, or the refusal of the filesystem a URI names."""
+        io, inner = self.resolve(path)
+        if io is not self:
+            io.check_writable(path)
+        return inner
+
+    def check_writable(self, path: str) -> None:
+        self.writer.verify(self._inner(path))
+
+    def write_new(self, path: str, data: bytes) -> None:
+        self.writer.put_new(self._inner(path), data)
+
+    def create_exclusive(self, path: str, data: bytes) -> None:
+        try:
+            self.writer.put_new(self._inner(path), data)
+        except FileExistsError:
+            raise CommitConflict(f"{path} already exists") from None
+
+    def overwrite(self, path: str, data: bytes) -> None:
+        self.writer.put(self._inner(path), data)
+
+    def delete(self, path: str) -> None:
+        self.writer.delete(self._inner(path))
+
+    def mkdirs(self, path: str) -> None:
+        self._inner(path)                      # no directories on an object store
 
 
 class LocalFileIO(ArrowFileIO):

@@ -78,7 +78,7 @@ class Table:
         return f"<Table {self.path}{where}>"
 
     @classmethod
-    def open(cls, path: TableLike, filesystem: FileSystemLike | None = None) -> Table:
+    def open(cls, path: TableLike, filesystem: FileSystemLike | FileIO | None = None) -> Table:
         """The table at a local path or URI, or at a path on `filesystem` (pyarrow or fsspec);
         TableError when it is not a Paimon table directory."""
         if isinstance(path, Table):
