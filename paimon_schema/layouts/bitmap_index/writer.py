@@ -23,7 +23,7 @@ from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
-from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
+from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
 from paimon_schema.runtime import constructs
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
@@ -495,7 +495,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
     head_size = _HEAD.size + (4 if has_null else 0)
 
     def key(k: Key) -> dict:
-        return {"value": {"len_value": len(k), "value": k} if isinstance(k, bytes) else k}
+        return key_model(codec.kind, k)
 
     def body_bitmap(offset: int, length: int) -> bytes:
         return layout.body[offset:offset + length]

@@ -20,6 +20,7 @@ from paimon_schema.layouts.paimon_common import (
     KEY_DTYPES,
     KeyCodec,
     KeyKind,
+    key_model,
     range_bitmap_keys,
     string_keys,
 )
@@ -104,9 +105,7 @@ def _codec(kind: int) -> Any:
 
 
 def _key(codec: KeyCodec, key: Key) -> dict[str, Any]:
-    if isinstance(key, bytes):      # the string kind
-        return {"value": {"len_value": len(key), "value": key}}
-    return {"value": key}
+    return key_model(codec.kind, key)
 
 
 def _dictionary_model(codec: KeyCodec, keys: list[Key], limit: int) -> dict[str, Any]:
