@@ -198,9 +198,14 @@ def check_spec(name: str, spec: dict, text: str) -> None:
 
 def compile_kaitai(names: list[str], lang: str = "python") -> dict[str, str]:
     """Compile the specs with ksc (one Node process) and return {file name: source}."""
+    return compile_files([FORMATS / f"{n}.ksy" for n in names], lang, debug=lang == "python")
+
+
+def compile_files(files: list[Path], lang: str, debug: bool) -> dict[str, str]:
+    """Compile .ksy files for one target (debug mode: field positions, `_read()` called by the
+    caller, as the Web IDE does); {file name: source}."""
     ensure_compiler()
-    files = [str(FORMATS / f"{n}.ksy") for n in names]
-    result = _node("ksc.js", [lang, PYTHON_PACKAGE, "0", "1" if lang == "python" else "0", *files])
+    result = _node("ksc.js", [lang, PYTHON_PACKAGE, "0", "1" if debug else "0", *map(str, files)])
     _raise_problems({lang: result})
     return result["files"]
 
