@@ -501,7 +501,7 @@ def entry_points(seed: Seed, data: bytes, *, cli_too: bool = False,
             try:
                 exercise_evaluate(data, row_type, parsed)
             except ps.FormatError as exc:
-                if parsed and not exc.path.startswith("columns["):
+                if parsed and not exc.path.startswith("head.columns["):
                     raise MislocatedError(
                         f"the container parsed, but evaluate reports a blob's error in the "
                         f"blob's coordinates (offset {exc.offset}, path {exc.path!r}): {exc}") from exc

@@ -7,8 +7,10 @@ address-space limit (`RLIMIT_AS`, the baseline's virtual size plus `limit_mb`) t
 runaway allocation into a MemoryError instead of a swamped machine.
 
 stdin: one JSON job {"layout", "data_type", "row_type", "ranges", "warmup_hex", "inputs":
-[{"name", "hex"}], "limit_mb", "repeat"}; stdout: one JSON line per input {"name", "size",
-"seconds" (best of `repeat`), "rss_mb" (peak growth over the baseline), "failures"}.
+[{"name", "hex"} or {"name", "patch": [offset, hex]} (the warm-up bytes with `hex` written at
+`offset`: a large file need not travel once per input)], "limit_mb", "repeat"}; stdout: one JSON
+line per input {"name", "size", "seconds" (best of `repeat`), "rss_mb" (peak growth over the
+baseline), "failures"}.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def vm_size() -> int:
     return 0
 
 
+def patched(data: bytes, patch: list) -> bytes:
+    offset, raw = patch[0], bytes.fromhex(patch[1])
+    return data[:offset] + raw + data[offset + len(raw):]
+
+
 def main() -> None:
     job = json.load(sys.stdin)
     seed = fuzzlib.Seed("probe", job["layout"], bytes.fromhex(job.get("warmup_hex", "")),
@@ -41,12 +48,14 @@ def main() -> None:
                         ranges=tuple(tuple(r) for r in job.get("ranges", [])))
     # Warm up: imports, compiled codecs and caches are not the input's cost.
     fuzzlib.run_target(seed, seed.data)
-    inputs = [(i["name"], bytes.fromhex(i["hex"])) for i in job["inputs"]]
     limit = job.get("limit_mb", 256) * 2**20
+    largest = max([len(seed.data)] + [len(i.get("hex", "")) // 2 for i in job["inputs"]])
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + limit + sum(len(d) for _, d in inputs) * 3, hard))
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + limit + largest * 6, hard))
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux
-    for name, data in inputs:
+    for item in job["inputs"]:
+        name = item["name"]
+        data = patched(seed.data, item["patch"]) if "patch" in item else bytes.fromhex(item["hex"])
         best = float("inf")
         failures: list[str] = []
         for _ in range(job.get("repeat", 1)):

@@ -38,13 +38,14 @@ SMALL_MB = 16
 INT31 = 2**31 - 1
 
 
-def probe(seed: Seed, inputs: list[tuple[str, bytes]], *, exercise: bool = True, repeat: int = 1,
-          limit_mb: int = 256, timeout: float = 120) -> list[dict]:
-    """Run `inputs` as `seed.layout` in a fresh interpreter; one result dict per input."""
+def probe(seed: Seed, inputs: list[tuple[str, bytes]] | list[dict], *, exercise: bool = True,
+          repeat: int = 1, limit_mb: int = 256, timeout: float = 120) -> list[dict]:
+    """Run `inputs` ((name, bytes), or resource_probe.py's input dicts) as `seed.layout` in a
+    fresh interpreter; one result dict per input."""
     job = {"layout": seed.layout, "data_type": seed.data_type, "row_type": list(seed.row_type),
            "ranges": list(seed.ranges), "warmup_hex": seed.data.hex(), "exercise": exercise,
-           "inputs": [{"name": n, "hex": d.hex()} for n, d in inputs], "limit_mb": limit_mb,
-           "repeat": repeat}
+           "inputs": [i if isinstance(i, dict) else {"name": i[0], "hex": i[1].hex()} for i in inputs],
+           "limit_mb": limit_mb, "repeat": repeat}
     proc = subprocess.run([sys.executable, str(PROBE)], input=json.dumps(job), text=True,
                           capture_output=True, timeout=timeout)
     assert proc.returncode == 0, (f"probe died with exit code {proc.returncode} "
@@ -74,13 +75,13 @@ def claim(seed_name: str, fields: dict[str, int], size: int | None = None, *,
 #: (case id, writer seed, hostile bytes): every one claims far more than its bytes hold.
 HOSTILE = [
     ("container: 2^31-1 columns in 100 B", "writer/container-4types",
-     claim("writer/container-4types", {"num_columns": INT31}, 100)),
+     claim("writer/container-4types", {"head.num_columns": INT31}, 100)),
     ("container: 2^31-1 indexes of a column in 100 B", "writer/container-4types",
-     claim("writer/container-4types", {"columns[0].num_indexes": INT31}, 100)),
+     claim("writer/container-4types", {"head.columns[0].num_indexes": INT31}, 100)),
     ("container: 2^31-1 byte head in 1 KB", "writer/container-4types",
      claim("writer/container-4types", {"len_head": INT31}, 1024)),
     ("container: 2^31-1 byte blob in 1 KB", "writer/container-4types",
-     claim("writer/container-4types", {"columns[0].indexes[0].len_blob": INT31}, 1024)),
+     claim("writer/container-4types", {"head.columns[0].indexes[0].len_blob": INT31}, 1024)),
     ("dv: bin claiming a 2 GB payload in 1 KB", "writer/array+run",
      claim("writer/array+run", {"bins[0].len_payload": INT31}, 1024, fill="random")),
     ("dv: 64-bit bin claiming 2^31-1 buckets", "writer/64-gaps",
