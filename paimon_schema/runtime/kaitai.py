@@ -121,14 +121,18 @@ def field_end(obj: Any, name: str) -> int:
     return int(_info(obj, name)["end"])
 
 
-@cache
 def reads_root_stream(cls: type, name: str) -> bool:
     """Whether instance `name` of a generated class is read from the root's stream (`io:
     _root._io`, e.g. a container's blob from inside its head substream): its positions are then
     offsets in the whole file, not in the object's own stream. The generated property says so
     in its source, the only place the compiler records it."""
     prop = getattr(cls, name, None)
-    return isinstance(prop, property) and "io = self._root._io" in inspect.getsource(prop.fget)
+    return isinstance(prop, property) and prop.fget is not None and _root_stream_source(prop.fget)
+
+
+@cache
+def _root_stream_source(getter: Callable[[Any], Any]) -> bool:
+    return "io = self._root._io" in inspect.getsource(getter)
 
 
 def in_substream(child: Any, owner: Any) -> bool:
