@@ -38,14 +38,18 @@ SMALL_MB = 16
 INT31 = 2**31 - 1
 
 
-def probe(seed: Seed, inputs: list[tuple[str, bytes]] | list[dict], *, exercise: bool = True,
-          repeat: int = 1, limit_mb: int = 256, timeout: float = 120) -> list[dict]:
-    """Run `inputs` ((name, bytes), or resource_probe.py's input dicts) as `seed.layout` in a
-    fresh interpreter; one result dict per input."""
+def probe(seed: Seed, inputs: list[tuple[str, bytes]], *, exercise: bool = True, repeat: int = 1,
+          limit_mb: int = 256, timeout: float = 120) -> list[dict]:
+    """Run `inputs` as `seed.layout` in a fresh interpreter; one result dict per input."""
     job = {"layout": seed.layout, "data_type": seed.data_type, "row_type": list(seed.row_type),
            "ranges": list(seed.ranges), "warmup_hex": seed.data.hex(), "exercise": exercise,
-           "inputs": [i if isinstance(i, dict) else {"name": i[0], "hex": i[1].hex()} for i in inputs],
-           "limit_mb": limit_mb, "repeat": repeat}
+           "inputs": [{"name": n, "hex": d.hex()} for n, d in inputs], "limit_mb": limit_mb,
+           "repeat": repeat}
+    return run_probe(job, timeout)
+
+
+def run_probe(job: dict, timeout: float = 120) -> list[dict]:
+    """resource_probe.py on one job (its docstring has the format); one result dict per input."""
     proc = subprocess.run([sys.executable, str(PROBE)], input=json.dumps(job), text=True,
                           capture_output=True, timeout=timeout)
     assert proc.returncode == 0, (f"probe died with exit code {proc.returncode} "
