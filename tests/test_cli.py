@@ -1,7 +1,7 @@
 """The `paimon-schema` command line, called in-process: dump, verify, query, demo.
 
 Files are copies of Java-written fixtures (../shared/fixtures), corrupted where a test needs it;
-column types of the fixture tables are those of ../shared/fixtures/README.md section 6.
+column types of the fixture tables are those of their schemas (schema/schema-0 in each table).
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ def test_empty_container() -> None:
 
 
 def test_modified_utf8_column_name() -> None:
-    name = bytes.fromhex("000b 61 c080 eda0bd edb880 c3a9".replace(" ", ""))   # spec 0.3
+    name = bytes.fromhex("000b 61 c080 eda0bd edb880 c3a9".replace(" ", ""))   # modified UTF-8 (paimon_common.ksy `java_utf`)
     head = 8 + 4 + 4 + 4 + 4 + 8 + 4 + len(name) + 8
     data = (bytes.fromhex("00054e4ed01a35ae 00000001".replace(" ", "")) + head.to_bytes(4, "big")
             + (1).to_bytes(4, "big") + name + (1).to_bytes(4, "big") + bytes.fromhex("0006") + b"bitmap"

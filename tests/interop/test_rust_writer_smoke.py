@@ -37,7 +37,7 @@ INDEXES = {
     "range-bitmap": {c: {"chunk-size": "32b"} for c in ("i", "b", "s", "d")},
 }
 ABSENT = {"i": 123456, "b": 42, "s": "absent", "d": 2.6}
-BLOOM_SIZES = {"i": (480, 3), "b": (9592, 7), "s": (4_792_536, 3), "d": (4_792_536, 3)}   # spec 5.1
+BLOOM_SIZES = {"i": (480, 3), "b": (9592, 7), "s": (4_792_536, 3), "d": (4_792_536, 3)}   # formats/bloom_filter.ksy sizing
 
 
 def _table() -> pa.Table:

@@ -135,7 +135,7 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
 
 def _pack_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[list[_Entry]]:
     """`BitmapIndexBlock.tryAdd`: a block counts 4 bytes plus `8 + key size` per entry and
-    closes when the next entry would pass `limit` (spec 2.6)."""
+    closes when the next entry would pass `limit` (`BitmapIndexBlock.tryAdd`, formats/bitmap_index.ksy `index_block`)."""
     blocks: list[list[_Entry]] = []
     size = 0
     for entry in entries:
@@ -387,7 +387,7 @@ def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
 
 
 def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | None) -> np.ndarray:
-    """Group indices in the order of Java's comparator (spec 2.2); `strings` as in `_Column`."""
+    """Group indices in the order of Java's comparator (formats/bitmap_index.ksy, V2); `strings` as in `_Column`."""
     if strings is not None:
         return np.array(sorted(range(len(group_keys)),
                                key=[strings[i] for i in group_keys.tolist()].__getitem__), np.int64)
