@@ -1,7 +1,7 @@
 """BSI file indexes (formats/bsi_index.ksy): read, answer predicates, and write.
 
-Answers are Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon in
-`BitSliceIndexBitmapFileIndex.Reader` (formats/bsi_index.ksy). Every value is a long (paimon_schema.values.types.internal: days, millis
+Answers are those of Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon
+(formats/bsi_index.ksy). Every value is a long (paimon_schema.values.types.internal: days, millis
 of the day, epoch millis or micros, unscaled decimals). Rows with a value >= 0 live in the
 positive part, rows with a negative value in the negative part as |value|; each part is a
 bit-sliced index compared with `BitSliceIndexRoaringBitmap`'s min/max shortcuts, then exactly

@@ -135,7 +135,7 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
 
 def _pack_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[list[_Entry]]:
     """`BitmapIndexBlock.tryAdd`: a block counts 4 bytes plus `8 + key size` per entry and
-    closes when the next entry would pass `limit` (`BitmapIndexBlock.tryAdd`, formats/bitmap_index.ksy `index_block`)."""
+    closes when the next entry would pass `limit` (formats/bitmap_index.ksy `index_block`)."""
     blocks: list[list[_Entry]] = []
     size = 0
     for entry in entries:
