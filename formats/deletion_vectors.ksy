@@ -90,9 +90,15 @@ types:
           algorithm: crc32
           over: [magic, bitmap]
         doc: |
-          CRC32 (zlib polynomial) of the `len_payload` bytes of `magic` and `bitmap`. Kaitai
-          cannot compute it; the `-checksum` key makes the generated codec compute it when
-          writing and check it when reading (Construct's `Checksum`).
+          CRC-32 of the `len_payload` bytes of `magic` and `bitmap`, stored big-endian: the
+          IEEE 802.3 polynomial 0x04C11DB7, reflected, initial value and final XOR 0xFFFFFFFF
+          (Java's `java.util.zip.CRC32`, zlib's `crc32`; the CRC of the ASCII bytes
+          "123456789" is 0xCBF43926). Kaitai has no checksum check: parsers generated from this
+          spec, for any language, read the stored value and do NOT verify it. `-checksum` is
+          this repository's own key: tools/construct_emitter.py turns it into a codec that
+          computes the CRC when writing, and paimon_schema verifies it when reading (unless
+          asked not to, `verify_checksum=False`). Java's reader (`DeletionVector.read`) skips
+          it; its writers compute it with `java.util.zip.CRC32`.
   bitmap64:
     doc: A 64-bit Roaring bitmap in the portable 64-bit format, with dense buckets.
     seq:

@@ -45,7 +45,9 @@ def page(name: str, spec: dict[str, Any], all_specs: dict[str, dict]) -> str:
 def index(specs: dict[str, dict]) -> str:
     """docs/README.md: one line per layout."""
     lines = ["# Layouts", "",
-             "Generated from `formats/*.ksy` by `tools/generate.py`; do not edit.", "",
+             "Generated from `formats/*.ksy` by `tools/generate.py`; do not edit. "
+             "[Using the specs elsewhere](using_elsewhere.md): other languages, the Kaitai Web IDE, "
+             "and the rules every spec follows.", "",
              "| layout | spec | what it is |", "|---|---|---|"]
     for name, spec in specs.items():
         lines.append(f"| [{spec['meta'].get('title', name)}]({name}.md) | "
@@ -105,16 +107,19 @@ def elsewhere(specs: dict[str, dict], wrappers: dict[str, dict], compiled: dict[
             "hash_index": "a dynamic-bucket hash index file",
             "roaring_bitmap": "a portable 32-bit RoaringBitmap",
             "bloom_filter": "a bloom-filter blob", "bsi_index": "a BSI blob",
+            "bitmap_index": "a bitmap blob", "range_bitmap": "a range-bitmap blob",
             "binary_row": "a serialized BinaryRow (a manifest's `_PARTITION`)"}
     for name in plain:
         lines.append(f"| {what.get(name, summary(specs[name]))} | [`{name}.ksy`](../formats/{name}.ksy) | "
                      + (", ".join(f"`{i}.ksy`" for i in specs[name]["meta"].get("imports", [])) or "—")
                      + " |")
     for wrapper_id, wrapper in wrappers.items():
-        imports = ", ".join(f"`{i.removeprefix('../')}.ksy`" for i in wrapper["meta"]["imports"])
-        target = wrapper["seq"][0]["type"]
-        lines.append(f"| {_cell(target)} | [`webide/{wrapper_id}.ksy`](../formats/webide/{wrapper_id}.ksy) "
-                     f"| {imports} |")
+        imports = ", ".join(f"`{i}`" for i in re.findall(r"\w+\.ksy", wrapper["doc"]))
+        layout = wrapper["seq"][0]["id"]
+        kinds = "; ".join(f"{types} (`{value}`)" for value, types in
+                          re.findall(r"= `(\w+)` \(([^:]+):", " ".join(wrapper["doc"].split())))
+        lines.append(f"| {what.get(layout, layout)} of a {_cell(kinds)} column "
+                     f"| [`webide/{wrapper_id}.ksy`](../formats/webide/{wrapper_id}.ksy) | {imports} |")
     lines += ["", "Index blobs inside a container: open the container with `file_index.ksy`; each "
               "entry's `blob` instance shows the blob's bytes; save them and open them with the "
               "blob's spec (the key kind follows the column's type, see "

@@ -8,13 +8,12 @@ meta:
   imports:
   - ../bitmap_index
   - ../paimon_common
-  - ../roaring_bitmap
-doc: '`bitmap_index` (bitmap_index.ksy in the folder above) with `key_kind` = `int16` (SMALLINT: a big-endian
-  s2.), as a top-level type without parameters, for tools that cannot pass any, such as the Kaitai Web
-  IDE (kaitai_struct_webide#202). Load this file together with bitmap_index.ksy, paimon_common.ksy, roaring_bitmap.ksy,
-  kept in a folder named `webide` beside them, as in formats/.
-
-  '
+doc: |
+  `bitmap_index` with `key_kind` = `int16` (SMALLINT: a big-endian s2.), as a top-level type
+  without parameters: the Kaitai Web IDE cannot pass parameters to a top-level type
+  (kaitai_struct_webide#202). Open this file in the Web IDE together with the specs it imports,
+  bitmap_index.ksy, paimon_common.ksy, roaring_bitmap.ksy, placed one folder up, as in the
+  repository (formats/ and formats/webide/).
 seq:
 - id: bitmap_index
   type: bitmap_index(paimon_common::key_kind::int16)

@@ -8,12 +8,12 @@ meta:
   imports:
   - ../paimon_common
   - ../range_bitmap
-doc: '`range_bitmap` (range_bitmap.ksy in the folder above) with `key_kind` = `float64` (DOUBLE: its IEEE-754
-  bits, a big-endian u8.), as a top-level type without parameters, for tools that cannot pass any, such
-  as the Kaitai Web IDE (kaitai_struct_webide#202). Load this file together with paimon_common.ksy, range_bitmap.ksy,
-  kept in a folder named `webide` beside them, as in formats/.
-
-  '
+doc: |
+  `range_bitmap` with `key_kind` = `float64` (DOUBLE: its IEEE-754 bits, a big-endian u8.), as a
+  top-level type without parameters: the Kaitai Web IDE cannot pass parameters to a top-level type
+  (kaitai_struct_webide#202). Open this file in the Web IDE together with the specs it imports,
+  paimon_common.ksy, range_bitmap.ksy, placed one folder up, as in the repository (formats/ and
+  formats/webide/).
 seq:
 - id: range_bitmap
   type: range_bitmap(paimon_common::key_kind::float64)
