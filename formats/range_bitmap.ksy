@@ -280,7 +280,9 @@ types:
         -orig-id: fixedLength
         type: s4
         if: not _root.is_variable_length
-        valid: _root.len_fixed_key
+        valid:
+          min: _root.len_fixed_key
+          max: _root.len_fixed_key
         doc: Fixed-length chunks only; byte length of every key.
     instances:
       len_key_blob:

@@ -135,7 +135,6 @@ types:
     instances:
       kind:
         value: 'is_run ? container_kind::run : cardinality > 4096 ? container_kind::bitmap : container_kind::array'
-        enum: container_kind
         doc: The container's form.
     enums:
       container_kind:

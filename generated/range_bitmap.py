@@ -378,8 +378,10 @@ class RangeBitmap(KaitaiStruct):
                 self._debug['len_fixed_key']['start'] = self._io.pos()
                 self.len_fixed_key = self._io.read_s4be()
                 self._debug['len_fixed_key']['end'] = self._io.pos()
-                if not self.len_fixed_key == self._root.len_fixed_key:
-                    raise kaitaistruct.ValidationNotEqualError(self._root.len_fixed_key, self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
+                if not self.len_fixed_key >= self._root.len_fixed_key:
+                    raise kaitaistruct.ValidationLessThanError(self._root.len_fixed_key, self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
+                if not self.len_fixed_key <= self._root.len_fixed_key:
+                    raise kaitaistruct.ValidationGreaterThanError(self._root.len_fixed_key, self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
 
 
 

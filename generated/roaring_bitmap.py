@@ -219,7 +219,7 @@ class RoaringBitmap(KaitaiStruct):
             if hasattr(self, '_m_kind'):
                 return self._m_kind
 
-            self._m_kind = KaitaiStream.resolve_enum(RoaringBitmap.Container.ContainerKind, (RoaringBitmap.Container.ContainerKind.run if self.is_run else (RoaringBitmap.Container.ContainerKind.bitmap if self.cardinality > 4096 else RoaringBitmap.Container.ContainerKind.array)))
+            self._m_kind = (RoaringBitmap.Container.ContainerKind.run if self.is_run else (RoaringBitmap.Container.ContainerKind.bitmap if self.cardinality > 4096 else RoaringBitmap.Container.ContainerKind.array))
             return getattr(self, '_m_kind', None)
 
 
