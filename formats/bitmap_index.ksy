@@ -133,12 +133,15 @@ enums:
   version:
     1:
       id: v1
+      -orig-id: VERSION_1
       doc: 'BitmapFileIndex.VERSION_1: every key with its offset, no lengths (legacy).'
     2:
       id: v2
+      -orig-id: VERSION_2
       doc: 'BitmapFileIndex.VERSION_2: sorted index blocks with explicit lengths (default since Paimon 1.1).'
 types:
   index_v1:
+    -orig-id: BitmapFileIndexMeta
     doc: |
       V1 (BitmapFileIndexMeta): every key and its offset, in the writer's HashMap order; the
       body follows directly. No lengths are stored (see the top-level doc for how Java derives
@@ -189,6 +192,7 @@ types:
           its own containers end (Java derives the length from the next stored offset, and
           streams the last one).
   index_v2:
+    -orig-id: BitmapFileIndexMetaV2
     doc: |
       V2 (BitmapFileIndexMetaV2): the null bitmap's length, a secondary index over the index
       blocks, the total size of the index blocks, then the blocks themselves and the body. Only
@@ -259,6 +263,7 @@ types:
         type: index_block
         doc: The index block, read on its own without the other blocks.
   index_block:
+    -orig-id: BitmapIndexBlock
     doc: |
       A run of consecutive entries in key order. The writer closes a block when the next entry
       would make it larger than `index-block-size`.

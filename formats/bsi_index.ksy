@@ -73,9 +73,11 @@ enums:
   version:
     1:
       id: v1
+      -orig-id: VERSION_1
       doc: 'VERSION_1 of BitSliceIndexBitmapFileIndex and BitSliceIndexRoaringBitmap, the only version.'
 types:
   part:
+    -orig-id: BitSliceIndexRoaringBitmap
     doc: |
       One bit-sliced index over non-negative longs (`BitSliceIndexRoaringBitmap`): a row `r`
       with stored value `v` is in `ebm`, and in `slices[i]` for every bit `i` set in

@@ -44,6 +44,7 @@ enums:
   file_version:
     1:
       id: v1
+      -orig-id: VERSION_ID_V1
       doc: 'DeletionVectorsIndexFile.VERSION_ID_V1, the only version.'
   bin_magic:
     0x5e43f2d0:

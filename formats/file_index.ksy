@@ -54,10 +54,12 @@ enums:
   magic:
     1493475289347502:
       id: file_index
+      -orig-id: MAGIC
       doc: 'FileIndexFormat.MAGIC, bytes 00 05 4E 4E D0 1A 35 AE.'
   version:
     1:
       id: v1
+      -orig-id: V_1
       doc: 'FileIndexFormat.Version.V_1, the only version.'
 types:
   head:

@@ -56,6 +56,7 @@ enums:
       doc: 'CHAR, VARCHAR, STRING: an s4 length, then the UTF-8 bytes.'
 types:
   java_utf:
+    -orig-id: DataOutput.writeUTF
     doc: |
       A string as `DataOutput.writeUTF` writes it: an unsigned byte count, then Java's
       *modified* UTF-8 (NUL as `C0 80`, supplementary characters as two 3-byte surrogates).

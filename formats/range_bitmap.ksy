@@ -107,6 +107,7 @@ enums:
   version:
     1:
       id: v1
+      -orig-id: VERSION_1
       doc: 'VERSION_1 (CURRENT_VERSION of RangeBitmap, ChunkedDictionary, its chunks and BitSliceIndexBitmap), the only version.'
 types:
   header:
@@ -146,6 +147,7 @@ types:
           min: 17
         doc: Byte length of the chunked dictionary; the BSI follows it.
   chunked_dictionary:
+    -orig-id: ChunkedDictionary
     doc: |
       `ChunkedDictionary`: a 13-byte header, the offsets of the chunk headers, the chunk
       headers, and the key region, which runs to the end of the dictionary. Only the header and
@@ -322,6 +324,7 @@ types:
         repeat-expr: ofs_keys.size
         doc: The keys in code order, one per offset.
   bit_sliced_index:
+    -orig-id: BitSliceIndexBitmap
     doc: |
       `BitSliceIndexBitmap`: header (with the per-slice index), then the existence bitmap and
       the slices back to back. Only the header is parsed in sequence; bitmaps are positioned

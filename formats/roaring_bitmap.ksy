@@ -87,9 +87,11 @@ enums:
   cookie:
     12346:
       id: no_run_containers
+      -orig-id: SERIAL_COOKIE_NO_RUNCONTAINER
       doc: 'SERIAL_COOKIE_NO_RUNCONTAINER: no run containers; a 4-byte cookie, then a 4-byte container count.'
     12347:
       id: has_run_containers
+      -orig-id: SERIAL_COOKIE
       doc: 'SERIAL_COOKIE: run containers present; the cookie''s high 16 bits hold the container count minus one.'
 types:
   descriptor:

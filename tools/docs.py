@@ -37,8 +37,9 @@ def page(name: str, spec: dict[str, Any], all_specs: dict[str, dict]) -> str:
         lines += ["## Enums", ""]
         for enum_name, values in enums:
             lines += [f"### `{enum_name}`", "", "| value | name | meaning |", "|---|---|---|"]
-            lines += [f"| `{_number(v)}` | `{_label(n)}` | {_cell(_enum_doc(n))} |"
-                      for v, n in values.items()] + [""]
+            lines += [f"| `{_number(v)}` | `{_label(n)}`"
+                      + (f" (Java: `{n['-orig-id']}`)" if isinstance(n, dict) and "-orig-id" in n else "")
+                      + f" | {_cell(_enum_doc(n))} |" for v, n in values.items()] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -192,6 +193,8 @@ def _type_section(spec: dict[str, Any], name: str, what: str | None, level: int)
     lines = [title, ""]
     if what is None and spec.get("doc"):
         lines += [spec["doc"].strip(), ""]
+    if "-orig-id" in spec:
+        lines += [f"Java: `{spec['-orig-id']}`.", ""]
     params = spec.get("params") or []
     if params:
         lines += ["Parameters: " + ", ".join(f"`{p['id']}` ({p.get('type', '?')}): {_cell(p.get('doc', ''))}"
@@ -222,7 +225,8 @@ def _row(attr: dict[str, Any]) -> str:
     if "repeat" in attr:
         count = attr.get("repeat-expr", "until the end")
         conditions.append(f"repeated {'× `' + _cell(str(count)) + '`' if attr['repeat'] == 'expr' else count}")
-    return (f"| `{attr['id']}` | {_type(attr) or 'bytes'} | {_size(attr)} | {'; '.join(conditions)} | "
+    java = f" (Java: `{attr['-orig-id']}`)" if "-orig-id" in attr else ""
+    return (f"| `{attr['id']}`{java} | {_type(attr) or 'bytes'} | {_size(attr)} | {'; '.join(conditions)} | "
             f"{_cell(attr.get('doc', ''))} |")
 
 
