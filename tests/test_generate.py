@@ -64,6 +64,10 @@ def _spec(**extra: object) -> dict:
     (_spec(seq=[{"id": "n", "type": "s8be", "doc": "d"}]), "`n` needs `-js-exact"),
     (_spec(seq=[{"id": "n", "type": "u8", "doc": "d", "-js-exact": {"shown-by": ["hi"]}}]), "not ['hi']"),
     (_spec(params=[{"id": "k", "type": "u1", "doc": "d"}]), "top-level param `k` needs an enum"),
+    (_spec(seq=[{"id": "v", "doc": "d", "type": {"switch-on": "1", "cases": {"1": "s4", "2": "u4"}}}]),
+     "`v` switches between ['s4', 'u4']"),
+    (_spec(seq=[{"id": "v", "doc": "d", "type": {"switch-on": "1", "cases": {"1": "s4", "2": "t"}}}]),
+     "`v` switches between ['s4', 't']"),
 ])
 def test_the_spec_rules_name_the_place_and_the_rule(spec: dict, complaint: str) -> None:
     with pytest.raises(generate.SpecError) as info:

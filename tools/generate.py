@@ -11,7 +11,9 @@ run; docs/using_elsewhere.md states them for readers and for whoever adds a spec
 2. every enum value is `{id, doc}`: a reader of the spec sees what each value means;
 3. it compiles for every target of the pinned compiler (cpp_stl in both the C++98 and the
    C++11 modes) with no error and no warning, Kaitai's naming style warnings included
-   (a count used as a bare `repeat-expr` is named `num_<field>`, a bare `size` `len_<field>`);
+   (a count used as a bare `repeat-expr` is named `num_<field>`, a bare `size` `len_<field>`),
+   and no `switch-on` mixes signed and unsigned integers or integers and other types (the
+   compilers would type the field `int` or `Object` without a word);
 4. a top-level param has an enum type, so that tools that cannot pass parameters (the Kaitai
    Web IDE) get one wrapper spec per value, generated into formats/webide/;
 5. every 8-byte integer field says, in `-js-exact`, how a JavaScript reader (whose numbers are
@@ -40,6 +42,7 @@ import filecmp
 import hashlib
 import itertools
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -175,6 +178,29 @@ def check_js_exact(name: str, spec: dict) -> None:
                         f"(rule 5 of {RULES_PAGE}): " + "; ".join(problems))
 
 
+def check_switches(name: str, spec: dict) -> None:
+    """Fail on a `switch-on` whose cases mix signed and unsigned integers, or integers with other
+    types: the compiler types the field as the cases' common type, which is a 32-bit `int`
+    (C++, Java, C#: an 8-byte value truncated) or `Object`/nothing at all (C++ fails)."""
+    problems = []
+    for where, type_spec in _types(spec):
+        members = [(a.get("id", "?"), a) for a in type_spec.get("seq", [])]
+        members += list((type_spec.get("instances") or {}).items())
+        for field_id, attr in members:
+            typ = attr.get("type")
+            if not isinstance(typ, dict):
+                continue
+            kinds = {("int", t[0]) if re.fullmatch(r"[us][1248](be|le)?", t) else ("other", t)
+                     for t in typ["cases"].values()}
+            ints = {k for k in kinds if k[0] == "int"}
+            if len({sign for _, sign in ints}) > 1 or (ints and len(kinds) > len(ints)):
+                problems.append(f"{where}: `{field_id}` switches between {sorted(set(typ['cases'].values()))}")
+    if problems:
+        raise SpecError(f"formats/{name}.ksy: a switch mixes signed and unsigned integers or integers "
+                        f"and other types; split it into one field per kind (rule 3 of {RULES_PAGE}): "
+                        + "; ".join(problems))
+
+
 def check_citations(name: str, text: str) -> None:
     """Fail on a "§" citation: the specs cite their own files, Paimon's docs and Java classes."""
     lines = [str(i) for i, line in enumerate(text.splitlines(), 1) if "§" in line]
@@ -189,6 +215,7 @@ def check_spec(name: str, spec: dict, text: str) -> None:
     check_documented(name, spec)
     check_enums_documented(name, spec)
     check_js_exact(name, spec)
+    check_switches(name, spec)
     check_citations(name, text)
     for param in spec.get("params") or []:
         if "enum" not in param:
