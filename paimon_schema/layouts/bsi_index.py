@@ -342,7 +342,7 @@ def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, An
     if not rows.any():
         return None
     positions, slices, maximum = _part_rows(values, rows, sign)
-    return {"version": 1, "min_value": 0, "max_value": maximum,
+    return {"start": {}, "version": 1, "min_value": 0, "max_value": maximum,
             "ebm": _roaring_model(positions), "num_slices": len(slices),
             "slices": [_roaring_model(s) for s in slices]}
 

@@ -116,10 +116,11 @@ def key_model(kind: KeyKind, key: int | bytes) -> dict[str, object]:
     """A key as the generated codec builds `paimon_common::key` of `kind`: the field of its
     kind set, the others None (`start` only marks a position for readers)."""
     if isinstance(key, bytes):
-        return {"int_value": None, "bits_value": None,
+        return {"start": {}, "int_value": None, "bits_value": None,
                 "utf8_value": {"len_value": len(key), "value": key}}
     bits = kind in _BITS_KINDS
-    return {"int_value": None if bits else key, "bits_value": key if bits else None, "utf8_value": None}
+    return {"start": {}, "int_value": None if bits else key, "bits_value": key if bits else None,
+            "utf8_value": None}
 
 
 def bitmap_keys(data_type: str | DataType) -> KeyCodec:

@@ -54,6 +54,8 @@ SPECS = {"dv": "deletion_vectors", "hash": "hash_index", "container": "file_inde
          "bitmap": "bitmap_index", "bloom-filter": "bloom_filter", "bsi": "bsi_index",
          "range-bitmap": "range_bitmap", "roaring": "roaring_bitmap", "binary-row": "binary_row"}
 KEYS = {"bitmap": bitmap_keys, "range-bitmap": range_bitmap_keys}
+#: paimon-cpp's high-cardinality STRING bitmaps (10000 keys), above the fuzzers' size cap.
+LARGE_BITMAPS = ("paimon-cpp/file_index/bitmap-index-v1", "paimon-cpp/file_index/bitmap-index-v2")
 
 
 def camel(name: str, upper: bool = False) -> str:
@@ -84,8 +86,8 @@ def _partitions(root: Path) -> Iterator[bytes]:
 
 def jobs(root: Path) -> list[Job]:
     """Every fixture the layout tests use (the fuzzers' fixture seeds, every catalogued
-    container whatever its size and the blobs inside, the manifests' BinaryRows) and the
-    writer seeds; distinct (spec, key kind, bytes) only."""
+    container whatever its size and the blobs inside, the manifests' BinaryRows, the large
+    bitmaps) and the writer seeds; distinct (spec, key kind, bytes) only."""
     seeds = [*fuzzlib.fixture_seeds(root), *fuzzlib.writer_seeds()]
     for rel in catalog.CONTAINERS:
         data = (root / rel).read_bytes()
@@ -97,6 +99,8 @@ def jobs(root: Path) -> list[Job]:
                                           entry.blob, data_type=row_type[entry.column]))
     seeds += [fuzzlib.Seed(f"manifest BinaryRow {i}", "binary-row", raw)
               for i, raw in enumerate(dict.fromkeys(_partitions(root)))]
+    seeds += [fuzzlib.Seed(rel, "bitmap", (root / rel).read_bytes(), data_type="STRING")
+              for rel in LARGE_BITMAPS]
     out: dict[tuple[str, Any, bytes], Job] = {}
     for seed in seeds:
         kind = KEYS[seed.layout](seed.data_type).kind if seed.layout in KEYS else None
