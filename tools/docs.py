@@ -129,8 +129,9 @@ def elsewhere(specs: dict[str, dict], wrappers: dict[str, dict], compiled: dict[
               "The JavaScript runtime keeps numbers as doubles: an 8-byte integer is exact only up "
               "to 2^53, and `readS8be`/`readS8le` misread some negative values by 2^32. The Web IDE "
               "uses that runtime. Every 8-byte integer field of the specs is listed here with where "
-              "its exact value shows; the tests parse every fixture with the generated JavaScript "
-              "parsers and check exactly this, field by field, against the Python parsers.", "",
+              "its exact value shows; tests/interop/test_kaitai_js.py parses every fixture with the "
+              "generated JavaScript parsers (as the Web IDE does, and as a program does) and "
+              "checks exactly this, field by field, against the Python parsers.", "",
               "| spec | type | field | exact value |", "|---|---|---|---|"]
     for name, spec in specs.items():
         for where, field_id, attr in int64_fields(spec):
@@ -161,7 +162,7 @@ def elsewhere(specs: dict[str, dict], wrappers: dict[str, dict], compiled: dict[
               "`-orig-id` with the Java name.",
               "",
               "A length-prefixed region is read as a substream of its declared size (`size:`), so "
-              "that a damaged count inside it costs at most the region; tests/test_robustness.py "
+              "that a damaged count inside it costs at most the region; tests/fuzz/test_robustness.py "
               "sets every length and count field of every layout to 0, 1, 0x7fffffff and "
               "0xffffffff and bounds each parse's time and memory."]
     return "\n".join(lines).rstrip() + "\n"
