@@ -102,14 +102,8 @@ def test_bitmaps_are_v2_with_several_blocks(written) -> None:
         index = parsing.parse(lambda io: BitmapIndex(codec.kind, io), blob)
         assert (index.version, index.num_rows, index.has_null) == (2, f.row_count, True)
         assert index.index.num_blocks > 1
-        stored = {_key(e.key) for ref in index.index.blocks for e in ref.block.entries}
+        stored = {keys.raw_key(e.key) for ref in index.index.blocks for e in ref.block.entries}
         assert stored == _distinct_keys(codec, f.columns[column])
-
-
-def _key(key) -> int | bytes:
-    """A generated `paimon_common::key` as KeyCodec.encode gives it (strings: UTF-8 bytes)."""
-    value = key.value
-    return bytes(value.value) if hasattr(value, "value") else value
 
 
 def test_range_bitmaps_have_several_chunks(written) -> None:
