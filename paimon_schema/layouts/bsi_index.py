@@ -1,7 +1,7 @@
 """BSI file indexes (formats/bsi_index.ksy): read, answer predicates, and write.
 
-Answers are Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon in
-spec/paimon-layouts.md §4.3. Every value is a long (paimon_schema.values.types.internal: days, millis
+Answers are those of Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon
+(formats/bsi_index.ksy). Every value is a long (paimon_schema.values.types.internal: days, millis
 of the day, epoch millis or micros, unscaled decimals). Rows with a value >= 0 live in the
 positive part, rows with a negative value in the negative part as |value|; each part is a
 bit-sliced index compared with `BitSliceIndexRoaringBitmap`'s min/max shortcuts, then exactly
@@ -342,7 +342,7 @@ def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, An
     if not rows.any():
         return None
     positions, slices, maximum = _part_rows(values, rows, sign)
-    return {"version": 1, "min_value": 0, "max_value": maximum,
+    return {"start": {}, "version": 1, "min_value": 0, "max_value": maximum,
             "ebm": _roaring_model(positions), "num_slices": len(slices),
             "slices": [_roaring_model(s) for s in slices]}
 

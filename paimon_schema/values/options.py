@@ -1,4 +1,4 @@
-"""Index options by Paimon's names and units (spec 0.4 and 8): `index-block-size="16kb"`.
+"""Index options by Paimon's names and units (`MemorySize.parse`): `index-block-size="16kb"`.
 
 Python keywords may spell them with underscores (`index_block_size`); values may be given as
 Paimon writes them in table options (strings) or as Python numbers.

@@ -23,7 +23,7 @@ from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
-from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
+from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
 from paimon_schema.runtime import constructs
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
@@ -135,7 +135,7 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
 
 def _pack_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[list[_Entry]]:
     """`BitmapIndexBlock.tryAdd`: a block counts 4 bytes plus `8 + key size` per entry and
-    closes when the next entry would pass `limit` (spec 2.6)."""
+    closes when the next entry would pass `limit` (formats/bitmap_index.ksy `index_block`)."""
     blocks: list[list[_Entry]] = []
     size = 0
     for entry in entries:
@@ -387,7 +387,7 @@ def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
 
 
 def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | None) -> np.ndarray:
-    """Group indices in the order of Java's comparator (spec 2.2); `strings` as in `_Column`."""
+    """Group indices in the order of Java's comparator (formats/bitmap_index.ksy, V2); `strings` as in `_Column`."""
     if strings is not None:
         return np.array(sorted(range(len(group_keys)),
                                key=[strings[i] for i in group_keys.tolist()].__getitem__), np.int64)
@@ -495,7 +495,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
     head_size = _HEAD.size + (4 if has_null else 0)
 
     def key(k: Key) -> dict:
-        return {"value": {"len_value": len(k), "value": k} if isinstance(k, bytes) else k}
+        return key_model(codec.kind, k)
 
     def body_bitmap(offset: int, length: int) -> bytes:
         return layout.body[offset:offset + length]

@@ -20,6 +20,7 @@ from paimon_schema.layouts.paimon_common import (
     KEY_DTYPES,
     KeyCodec,
     KeyKind,
+    key_model,
     range_bitmap_keys,
     string_keys,
 )
@@ -104,13 +105,11 @@ def _codec(kind: int) -> Any:
 
 
 def _key(codec: KeyCodec, key: Key) -> dict[str, Any]:
-    if isinstance(key, bytes):      # the string kind
-        return {"value": {"len_value": len(key), "value": key}}
-    return {"value": key}
+    return key_model(codec.kind, key)
 
 
 def _dictionary_model(codec: KeyCodec, keys: list[Key], limit: int) -> dict[str, Any]:
-    """`ChunkedDictionary.Appender`: chunks of consecutive codes (spec 3.4, 3.5)."""
+    """`ChunkedDictionary.Appender`: chunks of consecutive codes (formats/range_bitmap.ksy `chunked_dictionary`)."""
     variable = codec.kind == KeyKind.string
     chunks: list[tuple[int, list[Key]]] = []          # (code of the first key, keys)
     used = 0
@@ -221,7 +220,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
 
 
 def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndarray]:
-    """Float keys are raw bits (spec 3.1) ordered by `compareTo` (-0.0 < 0.0, every NaN one key
+    """Float keys are raw bits (formats/paimon_common.ksy `key`) ordered by `compareTo` (-0.0 < 0.0, every NaN one key
     after +inf); of equal keys the TreeMap keeps the first, which matters for NaN payloads."""
     width = 32 if codec.kind == KeyKind.float32 else 64
     with np.errstate(over="ignore"):
@@ -253,14 +252,14 @@ def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | N
 
 
 def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
-    """Keys encoded back to back (spec 3.1)."""
+    """Keys encoded back to back (formats/paimon_common.ksy `key`)."""
     if codec.kind == KeyKind.string:
         return _string_records(string_keys(keys_))[0].tobytes()
     return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
 
 
 def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
-    """`_dictionary_model` as bytes (spec 3.4, 3.5), with numpy for fixed-size keys."""
+    """`_dictionary_model` as bytes (formats/range_bitmap.ksy `chunked_dictionary`), with numpy for fixed-size keys."""
     count_ = len(keys_)
     if codec.kind != KeyKind.string:
         size = codec.size(0)
@@ -319,7 +318,7 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
 
 def _string_chunk_starts(keys_: list[bytes], limit: int) -> np.ndarray:
     """The first key of each chunk: after its free first key a chunk takes keys while their
-    encoded sizes fit `limit` and their 4-byte offsets do too (spec 3.5)."""
+    encoded sizes fit `limit` and their 4-byte offsets do too (formats/range_bitmap.ksy `chunked_dictionary`)."""
     most = max(limit, 0) // 4
     if not keys_ or not most:
         return np.arange(len(keys_), dtype=np.int64)
@@ -361,7 +360,7 @@ def _string_records(keys_: list[bytes], prefix: bytes = b"", *columns: np.ndarra
 
 
 def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
-    """`_bsi_model` as bytes (spec 3.6)."""
+    """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`)."""
     num_slices = _num_slices(num_keys)
     present = codes >= 0
     ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
