@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from itertools import repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from pyroaring import BitMap
@@ -21,6 +21,7 @@ from pyroaring import BitMap
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
+from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
@@ -29,8 +30,10 @@ from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
 
-if TYPE_CHECKING:      # numba compiles row_groups' kernels: imported by the first bulk build
-    from paimon_schema.layouts.bitmap_index.row_groups import Groups
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:             # built without a C compiler: pyroaring serializes each bitmap
+    _kernels = None  # type: ignore[assignment]
 
 # ---------------------------------------------------------------------------------------------
 # Writing (`BitmapFileIndex.Writer`): the layout pass, then bytes
@@ -250,19 +253,29 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
 def serialize_bitmaps(rows: np.ndarray | array.array, counts: np.ndarray, starts: np.ndarray | None = None,
                       runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
     """The run-optimized serializations of many bitmaps, back to back, and their lengths:
-    bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (ascending; `starts` defaults to
-    the bitmaps back to back). One `BitMap` per bitmap from a slice of one `array('I')`,
-    pyroaring's fastest input (a single 64-bit bitmap of `i << 32 | row`, cut into its 32-bit
-    parts, measured slower). `run_optimize` only changes a bitmap with two adjacent rows (a
-    run container of r runs takes 2 + 4r bytes, never less than the 2 per value of an array
-    or the 8 KiB of a bitmap container when every run is one value), so it runs only there
-    (`runs`, found here unless given): a quarter of the time of 100k small bitmaps."""
-    counts = np.asarray(counts, np.int64)
+    bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (strictly ascending; `starts`
+    defaults to the bitmaps back to back). The compiled pass (`runtime/kernels.c`) writes
+    them all straight from the rows, in one pass; without it, one pyroaring `BitMap` each
+    (`roaring_bitmaps`, the reference the tests compare it with)."""
+    counts = np.ascontiguousarray(counts, np.int64)
     if starts is None:
         starts = np.cumsum(counts) - counts
-    starts = np.asarray(starts, np.int64)
+    starts = np.ascontiguousarray(starts, np.int64)
     view = rows if isinstance(rows, array.array) and rows.typecode == "I" \
         else array.array("I", np.asarray(rows, np.uint32).tobytes())
+    if _kernels is None:
+        return roaring_bitmaps(view, counts, starts, runs)
+    blob, lengths = _kernels.serialize_groups(view, starts, counts)
+    return blob, np.frombuffer(lengths, np.int64)
+
+
+def roaring_bitmaps(view: array.array, counts: np.ndarray, starts: np.ndarray,
+                    runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
+    """`serialize_bitmaps` with one pyroaring `BitMap` per bitmap, from a slice of one
+    `array('I')`, pyroaring's fastest input. `run_optimize` only changes a bitmap with two
+    adjacent rows (a run container of r runs takes 2 + 4r bytes, never less than the 2 per
+    value of an array or the 8 KiB of a bitmap container when every run is one value), so it
+    runs only there (`runs`, found here unless given)."""
     if runs is None:
         runs = _adjacent(np.frombuffer(view, np.uint32), starts, counts)
     ends = (starts + counts).tolist()
@@ -330,8 +343,6 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     by sorting. `signed`: `grouping` holds int64 bits, whose order is their signed order with
     the sign bit flipped; the hash table needs only equality, so the flip is paid on the few
     distinct keys (a pass over a million rows saved), the sort pays it on every row."""
-    from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
-
     few = group_rows(rows, grouping) if len(grouping) else None
     if few is not None:
         if not signed:
