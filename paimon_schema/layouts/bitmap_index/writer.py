@@ -257,7 +257,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     body: list[bytes] = []
     null_offset, null_length = None, 0
     if len(nulls):
-        null_bitmap = fresh_bitmap(nulls).serialize()
+        null_bitmap, _ = serialize_bitmaps(nulls, np.array([len(nulls)]))
         null_length = len(null_bitmap)
         if len(nulls) == 1:
             null_offset = -1 - int(nulls[0])
@@ -442,12 +442,12 @@ def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
 
 
 def _complement(num_rows: int, rows: np.ndarray | None) -> np.ndarray:
-    """The rows (uint64) of [0, num_rows) not in the ascending `rows` (None: every row)."""
+    """The rows (uint32) of [0, num_rows) not in the ascending `rows` (None: every row)."""
     if rows is None or len(rows) == num_rows:
-        return np.zeros(0, np.uint64)
+        return np.zeros(0, np.uint32)
     mask = np.ones(num_rows, bool)
     mask[rows] = False
-    return np.flatnonzero(mask).astype(np.uint64)
+    return np.flatnonzero(mask).astype(np.uint32)
 
 
 def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
