@@ -1,6 +1,6 @@
 """The compiled kernels (`runtime/kernels.c`) equal their numpy / pyroaring paths: bloom bit
-setting, row grouping, and every key's roaring bitmap serialized straight from the grouped
-rows, over the shapes of columns tables hold."""
+setting, row grouping, every key's roaring bitmap serialized straight from the grouped rows
+(over the shapes of columns tables hold) and the bit slices of BSI and range-bitmap."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pyroaring import BitMap
 import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
-from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
+from paimon_schema.layouts import roaring_writer
 from paimon_schema.layouts.bloom_filter import kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from tests.strategies import shaped_column, shaped_columns
@@ -68,8 +68,8 @@ def test_serialized_groups_equal_pyroaring(column: tuple[str, np.ndarray, np.nda
     _, keys, valid = column
     rows, starts, counts = _grouped(keys, valid)
     view = np.ascontiguousarray(rows)
-    blob, lengths = bitmap_writer.serialize_bitmaps(view, counts, starts)
-    expected, expected_lengths = bitmap_writer.roaring_bitmaps(array.array("I", view.tobytes()), counts, starts)
+    blob, lengths = roaring_writer.serialize_bitmaps(view, counts, starts)
+    expected, expected_lengths = roaring_writer.roaring_bitmaps(array.array("I", view.tobytes()), counts, starts)
     assert lengths.tolist() == expected_lengths.tolist()
     assert blob == expected
 
@@ -82,7 +82,7 @@ def test_serialized_groups_equal_pyroaring(column: tuple[str, np.ndarray, np.nda
 def test_serialized_edges_equal_pyroaring(rows: list[int]) -> None:
     """Container edges: 4096 and 4097 rows, runs at the tie (2 + 4r against 2 * cardinality and
     8192), the offset table from four containers on, the last row 2**32 - 1."""
-    blob, lengths = bitmap_writer.serialize_bitmaps(np.array(rows, np.uint32), np.array([len(rows)]))
+    blob, lengths = roaring_writer.serialize_bitmaps(np.array(rows, np.uint32), np.array([len(rows)]))
     expected = BitMap(rows)
     expected.run_optimize()
     assert blob == expected.serialize() and lengths.tolist() == [len(blob)]
@@ -93,6 +93,10 @@ def test_serialize_refuses_groups_that_do_not_ascend() -> None:
         kernel._kernels.serialize_groups(np.array([3, 3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
     with pytest.raises(ValueError, match="outside"):
         kernel._kernels.serialize_groups(np.array([3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
+    with pytest.raises(ValueError, match="ascending"):
+        kernel._kernels.serialize_slices(np.array([4, 3], np.uint32), np.ones(2, np.uint64), 1)
+    with pytest.raises(ValueError, match="uint64 value per"):
+        kernel._kernels.serialize_slices(np.array([3], np.uint32), np.ones(2, np.uint64), 1)
 
 
 _TYPES = {"INT": lambda k: (k * 7919 - 2**30).astype(np.int32), "BIGINT": lambda k: k * -(2**40) + 3,
@@ -111,9 +115,32 @@ def test_bitmap_writer_equals_the_pyroaring_path(column: tuple[str, np.ndarray, 
         values = [v if ok else None for v, ok in zip(list(values), valid.tolist())]
     compiled = ps.build_index("bitmap", data_type, values, version=version)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bitmap_writer, "_kernels", None)
+        patch.setattr(roaring_writer, "_kernels", None)
         patch.setattr(row_groups, "_kernels", None)
         assert ps.build_index("bitmap", data_type, values, version=version) == compiled
+
+
+@settings(max_examples=60, deadline=None)
+@given(shaped_columns(max_rows=150_000), st.integers(0, 66), st.integers(0, 2**64 - 1))
+def test_serialized_slices_equal_pyroaring(column: tuple[str, np.ndarray, np.ndarray | None], count: int,
+                                           mix: int) -> None:
+    """Bit slices of values: low bits (few runs), high bits, past bit 63 (empty)."""
+    _, keys, valid = column
+    rows = np.arange(len(keys), dtype=np.uint32) if valid is None else np.flatnonzero(valid).astype(np.uint32)
+    values = keys[rows].astype(np.uint64) * np.uint64(mix | 1)
+    assert roaring_writer.serialize_slices(rows, values, count)[0] == roaring_writer.roaring_slices(rows, values, count)[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(shaped_columns(max_rows=100_000), st.sampled_from(["bsi", "range-bitmap"]), st.integers(-2**62, 2**62))
+def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarray, np.ndarray | None],
+                                                    index_type: str, offset: int) -> None:
+    _, keys, valid = column
+    values = np.ma.masked_array(keys * 977 + offset, mask=~valid) if valid is not None else keys * 977 + offset
+    compiled = ps.build_index(index_type, "BIGINT", values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(roaring_writer, "_kernels", None)
+        assert ps.build_index(index_type, "BIGINT", values) == compiled
 
 
 @pytest.mark.parametrize("shape", ["sorted", "cyclic", "clustered", "skewed", "random", "distinct", "mostly_null"])
@@ -123,7 +150,7 @@ def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
     values = np.ma.masked_array(keys, mask=~valid) if valid is not None else keys
     compiled = ps.build_index("bitmap", "BIGINT", values, version=1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bitmap_writer, "_kernels", None)
+        patch.setattr(roaring_writer, "_kernels", None)
         patch.setattr(row_groups, "_kernels", None)
         assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
 

@@ -11,6 +11,9 @@
  *   RoaringBitmap format, straight from the grouped rows: one pass, no bitmap object per key
  *   (a million rows cyclic over 100k keys spread each key over every container: building and
  *   serializing 100k pyroaring objects was most of the build).
+ * - `serialize_slices`: the same for the bit slices of a bit-sliced index (BSI and
+ *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
+ *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
  *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.
@@ -524,10 +527,101 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(serialize_slices_doc,
+"serialize_slices(rows: buffer of uint32, values: buffer of uint64, count: int) -> tuple[bytes, bytearray]\n\n"
+"The bit slices of a bit-sliced index: bitmap i (i < count) holds the rows (strictly ascending)\n"
+"whose value has bit i set; their run-optimized portable serializations back to back, and\n"
+"each one's length (int64).");
+
+static PyObject *
+serialize_slices(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer rows, values;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "y*y*n:serialize_slices", &rows, &values, &count))
+        return NULL;
+    PyObject *result = NULL, *blob = NULL, *lengths = NULL;
+    uint32_t *scratch = NULL;
+    container_t *containers = NULL;
+    unsigned char *out = NULL;
+    Py_ssize_t total_rows = rows.len / 4;
+    const uint32_t *row_data = rows.buf;
+    const uint64_t *value_data = values.buf;
+    if (rows.len % 4 != 0 || values.len != total_rows * 8 || count < 0) {
+        PyErr_SetString(PyExc_ValueError, "serialize_slices: a uint64 value per uint32 row");
+        goto done;
+    }
+    for (Py_ssize_t j = 1; j < total_rows; j++) {
+        if (row_data[j] <= row_data[j - 1]) {
+            PyErr_SetString(PyExc_ValueError, "serialize_slices: the rows are not strictly ascending");
+            goto done;
+        }
+    }
+    lengths = PyByteArray_FromStringAndSize(NULL, count * 8);
+    scratch = PyMem_RawMalloc((size_t)(total_rows ? total_rows : 1) * 4);
+    containers = PyMem_RawMalloc((size_t)(total_rows < 65536 ? total_rows + 1 : 65536) * sizeof(container_t));
+    if (lengths == NULL || scratch == NULL || containers == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *length_data = (int64_t *)PyByteArray_AS_STRING(lengths);
+    size_t used = 0, capacity = 0;
+    int failed = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count && !failed; i++) {
+        uint32_t size = 0;
+        if (i < 64) {
+            for (Py_ssize_t j = 0; j < total_rows; j++) {      /* branch-free: the bit is random */
+                scratch[size] = row_data[j];
+                size += (uint32_t)((value_data[j] >> i) & 1);
+            }
+        }
+        int has_runs;
+        size_t n = containers_of(scratch, size, containers, &has_runs);
+        size_t bytes = header_size(n, has_runs);
+        for (size_t c = 0; c < n; c++)
+            bytes += container_size(&containers[c]);
+        if (bytes > capacity - used) {
+            size_t grown = capacity ? capacity : 65536;
+            while (bytes > grown - used)
+                grown *= 2;
+            unsigned char *larger = PyMem_RawRealloc(out, grown);
+            if (larger == NULL) {
+                failed = 1;
+                break;
+            }
+            out = larger;
+            capacity = grown;
+        }
+        used += write_bitmap(scratch, containers, n, has_runs, out + used);
+        length_data[i] = (int64_t)bytes;
+    }
+    Py_END_ALLOW_THREADS
+    if (failed) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    blob = PyBytes_FromStringAndSize((const char *)out, (Py_ssize_t)used);
+    if (blob == NULL)
+        goto done;
+    result = Py_BuildValue("(OO)", blob, lengths);
+done:
+    Py_XDECREF(blob);
+    Py_XDECREF(lengths);
+    PyMem_RawFree(scratch);
+    PyMem_RawFree(containers);
+    PyMem_RawFree(out);
+    PyBuffer_Release(&rows);
+    PyBuffer_Release(&values);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
+    {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
     {NULL, NULL, 0, NULL},
 };
 

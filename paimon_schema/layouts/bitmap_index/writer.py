@@ -14,7 +14,6 @@ from functools import cache
 from typing import Any, NamedTuple
 
 import numpy as np
-from pyroaring import BitMap
 
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
@@ -23,15 +22,12 @@ from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
+from paimon_schema.layouts.roaring_writer import adjacent, serialize_bitmaps
 from paimon_schema.runtime import constructs
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
 
-try:
-    from paimon_schema.runtime import _kernels
-except ImportError:             # built without a C compiler: pyroaring serializes each bitmap
-    _kernels = None  # type: ignore[assignment]
 
 # ---------------------------------------------------------------------------------------------
 # Writing (`BitmapFileIndex.Writer`): the layout pass, then bytes
@@ -303,47 +299,6 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
                         b"".join(body), sorted_entries, block_starts)
 
 
-def serialize_bitmaps(rows: np.ndarray | array.array, counts: np.ndarray, starts: np.ndarray | None = None,
-                      runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
-    """The run-optimized serializations of many bitmaps, back to back, and their lengths:
-    bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (strictly ascending; `starts`
-    defaults to the bitmaps back to back). The compiled pass (`runtime/kernels.c`) writes
-    them all straight from the rows, in one pass; without it, one pyroaring `BitMap` each
-    (`roaring_bitmaps`, the reference the tests compare it with)."""
-    counts = np.ascontiguousarray(counts, np.int64)
-    if starts is None:
-        starts = np.cumsum(counts) - counts
-    starts = np.ascontiguousarray(starts, np.int64)
-    view = rows if isinstance(rows, array.array) and rows.typecode == "I" \
-        else array.array("I", np.asarray(rows, np.uint32).tobytes())
-    if _kernels is None:
-        return roaring_bitmaps(view, counts, starts, runs)
-    blob, lengths = _kernels.serialize_groups(view, starts, counts)
-    return blob, np.frombuffer(lengths, np.int64)
-
-
-def roaring_bitmaps(view: array.array, counts: np.ndarray, starts: np.ndarray,
-                    runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
-    """`serialize_bitmaps` with one pyroaring `BitMap` per bitmap, from a slice of one
-    `array('I')`, pyroaring's fastest input. `run_optimize` only changes a bitmap with two
-    adjacent rows (a run container of r runs takes 2 + 4r bytes, never less than the 2 per
-    value of an array or the 8 KiB of a bitmap container when every run is one value), so it
-    runs only there (`runs`, found here unless given)."""
-    if runs is None:
-        runs = _adjacent(np.frombuffer(view, np.uint32), starts, counts)
-    ends = (starts + counts).tolist()
-    if not runs.any():
-        out = [BitMap(view[start:end], optimize=False).serialize() for start, end in zip(starts.tolist(), ends)]
-    else:
-        out = []
-        for start, end, has_runs in zip(starts.tolist(), ends, runs.tolist()):
-            bitmap = BitMap(view[start:end], optimize=False)
-            if has_runs:
-                bitmap.run_optimize()
-            out.append(bitmap.serialize())
-    return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))
-
-
 def _column(codec: KeyCodec, values: Column) -> _Column | None:
     """Grouping keys of a typed column (`column_values`); None to decline."""
     if values.strings is not None:
@@ -424,13 +379,7 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
     counts = np.diff(np.append(starts, len(rows)))
     return Groups(array.array("I", grouped.tobytes()), starts, counts, sorted_keys[starts] + np.uint64(low),
-                  _adjacent(grouped, starts, counts))
-
-
-def _adjacent(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Whether each group `rows[start:start + count]` (ascending uint32) holds two adjacent rows."""
-    pairs = np.flatnonzero(rows[1:] - rows[:-1] == 1)     # rows[p], rows[p + 1] adjacent
-    return np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
+                  adjacent(grouped, starts, counts))
 
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:

@@ -24,6 +24,7 @@ from paimon_schema.layouts.paimon_common import (
     string_keys,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
+from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
 from paimon_schema.values import options, types
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
@@ -364,11 +365,11 @@ def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
     """`_bsi_model` as bytes (spec 3.6)."""
     num_slices = _num_slices(num_keys)
     present = codes >= 0
-    ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
-    slices = [fresh_bitmap(_slice_rows(codes, present, i)).serialize() for i in range(num_slices)]
-    lengths = np.fromiter(map(len, slices), np.int64, num_slices)
+    rows = np.flatnonzero(present).astype(np.uint32)
+    ebm, _ = serialize_bitmaps(rows, np.array([len(rows)]))
+    slices, lengths = serialize_slices(rows, codes[present].astype(np.uint64), num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
     head = struct.pack(">ibbii", 10 + 8 * num_slices, 1, num_slices, len(ebm), 8 * num_slices)
-    return head + table.tobytes() + ebm + b"".join(slices)
+    return head + table.tobytes() + ebm + slices
