@@ -211,7 +211,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
         if int(array.min()) < low or int(array.max()) > high:
             return None
-        distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
+        distinct, inner = _unique_codes(array.astype(np.int64, copy=False))
         keys_ = distinct.tolist()
     inner = inner.astype(np.int64).ravel()
     if valid is None:
@@ -219,6 +219,27 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
     codes = np.full(len(valid), -1, np.int64)
     codes[valid] = inner
     return keys_, codes
+
+
+def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)` of int64 values by one sort of `value - min`
+    and the row packed in a uint64 (SIMD), where the span leaves room for the rows: numpy's
+    unique argsorts, twice the time for a million rows."""
+    count = len(values)
+    low = int(values.min())
+    row_bits = max(1, (count - 1).bit_length())
+    if (int(values.max()) - low).bit_length() + row_bits > 64:
+        return np.unique(values, return_inverse=True)
+    packed = ((values.view(np.uint64) - np.uint64(low % 2**64)) << np.uint64(row_bits)) \
+        | np.arange(count, dtype=np.uint64)
+    packed.sort()
+    ordered = packed >> np.uint64(row_bits)
+    first = np.empty(count, bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    codes = np.empty(count, np.int64)
+    codes[(packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)] = np.cumsum(first) - 1
+    return (ordered[first] + np.uint64(low % 2**64)).view(np.int64), codes
 
 
 def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndarray]:
