@@ -533,6 +533,8 @@ PyDoc_STRVAR(serialize_slices_doc,
 "whose value has bit i set; their run-optimized portable serializations back to back, and\n"
 "each one's length (int64).");
 
+#define SLICE_GROUP 8
+
 static PyObject *
 serialize_slices(PyObject *Py_UNUSED(module), PyObject *args)
 {
@@ -557,8 +559,11 @@ serialize_slices(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         }
     }
+    /* slices are split out GROUP at a time, each row's value read once per group: the rows
+     * and values stream through the cache 8x less often than slice by slice */
+    Py_ssize_t group = total_rows > 0 && total_rows < ((Py_ssize_t)1 << 24) ? SLICE_GROUP : 1;
     lengths = PyByteArray_FromStringAndSize(NULL, count * 8);
-    scratch = PyMem_RawMalloc((size_t)(total_rows ? total_rows : 1) * 4);
+    scratch = PyMem_RawMalloc((size_t)(total_rows ? total_rows : 1) * 4 * (size_t)group);
     containers = PyMem_RawMalloc((size_t)(total_rows < 65536 ? total_rows + 1 : 65536) * sizeof(container_t));
     if (lengths == NULL || scratch == NULL || containers == NULL) {
         if (!PyErr_Occurred())
@@ -569,33 +574,52 @@ serialize_slices(PyObject *Py_UNUSED(module), PyObject *args)
     size_t used = 0, capacity = 0;
     int failed = 0;
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < count && !failed; i++) {
-        uint32_t size = 0;
-        if (i < 64) {
-            for (Py_ssize_t j = 0; j < total_rows; j++) {      /* branch-free: the bit is random */
-                scratch[size] = row_data[j];
-                size += (uint32_t)((value_data[j] >> i) & 1);
+    for (Py_ssize_t first = 0; first < count && !failed; first += group) {
+        Py_ssize_t last = first + group < count ? first + group : count;
+        uint32_t sizes[SLICE_GROUP] = {0};
+        if (group == SLICE_GROUP && last - first == SLICE_GROUP && last <= 64) {
+            for (Py_ssize_t j = 0; j < total_rows; j++) {      /* branch-free: the bits are random */
+                uint64_t bits = value_data[j] >> first;
+                uint32_t row = row_data[j];
+                for (int g = 0; g < SLICE_GROUP; g++) {
+                    scratch[g * total_rows + sizes[g]] = row;
+                    sizes[g] += (uint32_t)((bits >> g) & 1);
+                }
             }
         }
-        int has_runs;
-        size_t n = containers_of(scratch, size, containers, &has_runs);
-        size_t bytes = header_size(n, has_runs);
-        for (size_t c = 0; c < n; c++)
-            bytes += container_size(&containers[c]);
-        if (bytes > capacity - used) {
-            size_t grown = capacity ? capacity : 65536;
-            while (bytes > grown - used)
-                grown *= 2;
-            unsigned char *larger = PyMem_RawRealloc(out, grown);
-            if (larger == NULL) {
-                failed = 1;
-                break;
+        else {
+            for (Py_ssize_t i = first; i < last; i++) {
+                if (i >= 64)
+                    continue;
+                uint32_t *slice = scratch + (i - first) * total_rows;
+                for (Py_ssize_t j = 0; j < total_rows; j++) {
+                    slice[sizes[i - first]] = row_data[j];
+                    sizes[i - first] += (uint32_t)((value_data[j] >> i) & 1);
+                }
             }
-            out = larger;
-            capacity = grown;
         }
-        used += write_bitmap(scratch, containers, n, has_runs, out + used);
-        length_data[i] = (int64_t)bytes;
+        for (Py_ssize_t i = first; i < last && !failed; i++) {
+            const uint32_t *slice = scratch + (i - first) * total_rows;
+            int has_runs;
+            size_t n = containers_of(slice, sizes[i - first], containers, &has_runs);
+            size_t bytes = header_size(n, has_runs);
+            for (size_t c = 0; c < n; c++)
+                bytes += container_size(&containers[c]);
+            if (bytes > capacity - used) {
+                size_t grown = capacity ? capacity : 65536;
+                while (bytes > grown - used)
+                    grown *= 2;
+                unsigned char *larger = PyMem_RawRealloc(out, grown);
+                if (larger == NULL) {
+                    failed = 1;
+                    break;
+                }
+                out = larger;
+                capacity = grown;
+            }
+            used += write_bitmap(slice, containers, n, has_runs, out + used);
+            length_data[i] = (int64_t)bytes;
+        }
     }
     Py_END_ALLOW_THREADS
     if (failed) {
