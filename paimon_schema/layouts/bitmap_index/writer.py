@@ -439,13 +439,8 @@ def _records(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> tuple[np.nda
     uint8, size of each record)."""
     count = len(keys_)
     if codec.kind != KeyKind.string:
-        dtype = np.dtype([("key", keys.KEY_DTYPES[codec.kind])]
-                         + [(f"c{i}", ">i4") for i in range(len(columns))])
-        table = np.empty(count, dtype)
-        table["key"] = keys_
-        for i, column in enumerate(columns):
-            table[f"c{i}"] = column
-        return table.view(np.uint8), np.full(count, dtype.itemsize, np.int64)
+        table = _record_table(codec, keys_, *columns)
+        return table.view(np.uint8), np.full(count, table.dtype.itemsize, np.int64)
     strings = keys.string_keys(list(keys_))
     lengths = np.fromiter(map(len, strings), np.int64, count)
     sizes = 4 + lengths + 4 * len(columns)
@@ -465,6 +460,16 @@ def _records(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> tuple[np.nda
     return out, sizes
 
 
+def _record_table(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> np.ndarray:
+    """Fixed-size records `key, column0 (i32), ...` as a structured array."""
+    dtype = np.dtype([("key", keys.KEY_DTYPES[codec.kind])] + [(f"c{i}", ">i4") for i in range(len(columns))])
+    table = np.empty(len(keys_), dtype)
+    table["key"] = keys_
+    for i, column in enumerate(columns):
+        table[f"c{i}"] = column
+    return table
+
+
 def _take(keys_: Keys, indices: np.ndarray) -> Keys:
     return keys_[indices] if isinstance(keys_, np.ndarray) else [keys_[i] for i in indices.tolist()]
 
@@ -481,7 +486,11 @@ def write_layout(layout: BitmapLayout) -> bytes:
         index, _ = _records(codec, layout.keys, layout.offsets)
         return head + index.tobytes() + layout.body
     order = layout.sorted_entries
-    records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
+    if codec.kind != KeyKind.string:         # records written in entry order, then moved at once
+        table = _record_table(codec, layout.keys, layout.offsets, layout.lengths)[order]
+        records, sizes = table.view(np.uint8), np.full(len(order), table.dtype.itemsize, np.int64)
+    else:
+        records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
     ends = np.concatenate(([0], np.cumsum(sizes)))
     bounds = np.append(layout.block_starts, len(order))
     # every block: its entry count (i32), then its records, copied into one buffer
