@@ -131,6 +131,21 @@ def test_serialized_slices_equal_pyroaring(column: tuple[str, np.ndarray, np.nda
     assert roaring_writer.serialize_slices(rows, values, count)[0] == roaring_writer.roaring_slices(rows, values, count)[0]
 
 
+@pytest.mark.parametrize("rows, values", [
+    (range(65536 * 2), lambda r: np.full(len(r), 2**64 - 1, np.uint64)),  # full containers: one run each
+    (range(2**32 - 70_000, 2**32), lambda r: r),                        # the last container, 2**32 - 1
+    (range(0, 3 * 65536, 2), lambda r: r // 2),                         # gaps: no runs in slice 0
+    (range(100, 70_000), lambda r: (r // 4096) % 3),                    # long runs in low slices
+    (list(range(5000)) + list(range(200_000, 204_000)), lambda r: r % 7)])  # an empty container between
+def test_serialized_slice_edges_equal_pyroaring(rows: Any, values: Any) -> None:
+    """The dense pass (a 64x64 bit transpose per 64 rows) at container edges and full words."""
+    row_array = np.array(rows, np.uint32)
+    value_array = np.asarray(values(row_array.astype(np.uint64)), np.uint64)
+    for count in (1, 7, 64, 65):
+        assert roaring_writer.serialize_slices(row_array, value_array, count)[0] \
+            == roaring_writer.roaring_slices(row_array, value_array, count)[0]
+
+
 @settings(max_examples=30, deadline=None)
 @given(shaped_columns(max_rows=100_000), st.sampled_from(["bsi", "range-bitmap"]), st.integers(-2**62, 2**62))
 def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarray, np.ndarray | None],
