@@ -581,3 +581,17 @@ def test_wrong_slice_count_is_an_error() -> None:
     with pytest.raises(ps.FormatError) as info:
         reader.is_not_null()
     assert (info.value.path, info.value.offset) == ("bsi.num_slices", bsi_at + 5)
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 3), min_size=1, max_size=300))
+@example([2**63 - 1, -2**63, 0])                 # the span leaves no room for the rows: numpy's unique
+@example([5] * 40 + [-7])
+def test_unique_codes_equal_numpys(values: list[int]) -> None:
+    import numpy as np
+
+    from paimon_schema.layouts.range_bitmap.writer import _unique_codes
+
+    array = np.array(values, np.int64)
+    distinct, codes = _unique_codes(array)
+    expected, inverse = np.unique(array, return_inverse=True)
+    assert distinct.tolist() == expected.tolist() and codes.tolist() == inverse.ravel().tolist()

@@ -33,6 +33,7 @@ from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import bitslice
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.column_values import column_values
+from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
 from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
@@ -250,16 +251,20 @@ def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
 def build_bsi(data_type: str | DataType, values: Any) -> bytes:
     """The blob Java's BSI writer writes for `values` (None = null), one row each: typed
     columns (`column_values`) in bulk, anything else value by value; the bytes straight from
-    `struct` and pyroaring (`write_with_codec`, the generated codec's, is the reference)."""
+    `struct` and the compiled roaring writer, every slice from one pass over the rows
+    (`write_with_codec`, the generated codec's over pyroaring, is the reference)."""
     num_rows, array, present = _longs(data_type, values)
     out = [_HEAD.pack(1, num_rows)]
     for rows, sign in ((present & (array >= 0), 1), (present & (array < 0), -1)):
         if not rows.any():
             out.append(b"\x00")
             continue
-        positions, slices, maximum = _part_rows(array, rows, sign)
-        out += [_PART_HEAD.pack(1, 1, 0, maximum), fresh_bitmap(positions).serialize(),
-                _S4.pack(len(slices)), *(fresh_bitmap(s).serialize() for s in slices)]
+        positions = np.flatnonzero(rows).astype(np.uint32)
+        stored = (array[rows] * sign).astype(np.uint64)
+        maximum = int(stored.max())
+        ebm, _ = serialize_bitmaps(positions, np.array([len(positions)]))
+        slices, _ = serialize_slices(positions, stored, maximum.bit_length())
+        out += [_PART_HEAD.pack(1, 1, 0, maximum), ebm, _S4.pack(maximum.bit_length()), slices]
     return b"".join(out)
 
 

@@ -44,7 +44,7 @@ SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 MAX_SEED = 64 * 1024
 
 LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree")
-#: The Java-written btree global index files of the sample table (INT keys), fixture README §6.
+#: The Java-written btree global index files of the sample table (INT keys), listed in the fixtures README under the complete tables.
 BTREE_FIXTURES = ("paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-1e092fe2-2c76-4682-bfec-50ebecd3957a-0",
                   "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-360cfb9c-6646-44cb-aec5-d156a379b4d2-0",
                   "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-806143e3-9271-4934-9ca5-636a815c46a0-0")

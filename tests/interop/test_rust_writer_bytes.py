@@ -41,6 +41,7 @@ import dataclasses
 import math
 import struct
 
+import numpy as np
 import pyarrow as pa
 import pytest
 import rust_writer
@@ -165,9 +166,8 @@ def sorted_body(layout: BitmapLayout) -> BitmapLayout:
     def moved(entry):
         return entry._replace(offset=offsets[entry.key]) if entry.offset >= 0 else entry
 
-    return dataclasses.replace(layout, entries=[moved(e) for e in layout.entries],
-                               blocks=[[moved(e) for e in block] for block in layout.blocks],
-                               body=b"".join(parts))
+    return dataclasses.replace(layout, offsets=np.array([moved(e).offset for e in layout.entries], np.int64),
+                               body=b"".join(parts))     # blocks: the same entries, sorted
 
 
 def _rows(blob: bytes, data_type: str) -> dict:

@@ -25,6 +25,7 @@ from paimon_schema.layouts.paimon_common import (
     string_keys,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
+from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
 from paimon_schema.values import options, types
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
@@ -209,7 +210,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
         if int(array.min()) < low or int(array.max()) > high:
             return None
-        distinct, inner = np.unique(array.astype(np.int64), return_inverse=True)
+        distinct, inner = _unique_codes(array.astype(np.int64, copy=False))
         keys_ = distinct.tolist()
     inner = inner.astype(np.int64).ravel()
     if valid is None:
@@ -217,6 +218,27 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
     codes = np.full(len(valid), -1, np.int64)
     codes[valid] = inner
     return keys_, codes
+
+
+def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(values, return_inverse=True)` of int64 values by one sort of `value - min`
+    and the row packed in a uint64 (SIMD), where the span leaves room for the rows: numpy's
+    unique argsorts, twice the time for a million rows."""
+    count = len(values)
+    low = int(values.min())
+    row_bits = max(1, (count - 1).bit_length())
+    if (int(values.max()) - low).bit_length() + row_bits > 64:
+        return np.unique(values, return_inverse=True)
+    packed = ((values.view(np.uint64) - np.uint64(low % 2**64)) << np.uint64(row_bits)) \
+        | np.arange(count, dtype=np.uint64)
+    packed.sort()
+    ordered = packed >> np.uint64(row_bits)
+    first = np.empty(count, bool)
+    first[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
+    codes = np.empty(count, np.int64)
+    codes[(packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)] = np.cumsum(first) - 1
+    return (ordered[first] + np.uint64(low % 2**64)).view(np.int64), codes
 
 
 def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndarray]:
@@ -363,11 +385,11 @@ def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
     """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`)."""
     num_slices = _num_slices(num_keys)
     present = codes >= 0
-    ebm = fresh_bitmap(np.flatnonzero(present)).serialize()
-    slices = [fresh_bitmap(_slice_rows(codes, present, i)).serialize() for i in range(num_slices)]
-    lengths = np.fromiter(map(len, slices), np.int64, num_slices)
+    rows = np.flatnonzero(present).astype(np.uint32)
+    ebm, _ = serialize_bitmaps(rows, np.array([len(rows)]))
+    slices, lengths = serialize_slices(rows, codes[present].astype(np.uint64), num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
     head = struct.pack(">ibbii", 10 + 8 * num_slices, 1, num_slices, len(ebm), 8 * num_slices)
-    return head + table.tobytes() + ebm + b"".join(slices)
+    return head + table.tobytes() + ebm + slices

@@ -914,7 +914,8 @@ def bench_index_request(
     **options: Any,
 ) -> dict[str, Any]:
     """A ``bench_index`` request: Java generates ``column`` (``{"kind": "int_mod" | "string_mod"
-    | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex),
+    | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex)
+    or reads it (``{"kind": "file", "rows", "path", "value", "nulls"?}``, the format there),
     builds the index ``warmup`` times untimed, then ``runs`` times timed, each after
     ``System.gc()``. The answer: ``times_ns`` of the timed builds, their ``median_ns``, the
     blob's ``length`` and ``sha256``."""
