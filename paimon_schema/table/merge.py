@@ -51,6 +51,7 @@ from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.indexes import deletion_bytes
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table
 from paimon_schema.table.schema import TableSchema
@@ -297,7 +298,7 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> Any:
         return None
     from paimon_schema.layouts.deletion_vectors import read_deletion_vector
 
-    chunk = fileio.read_bytes(deletion.path, deletion.offset, deletion.length + 8)
+    chunk = deletion_bytes(fileio, deletion)
     try:
         return read_deletion_vector(chunk, 0, deletion.length)
     except FormatError as exc:
@@ -308,11 +309,11 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> Any:
 def _file_batches(task: FileTask, batch_rows: int,
                   use_threads: bool = True) -> Iterator[pa.RecordBatch]:
     wanted = [c.file_column for c in task.columns if c.file_column is not None]
-    with task.fileio.open_input(task.path) as source:
+    with task.fileio.open_input(task.path, task.file_size or None) as source:
         if task.format == "parquet":
             import pyarrow.parquet as pq
 
-            reader = pq.ParquetFile(source)
+            reader = pq.ParquetFile(source, pre_buffer=task.fileio.remote)
             present = set(reader.schema_arrow.names)
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
@@ -320,7 +321,7 @@ def _file_batches(task: FileTask, batch_rows: int,
             as_dictionary = _dictionary_reads(task, reader, names)
             if as_dictionary:
                 reader = pq.ParquetFile(source, metadata=reader.metadata,
-                                        read_dictionary=as_dictionary)
+                                        read_dictionary=as_dictionary, pre_buffer=task.fileio.remote)
             yield from reader.iter_batches(batch_size=batch_rows, columns=names,
                                            use_threads=use_threads)
         elif task.format == "orc":
