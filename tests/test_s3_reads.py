@@ -141,3 +141,10 @@ def test_external_paths_reuse_the_tables_endpoint_and_credentials(s3_server, s3_
         assert io is table.io and inner == f"{bucket}/t/data-1.parquet"
         assert table.read_bytes(uri, 9, 5) == b"bytes"
     assert isinstance(table.io, ArrowFileIO) and table.io.uri(f"s3a://{bucket}/x") == f"s3://{bucket}/x"
+
+
+
+def test_a_local_tables_uri_round_trips(pipeline_table: Path) -> None:
+    table = Table.open(pipeline_table)
+    assert table.uri == f"file://{pipeline_table}"
+    assert Table.open(table.uri).path == str(pipeline_table)
