@@ -13,6 +13,7 @@ import pyarrow.fs as pafs
 import pytest
 from s3server import ACCESS_KEY, REGION, SECRET_KEY
 
+from paimon_schema.table import fileio
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO
 from paimon_schema.table.merge import read_arrow
@@ -69,10 +70,28 @@ def test_a_full_read_takes_at_most_60_requests(s3_server, s3_table: str, pipelin
     assert all(r.status < 400 or r.path.endswith(("snapshot-6", "snapshot-6/")) for r in requests)
 
 
-def test_a_wrong_manifest_size_is_a_clear_error(s3_server, pipeline_table: Path) -> None:
+def test_large_files_are_read_by_coalesced_ranges(s3_server, s3_table: str, pipeline_table: Path,
+                                                  monkeypatch) -> None:
+    """A file above `WHOLE_FILE_BYTES` (here: every file) is read by ranged GETs without a
+    HEAD: its footer, then its column chunks coalesced into one range (`pre_buffer`)."""
+    monkeypatch.setattr(fileio, "WHOLE_FILE_BYTES", 0)
+    table = Table.open(s3_table.removeprefix("s3://"), filesystem=_filesystem(s3_server))
+    table.data_files()
+    s3_server.log.clear()
+    assert read_arrow(table).sort_by("id").equals(read_arrow(pipeline_table).sort_by("id"))
+    data = [r for r in s3_server.log.snapshot() if r.path.endswith(".parquet")]
+    assert all(r.method == "GET" and r.range for r in data)
+    assert set(Counter(r.path for r in data).values()) == {2}
+
+
+@pytest.mark.parametrize("whole_file_bytes", [fileio.WHOLE_FILE_BYTES, 0])
+def test_a_wrong_manifest_size_is_a_clear_error(s3_server, pipeline_table: Path, monkeypatch,
+                                                whole_file_bytes: int) -> None:
     """The object's size comes with the GET that reads it: a manifest that says another size
-    fails the read naming the file (never wrong rows), larger or smaller alike."""
-    bucket = s3_server.create_bucket("resized")
+    fails the read naming the file (never wrong rows), larger or smaller alike, read whole or
+    by ranges."""
+    monkeypatch.setattr(fileio, "WHOLE_FILE_BYTES", whole_file_bytes)
+    bucket = s3_server.create_bucket(f"resized-{whole_file_bytes}")
     uri = s3_server.upload_tree(pipeline_table, bucket, "t")
     table = Table.open(uri.removeprefix("s3://"), filesystem=_filesystem(s3_server))
     client = s3_server.client()
