@@ -68,6 +68,8 @@ BATCH_ROWS = 65_536
 #: `read_arrow`'s batches: whole row groups (up to 4M rows), it holds every row in the end anyway
 WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
+#: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
+REMOTE_WORKERS_PER_CPU = 4
 
 
 @dataclass
@@ -421,9 +423,11 @@ def _read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
     (Arrow's pool besides would put twice as many threads on the CPUs: 2-6 % more CPU time
     on the benchmark's 2-core machine); with fewer, Arrow's pool decodes a file's columns side
     by side. A failing task raises its error as a serial read would (the first failing task in
-    order)."""
-    workers = min(len(tasks), os.cpu_count() or 1)
-    use_threads = len(tasks) < 2 * workers
+    order). Off the local disk a file waits on its round trips more than on a CPU: 4 workers
+    per CPU keep the requests of several files in flight."""
+    cpus = os.cpu_count() or 1
+    use_threads = len(tasks) < 2 * min(len(tasks), cpus)
+    workers = min(len(tasks), cpus * (REMOTE_WORKERS_PER_CPU if tasks and tasks[0].fileio.remote else 1))
 
     def read(task: FileTask) -> list[pa.RecordBatch]:
         return list(read_task(task, batch_rows=WHOLE_READ_ROWS, use_threads=use_threads))
