@@ -3,7 +3,7 @@
 cannot share the test process with the `local[2]` one). Prints one JSON line: each entry
 point's outcome (its rows summed up, or its error).
 
-    python cluster_run.py CONFIG.json     # {"table", "rewrite", "s3_uri"}
+    python cluster_run.py CONFIG.json     # {"table", "rewrite", "s3_uri", "parallelism"}
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 
-def session() -> Any:
+def session(parallelism: int) -> Any:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -26,7 +26,7 @@ def session() -> Any:
              .config("spark.driver.host", "127.0.0.1")
              .config("spark.driver.bindAddress", "127.0.0.1")
              .config("spark.ui.enabled", "false")
-             .config("spark.default.parallelism", "3")          # not this machine's CPU count
+             .config("spark.default.parallelism", str(parallelism))    # not this machine's CPUs
              .config("spark.sql.shuffle.partitions", "2")
              .config("spark.sql.session.timeZone", "UTC")
              .config("spark.executor.memory", "512m")
@@ -50,7 +50,7 @@ def executors(spark: Any) -> int:
 def main(config_path: str) -> int:
     with open(config_path) as f:
         config = json.load(f)
-    spark = session()
+    spark = session(config["parallelism"])
     from paimon_schema import spark as ps_spark
 
     def keys(df: Any) -> list[int]:
