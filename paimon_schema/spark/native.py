@@ -61,7 +61,7 @@ from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, r
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO
 from paimon_schema.table.metadata import Table
-from paimon_schema.table.s3_reads import s3_options
+from paimon_schema.table.s3_reads import filesystem_settings
 from paimon_schema.table.schema import TableSchema
 
 __all__ = ["read_table"]
@@ -153,7 +153,7 @@ def _hadoop_options(spark: Any, table: Table, tasks: list[FileTask]) -> dict[str
     if "s3a" not in schemes or not isinstance(table.io, ArrowFileIO) \
             or not isinstance(table.io.filesystem, pafs.S3FileSystem):
         return {}
-    o = s3_options(table.io.filesystem)
+    o = filesystem_settings(table.io.filesystem)
     endpoint = o.get("endpoint_override") or ""
     secure = not endpoint.startswith("http://") and (o.get("scheme") or "https") == "https"
     settings = {"endpoint": endpoint, "endpoint.region": o.get("region") or "",

@@ -30,7 +30,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import CommitConflict, TableError
-from paimon_schema.table.s3_reads import RangedObject, S3Reads, s3_options
+from paimon_schema.table.s3_reads import RangedObject, S3Reads, filesystem_settings
 
 __all__ = ["ArrowFileIO", "FileIO", "LocalFileIO", "filesystem_for", "fileio_for", "open_fileio"]
 
@@ -310,7 +310,7 @@ class ArrowFileIO(FileIO):
         filesystem, inner = filesystem_for(self.filesystem, path)
         if not isinstance(filesystem, pafs.S3FileSystem):
             return self.uri(path)
-        options = s3_options(filesystem)
+        options = filesystem_settings(filesystem)
         user = ""
         if options.get("access_key") and options.get("secret_key"):
             user = f"{quote(options['access_key'], safe='')}:{quote(options['secret_key'], safe='')}@"

@@ -21,12 +21,12 @@ import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import TableError
 
-__all__ = ["RangedObject", "S3Reads", "s3_options"]
+__all__ = ["RangedObject", "S3Reads", "filesystem_settings"]
 
 _TOTAL = re.compile(r"/(\d+)$")
 
 
-def s3_options(filesystem: pafs.S3FileSystem) -> dict[str, Any]:
+def filesystem_settings(filesystem: pafs.S3FileSystem) -> dict[str, Any]:
     """The options an `S3FileSystem` was made with (what pyarrow pickles it by)."""
     return dict(filesystem.__reduce__()[1][0])
 
@@ -42,7 +42,7 @@ class S3Reads:
     """GETs, HEADs and LISTs of one S3 endpoint, each one request; paths are `bucket/key`."""
 
     def __init__(self, filesystem: pafs.S3FileSystem) -> None:
-        self.options = s3_options(filesystem)
+        self.options = filesystem_settings(filesystem)
         self._client: Any = None
         self._lock = threading.Lock()
 
@@ -52,7 +52,7 @@ class S3Reads:
         role or a proxy: those stay with pyarrow's own reads)."""
         if not isinstance(filesystem, pafs.S3FileSystem):
             return False
-        options = s3_options(filesystem)
+        options = filesystem_settings(filesystem)
         return not options.get("role_arn") and not (options.get("proxy_options") or {}).get("host")
 
     @property
