@@ -114,14 +114,16 @@ def test_open_by_uri_filesystem_and_environment_and_uri_round_trips(
         assert table.path == bucket_path
         assert table.uri.startswith(f"s3://{ACCESS_KEY}:") and "endpoint_override=" in table.uri
         assert len(Table.open(table.uri).data_files()) == 32
-    assert repr(by_uri).endswith("on S3FileSystem>") or "S3" in repr(by_uri)
+    assert repr(by_uri) == f"<Table {bucket_path} on S3FileSystem>"
 
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
     monkeypatch.setenv("AWS_ENDPOINT_URL_S3", s3_server.endpoint)
     by_env = Table.open(s3_table)
-    assert by_env.uri == s3_table + f"?region={REGION}" or by_env.uri.startswith(s3_table)
+    # (pyarrow takes the endpoint from the environment: it travels in the URI, not the keys)
+    assert by_env.uri == s3_table + "?endpoint_override=" + s3_server.endpoint.replace(
+        "://", "%3A%2F%2F").replace(":", "%3A")
     assert len(by_env.data_files()) == 32
     assert Table.open(s3_table.replace("s3://", "s3a://")).path == bucket_path
 
