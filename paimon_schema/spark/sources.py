@@ -58,11 +58,18 @@ def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> Non
     """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
     off by default): sources that do not push filters hand them all back, as before.
 
+    `paimon` splits a read into at least the session's default parallelism (the cluster's
+    cores: the planner has no SparkContext to ask, so the value is taken here and travels with
+    the registered class, which cloudpickle pickles by value).
+
     A bad path or bad bytes fail when the source is loaded or planned, with our message; Spark
     prints the Python traceback before it unless its `hideTraceback` option is on, so
     `hide_tracebacks` (default: on, unless the session already sets that option) turns it on.
     """
-    for source in (PaimonSource, DeletionVectorsSource, FileIndexSource):
+    paimon = type("PaimonSource", (PaimonSource,),
+                  {"min_partitions": _default_parallelism(spark), "__doc__": PaimonSource.__doc__,
+                   "__qualname__": "PaimonSource.of_session"})
+    for source in (paimon, DeletionVectorsSource, FileIndexSource):
         spark.dataSource.register(source)
     try:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -72,6 +79,15 @@ def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> Non
         hide_tracebacks = spark.conf.get(HIDE_TRACEBACK, None) is None
     if hide_tracebacks:
         spark.conf.set(HIDE_TRACEBACK, "true")
+
+
+def _default_parallelism(spark: Any) -> int | None:
+    """The session's default parallelism; None where it cannot be had."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: ask its conf
+        value = spark.conf.get("spark.default.parallelism", None)
+        return int(value) if value else None
 
 
 def _path(options: Any) -> str:
@@ -128,6 +144,10 @@ class _Partition(InputPartition):
 class PaimonSource(DataSource):
     """`spark.read.format("paimon").load(table_dir)`: the table's rows, deletion vectors applied."""
 
+    #: The fewest Spark partitions of a read while there are files: the session's default
+    #: parallelism (set by `register`), else this machine's CPUs.
+    min_partitions: int | None = None
+
     @classmethod
     def name(cls) -> str:
         return "paimon"
@@ -138,14 +158,15 @@ class PaimonSource(DataSource):
 
     def reader(self, schema: StructType) -> DataSourceReader:
         return _PaimonReader(_path(self.options), _travel(self.options),
-                             str(self.options.get("mode", "FAILFAST")))
+                             str(self.options.get("mode", "FAILFAST")), self.min_partitions)
 
 
 class _PaimonReader(DataSourceReader):
-    def __init__(self, path: str, travel: TimeTravel, mode: str) -> None:
+    def __init__(self, path: str, travel: TimeTravel, mode: str, min_partitions: int | None) -> None:
         self.path = path
         self.travel = travel
         self.mode = mode
+        self.min_partitions = min_partitions
         self.where: Predicate | None = None
 
     def pushFilters(self, filters: list[Filter]) -> list[Filter]:
@@ -157,7 +178,8 @@ class _PaimonReader(DataSourceReader):
         table = Table.open(self.path)
         plan = plan_read(table, self.where, _snapshot(table, self.travel), mode=self.mode)
         schema = spark_arrow_schema(plan.table_schema)
-        return [_Partition((tasks, schema)) for tasks in splits(plan.tasks, plan.table_schema)] \
+        return [_Partition((tasks, schema))
+                for tasks in splits(plan.tasks, plan.table_schema, self.min_partitions)] \
             or [_Partition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -168,10 +190,12 @@ class _PaimonReader(DataSourceReader):
             yield from read_task(task, spark_types=schema)
 
 
-def splits(tasks: Sequence[FileTask], schema: TableSchema) -> list[list[FileTask]]:
+def splits(tasks: Sequence[FileTask], schema: TableSchema,
+           min_partitions: int | None = None) -> list[list[FileTask]]:
     """The file tasks in Spark partitions: as many as the files' weight needs at Paimon's
     `source.split.target-size` (default 128 MB, a file weighing at least
-    `source.split.open-file-cost`, 4 MB), and at least one per CPU while there are files; files
+    `source.split.open-file-cost`, 4 MB), and at least `min_partitions` (the cluster's default
+    parallelism; default: this machine's CPUs) while there are files; files
     go to the lightest partition, heaviest first. A Spark task of a Python data source costs
     tens of milliseconds whatever it reads (measured: 20 empty partitions cost more than a
     plain Parquet scan of 2M rows), so one task per file made small tables slow."""
@@ -180,7 +204,7 @@ def splits(tasks: Sequence[FileTask], schema: TableSchema) -> list[list[FileTask
     target = memory_size(schema.option("source.split.target-size", "128mb"))
     open_cost = memory_size(schema.option("source.split.open-file-cost", "4mb"))
     weights = [max(t.file_size, open_cost) for t in tasks]
-    count = max(-(-sum(weights) // max(1, target)), os.cpu_count() or 1)
+    count = max(-(-sum(weights) // max(1, target)), min_partitions or os.cpu_count() or 1)
     bins: list[list[FileTask]] = [[] for _ in range(min(len(tasks), count))]
     loads = [0] * len(bins)
     for weight, task in sorted(zip(weights, tasks), key=lambda wt: -wt[0]):

@@ -2,8 +2,10 @@
 table files goes through a `FileIO`, so a new kind of store is one new class here.
 
 Paths are table paths (absolute on the table's filesystem) or URIs (`file:/...`, `s3://...`:
-Paimon's `_EXTERNAL_PATH`), which `resolve` sends to the filesystem they name. Reads go through
-a `pyarrow.fs` filesystem (an fsspec filesystem is wrapped). Writes are what a commit needs:
+Paimon's `_EXTERNAL_PATH`), which `resolve` sends to the filesystem they name (an `s3://`,
+`s3a://` URI on a table on S3 keeps the table's endpoint and credentials). Reads go through a
+`pyarrow.fs` filesystem (an fsspec filesystem is wrapped); on S3 through `s3_reads`, one
+request per read (no HEAD where the manifest gives the size). Writes are what a commit needs:
 fresh names (`write_new`), one name created atomically if absent (`create_exclusive`, the
 `snapshot-N` of a commit: of two racing writers exactly one wins, the other gets
 `CommitConflict`), a hint replaced in one step (`overwrite`), and removal of a loser's files.
@@ -23,12 +25,14 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Union
+from urllib.parse import quote, urlencode
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import CommitConflict, TableError
 from paimon_schema.table.s3 import S3Writer, s3_options
+from paimon_schema.table.s3_reads import RangedObject, S3Reads, filesystem_settings
 
 if TYPE_CHECKING:
     import fsspec
@@ -38,6 +42,12 @@ __all__ = ["ArrowFileIO", "FileIO", "FileSystemLike", "LocalFileIO", "S3FileIO",
 
 #: A filesystem a table may be on: a `pyarrow.fs` one, or an fsspec one (wrapped for pyarrow).
 FileSystemLike = Union[pafs.FileSystem, "fsspec.AbstractFileSystem"]
+
+#: A data file of at most this size is read in one request when its size is known: a round
+#: trip costs what 1-10 MB of transfer does (Paimon's `source.split.open-file-cost` is 4 MB).
+WHOLE_FILE_BYTES = 8 << 20
+#: URI schemes that name S3 (Hadoop's `s3a`/`s3n`, as Java writes `_EXTERNAL_PATH` there).
+S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
 class FileIO(ABC):
@@ -77,12 +87,25 @@ class FileIO(ABC):
         """The names (not paths) in `directory`; empty when it does not exist."""
 
     @abstractmethod
-    def open_input(self, path: str) -> pa.NativeFile:
-        """A random-access input file for pyarrow's readers (Parquet, ORC); close it."""
+    def open_input(self, path: str, size: int | None = None) -> pa.NativeFile:
+        """A random-access input file for pyarrow's readers (Parquet, ORC); close it. `size`
+        (the manifest's) saves a request on an object store; a file of another size is a
+        TableError."""
+
+    @property
+    def remote(self) -> bool:
+        """Whether each read is a round trip (an object store): readers then coalesce."""
+        return False
 
     @abstractmethod
     def uri(self, path: str) -> str:
         """The path as a URI another reader (Spark, Java) opens."""
+
+    def location(self, path: str) -> str:
+        """The URI that opens `path` on this store in another process (`Table.open`, the
+        Spark sources): `uri`, plus what the store needs to be reached (endpoint, explicit
+        credentials) where the URI form can carry it."""
+        return self.uri(path)
 
     # ----------------------------------------------------------------- writes
 
@@ -123,7 +146,23 @@ def filesystem_for(default: pafs.FileSystem, path: str) -> tuple[pafs.FileSystem
         return pafs.LocalFileSystem(), local if local.startswith("/") else "/" + local
     if "://" not in path:
         return default, path
-    return pafs.FileSystem.from_uri(path)
+    scheme, _, rest = path.partition("://")
+    if scheme.lower() in S3_SCHEMES and isinstance(default, pafs.S3FileSystem):
+        return default, rest.split("?", 1)[0]
+    return _from_uri(path)
+
+
+def _from_uri(uri: str) -> tuple[pafs.FileSystem, str]:
+    """`pyarrow.fs.FileSystem.from_uri`, its errors a TableError naming the URI."""
+    try:
+        return pafs.FileSystem.from_uri(uri)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise TableError(f"cannot open {_redacted(uri)}: {exc}") from None
+
+
+def _redacted(uri: str) -> str:
+    """A URI without the secret of its user info (for messages)."""
+    return re.sub(r"^([a-zA-Z0-9+.-]+://[^:/@]*):[^@/]*@", r"\1:***@", uri)
 
 
 def fileio_for(filesystem: FileSystemLike | FileIO) -> FileIO:
@@ -148,7 +187,10 @@ def open_fileio(path: str | os.PathLike[str],
     if filesystem is not None:
         return fileio_for(filesystem), text
     if "://" in text:
-        filesystem, text = pafs.FileSystem.from_uri(text)
+        scheme, _, rest = text.partition("://")
+        if scheme.lower() in ("s3a", "s3n"):         # Hadoop's names of S3 (Spark's paths)
+            text = "s3://" + rest
+        filesystem, text = _from_uri(text)
         return fileio_for(filesystem), text
     return LocalFileIO(), os.path.abspath(text)
 
@@ -159,6 +201,7 @@ class ArrowFileIO(FileIO):
 
     def __init__(self, filesystem: pafs.FileSystem) -> None:
         self.filesystem = filesystem
+        self.s3 = S3Reads(filesystem) if S3Reads.serves(filesystem) else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.filesystem).__name__})"
@@ -181,46 +224,117 @@ class ArrowFileIO(FileIO):
         filesystem, inner = filesystem_for(self.filesystem, path)
         return (self if filesystem is self.filesystem else fileio_for(filesystem)), inner
 
+    @property
+    def remote(self) -> bool:
+        return not isinstance(self.filesystem, pafs.LocalFileSystem)
+
+    def _s3_path(self, path: str) -> str | None:
+        """The `bucket/key` of a path this FileIO reads with `s3_reads`, else None."""
+        if self.s3 is None:
+            return None
+        filesystem, inner = filesystem_for(self.filesystem, path)
+        return inner if filesystem is self.filesystem else None
+
     def read_bytes(self, path: str, offset: int = 0, length: int | None = None) -> bytes:
+        key = self._s3_path(path)
+        if key is not None and self.s3 is not None:
+            return self.s3.get(key, offset, length)
         try:
-            with self.open_input(path) as f:
+            with self._open(path) as f:
                 if length is None:
                     f.seek(offset)
                     return f.read()
                 return f.read_at(length, offset)
         except FileNotFoundError:
             raise TableError(f"{path} does not exist") from None
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(f"cannot read {path}: {exc}") from None
 
     def _info(self, path: str) -> pafs.FileInfo:
         filesystem, inner = filesystem_for(self.filesystem, path)
-        return filesystem.get_file_info(inner)
+        try:
+            return filesystem.get_file_info(inner)
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(f"cannot reach {path}: {exc}") from None
 
     def size(self, path: str) -> int:
-        info = self._info(path)
-        if info.type != pafs.FileType.File:
+        key = self._s3_path(path)
+        if key is not None and self.s3 is not None:
+            size = self.s3.size(key)
+        else:
+            info = self._info(path)
+            size = int(info.size) if info.type == pafs.FileType.File else None
+        if size is None:
             raise TableError(f"{path} does not exist")
-        return int(info.size)
+        return size
 
     def exists(self, path: str) -> bool:
+        key = self._s3_path(path)
+        if key is not None and self.s3 is not None:
+            return self.s3.size(key) is not None
         return self._info(path).type == pafs.FileType.File
 
     def is_dir(self, path: str) -> bool:
+        key = self._s3_path(path)
+        if key is not None and self.s3 is not None:
+            return self.s3.is_dir(key)
         return self._info(path).type == pafs.FileType.Directory
 
     def list(self, directory: str) -> list[str]:
+        key = self._s3_path(directory)
+        if key is not None and self.s3 is not None:
+            return self.s3.list(key)
         filesystem, inner = filesystem_for(self.filesystem, directory)
         selector = pafs.FileSelector(inner, allow_not_found=True)
-        return [posixpath.basename(info.path) for info in filesystem.get_file_info(selector)]
+        try:
+            return [posixpath.basename(info.path) for info in filesystem.get_file_info(selector)]
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(f"cannot list {directory}: {exc}") from None
 
-    def open_input(self, path: str) -> pa.NativeFile:
+    def _open(self, path: str) -> pa.NativeFile:
         filesystem, inner = filesystem_for(self.filesystem, path)
         return filesystem.open_input_file(inner)
+
+    def open_input(self, path: str, size: int | None = None) -> pa.NativeFile:
+        key = self._s3_path(path)
+        if key is not None and self.s3 is not None:
+            if size is None:
+                size = self.size(path)
+            if size <= WHOLE_FILE_BYTES:                 # one GET, whatever the reader reads
+                return pa.BufferReader(self.s3.get(key, 0, None, size=size))
+            return pa.PythonFile(RangedObject(self.s3, key, size), mode="r")
+        try:
+            source = self._open(path)
+        except FileNotFoundError:
+            raise TableError(f"{path} does not exist") from None
+        except (pa.ArrowException, OSError) as exc:
+            raise TableError(f"cannot read {path}: {exc}") from None
+        if size is not None and source.size() != size:
+            source.close()
+            raise TableError(f"{path}: the manifest says the file has {size} bytes, it has "
+                             f"{source.size()} (a stale or corrupt manifest entry)")
+        return source
 
     def uri(self, path: str) -> str:
         filesystem, inner = filesystem_for(self.filesystem, path)
         if isinstance(filesystem, pafs.LocalFileSystem):
             return "file://" + inner
         return f"{filesystem.type_name}://{inner}"
+
+    def location(self, path: str) -> str:
+        filesystem, inner = filesystem_for(self.filesystem, path)
+        if not isinstance(filesystem, pafs.S3FileSystem):
+            return self.uri(path)
+        options = filesystem_settings(filesystem)
+        user = ""
+        if options.get("access_key") and options.get("secret_key"):
+            user = f"{quote(options['access_key'], safe='')}:{quote(options['secret_key'], safe='')}@"
+        endpoint = options.get("endpoint_override") or ""
+        if endpoint and "://" not in endpoint:
+            endpoint = f"{options.get('scheme') or 'https'}://{endpoint}"
+        query = urlencode({k: v for k, v in (("endpoint_override", endpoint),
+                                             ("region", options.get("region") or "")) if v})
+        return f"s3://{user}{inner}" + (f"?{query}" if query else "")
 
     def check_writable(self, path: str) -> None:
         raise TableError(f"{path} is on {self._kind()}: writing needs an atomic create-if-absent, "

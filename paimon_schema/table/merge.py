@@ -50,6 +50,7 @@ from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO, FileSystemLike
+from paimon_schema.table.indexes import deletion_bytes
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
@@ -71,6 +72,8 @@ BATCH_ROWS = 65_536
 #: a whole read's batches: whole row groups (up to 4M rows), it holds every row in the end anyway
 WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
+#: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
+REMOTE_WORKERS_PER_CPU = 4
 
 
 @dataclass
@@ -308,7 +311,7 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> BitMap 
         return None
     from paimon_schema.layouts.deletion_vectors import read_deletion_vector
 
-    chunk = fileio.read_bytes(deletion.path, deletion.offset, deletion.length + 8)
+    chunk = deletion_bytes(fileio, deletion)
     try:
         return read_deletion_vector(chunk, 0, deletion.length)
     except FormatError as exc:
@@ -319,11 +322,11 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> BitMap 
 def _file_batches(task: FileTask, batch_rows: int,
                   use_threads: bool = True) -> Iterator[pa.RecordBatch]:
     wanted = [c.file_column for c in task.columns if c.file_column is not None]
-    with task.fileio.open_input(task.path) as source:
+    with task.fileio.open_input(task.path, task.file_size or None) as source:
         if task.format == "parquet":
             import pyarrow.parquet as pq
 
-            reader = pq.ParquetFile(source)
+            reader = pq.ParquetFile(source, pre_buffer=task.fileio.remote)
             present = set(reader.schema_arrow.names)
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
@@ -331,7 +334,7 @@ def _file_batches(task: FileTask, batch_rows: int,
             as_dictionary = _dictionary_reads(task, reader, names)
             if as_dictionary:
                 reader = pq.ParquetFile(source, metadata=reader.metadata,
-                                        read_dictionary=as_dictionary)
+                                        read_dictionary=as_dictionary, pre_buffer=task.fileio.remote)
             yield from reader.iter_batches(batch_size=batch_rows, columns=names,
                                            use_threads=use_threads)
         elif task.format == "orc":
@@ -409,9 +412,11 @@ def read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
     (Arrow's pool besides would put twice as many threads on the CPUs: 2-6 % more CPU time
     on the benchmark's 2-core machine); with fewer, Arrow's pool decodes a file's columns side
     by side. A failing task raises its error as a serial read would (the first failing task in
-    order)."""
-    workers = min(len(tasks), os.cpu_count() or 1)
-    use_threads = len(tasks) < 2 * workers
+    order). Off the local disk a file waits on its round trips more than on a CPU: 4 workers
+    per CPU keep the requests of several files in flight."""
+    cpus = os.cpu_count() or 1
+    use_threads = len(tasks) < 2 * min(len(tasks), cpus)
+    workers = min(len(tasks), cpus * (REMOTE_WORKERS_PER_CPU if tasks and tasks[0].fileio.remote else 1))
 
     def read(task: FileTask) -> list[pa.RecordBatch]:
         return list(read_task(task, batch_rows=WHOLE_READ_ROWS, use_threads=use_threads))

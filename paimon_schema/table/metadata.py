@@ -79,8 +79,10 @@ class Table:
 
     @classmethod
     def open(cls, path: TableLike, filesystem: FileSystemLike | FileIO | None = None) -> Table:
-        """The table at a local path or URI, or at a path on `filesystem` (pyarrow or fsspec);
-        TableError when it is not a Paimon table directory."""
+        """The table at a local path or URI (`s3://bucket/path`, with the endpoint and
+        credentials pyarrow's `FileSystem.from_uri` takes, or from the environment), or at a
+        path on `filesystem` (pyarrow or fsspec); TableError naming the path and the reason
+        when it is not a reachable Paimon table directory."""
         if isinstance(path, Table):
             return path
         io, text = open_fileio(path, filesystem)
@@ -92,6 +94,14 @@ class Table:
                 raise TableError(f"{text} is a file, not a Paimon table directory")
             raise TableError(f"{text} does not exist")
         return table
+
+    @property
+    def uri(self) -> str:
+        """The table as a URI that opens it in another process: `Table.open(t.uri)`,
+        `spark.read.format("paimon").load(t.uri)` (`file:///...`, `s3://bucket/path`, on S3
+        with the endpoint and the credentials the table was opened with, if given explicitly:
+        in pyarrow's URI form)."""
+        return self.io.location(self.path)
 
     @property
     def fs(self) -> pafs.FileSystem:

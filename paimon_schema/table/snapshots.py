@@ -64,12 +64,16 @@ def latest_snapshot_id(io: FileIO, root: str) -> int | None:
 def load_snapshot(io: FileIO, root: str, snapshot_id: int) -> Snapshot:
     """A snapshot by id; TableError naming the snapshots there are when it does not exist."""
     path = posixpath.join(root, "snapshot", f"snapshot-{int(snapshot_id)}")
-    if not io.exists(path):
+    try:
+        document = read_json(io, path)      # (no existence check first: one request less)
+    except TableError:
+        if io.exists(path):
+            raise
         ids = sorted(numbered(io, posixpath.join(root, "snapshot"), "snapshot-"))
         have = f"snapshots {ids[0]}..{ids[-1]}" if ids else "no snapshots"
-        raise TableError(f"snapshot {snapshot_id} does not exist in {root} ({have})")
+        raise TableError(f"snapshot {snapshot_id} does not exist in {root} ({have})") from None
     try:
-        return Snapshot.from_json(read_json(io, path))
+        return Snapshot.from_json(document)
     except KeyError as exc:
         raise FormatError(f"{path} lacks {exc}", path=path) from exc
 
