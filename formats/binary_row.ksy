@@ -28,22 +28,35 @@ doc-ref:
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/data/BinaryRow.java
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/utils/SerializationUtils.java
 seq:
-  - id: arity
+  - id: num_slots
+    -orig-id: arity
     type: s4be
     valid:
       min: 0
-    doc: Number of fields; the table schema says which type each has.
+    doc: Number of fields (Java's arity), one slot each; the table schema says which type each has.
   - id: null_bits
-    size: ((arity + 63 + 8) / 64) * 8
+    size: ((num_slots + 63 + 8) / 64) * 8
     doc: |
       The first byte is the row kind (0 for an insert, the only kind a partition has); then bit
       `i + 8`, counted from the least significant bit of each byte, is set when field `i` is
       null. Padded to whole 8-byte words.
   - id: slots
+    -js-exact:
+      shown-by: [slot_halves]
     type: u8
     repeat: expr
-    repeat-expr: arity
+    repeat-expr: num_slots
     doc: One 8-byte slot per field, read here as an unsigned little-endian integer.
   - id: variable_part
     size-eos: true
     doc: Bytes that do not fit in a slot (long strings and bytes, wide decimals, timestamp millis).
+instances:
+  slot_halves:
+    pos: 4 + ((num_slots + 63 + 8) / 64) * 8
+    type: u4le
+    repeat: expr
+    repeat-expr: 2 * num_slots
+    doc: |
+      Every slot again as two unsigned 32-bit halves, low half first (slot `i` is
+      `slot_halves[2 * i] + 2^32 * slot_halves[2 * i + 1]`): exact in every language, where
+      a JavaScript parser reads `slots` into doubles, exact only up to 2^53.

@@ -83,16 +83,19 @@ seq:
         - version::v2
     doc: Layout version; 2 unless `file-index.bitmap.<col>.version` is 1.
   - id: num_rows
+    -orig-id: rowCount
     type: s4
     valid:
       min: 0
     doc: Number of rows written (Java's rowCount), nulls included.
   - id: num_keys
+    -orig-id: nonNullBitmapNumber
     type: s4
     valid:
       min: 0
     doc: Number of distinct non-null keys, singletons included (Java's nonNullBitmapNumber).
   - id: has_null
+    -orig-id: hasNullValue
     type: u1
     valid:
       any-of: [0, 1]
@@ -100,6 +103,7 @@ seq:
       1 if at least one row is null (`writeBoolean`). Java's `readBoolean` would take any
       non-zero byte as true; writers only write 0 or 1.
   - id: ofs_null_bitmap
+    -orig-id: nullValueOffset
     type: s4
     if: has_null == 1
     valid:
@@ -127,10 +131,17 @@ instances:
     doc: Stream position of the body, the base of every non-negative bitmap offset.
 enums:
   version:
-    1: v1
-    2: v2
+    1:
+      id: v1
+      -orig-id: VERSION_1
+      doc: 'BitmapFileIndex.VERSION_1: every key with its offset, no lengths (legacy).'
+    2:
+      id: v2
+      -orig-id: VERSION_2
+      doc: 'BitmapFileIndex.VERSION_2: sorted index blocks with explicit lengths (default since Paimon 1.1).'
 types:
   index_v1:
+    -orig-id: BitmapFileIndexMeta
     doc: |
       V1 (BitmapFileIndexMeta): every key and its offset, in the writer's HashMap order; the
       body follows directly. No lengths are stored (see the top-level doc for how Java derives
@@ -161,6 +172,7 @@ types:
         type: paimon_common::key(_root.key_kind)
         doc: The key.
       - id: ofs_bitmap
+        -orig-id: offset
         type: s4
         doc: Body offset of the key's bitmap, or `-1 - row` for a key seen in exactly one row.
     instances:
@@ -180,6 +192,7 @@ types:
           its own containers end (Java derives the length from the next stored offset, and
           streams the last one).
   index_v2:
+    -orig-id: BitmapFileIndexMetaV2
     doc: |
       V2 (BitmapFileIndexMetaV2): the null bitmap's length, a secondary index over the index
       blocks, the total size of the index blocks, then the blocks themselves and the body. Only
@@ -187,6 +200,7 @@ types:
       positioned instances, read when used.
     seq:
       - id: len_null_bitmap
+        -orig-id: nullBitmapLength
         type: s4
         if: _root.has_null == 1
         valid:
@@ -195,6 +209,7 @@ types:
           Serialized length of the null bitmap. With a single null row it is the length of a
           one-row bitmap (18) although that bitmap is not stored.
       - id: num_blocks
+        -orig-id: bitmapBlockNumber
         type: s4
         valid:
           min: 0
@@ -205,6 +220,7 @@ types:
         repeat-expr: num_blocks
         doc: The secondary index, one entry per index block, ascending by first key.
       - id: len_index_blocks
+        -orig-id: bitmapBodyOffset
         type: s4
         valid:
           min: 0
@@ -234,6 +250,7 @@ types:
         type: paimon_common::key(_root.key_kind)
         doc: The key of the block's first entry, the smallest in the block.
       - id: ofs_block
+        -orig-id: offset
         type: s4
         valid:
           min: 0
@@ -246,12 +263,14 @@ types:
         type: index_block
         doc: The index block, read on its own without the other blocks.
   index_block:
+    -orig-id: BitmapIndexBlock
     doc: |
       A run of consecutive entries in key order. The writer closes a block when the next entry
       would make it larger than `index-block-size`.
     -webide-representation: '{num_entries:dec} entries'
     seq:
       - id: num_entries
+        -orig-id: entryNum
         type: s4
         valid:
           min: 1
@@ -269,9 +288,11 @@ types:
         type: paimon_common::key(_root.key_kind)
         doc: The key.
       - id: ofs_bitmap
+        -orig-id: offset
         type: s4
         doc: Body offset of the key's bitmap, or `-1 - row` for a key seen in exactly one row.
       - id: len_bitmap
+        -orig-id: length
         type: s4
         valid:
           min: -1

@@ -43,6 +43,7 @@ doc-ref:
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/fileindex/bloomfilter/FastHash.java
 seq:
   - id: num_hash_functions
+    -orig-id: numHashFunctions
     type: s4
     valid:
       min: 1
@@ -55,11 +56,12 @@ seq:
       would take an fpp below about 1e-76, so larger values are rejected as corrupt.
   - id: bitset
     size-eos: true
-    valid:
-      expr: _.length >= 1
     doc: |
       The `numBits / 8` bytes of the bit set, LSB-first (bit `p` is `1 << (p % 8)` of byte
-      `p / 8`). Written even when no row was added; never empty, as `numBits >= 8`.
+      `p / 8`). Written even when no row was added; never empty, as `numBits >= 8`. A reader
+      must refuse an empty one (Java's divides by zero on the first probe); the spec cannot
+      say "at least one byte" in a form every Kaitai target compiles and our Python parsers
+      run, so paimon_schema checks it after parsing.
 instances:
   num_bits:
     value: bitset.length * 8

@@ -6,6 +6,7 @@ meta:
   ks-version: 0.11
   endian: be
   imports:
+    - paimon_common
     - roaring_bitmap
 doc: |
   The `bsi` file index of one numeric column of one data file (`BitSliceIndexBitmapFileIndex`),
@@ -45,6 +46,7 @@ seq:
     valid: version::v1
     doc: Layout version; 1 is the only one (Java reads it signed and rejects only > 1).
   - id: num_rows
+    -orig-id: rowNumber
     type: s4
     valid:
       min: 0
@@ -69,21 +71,31 @@ seq:
     doc: The rows with a negative value, storing its absolute value.
 enums:
   version:
-    1: v1
+    1:
+      id: v1
+      -orig-id: VERSION_1
+      doc: 'VERSION_1 of BitSliceIndexBitmapFileIndex and BitSliceIndexRoaringBitmap, the only version.'
 types:
   part:
+    -orig-id: BitSliceIndexRoaringBitmap
     doc: |
       One bit-sliced index over non-negative longs (`BitSliceIndexRoaringBitmap`): a row `r`
       with stored value `v` is in `ebm`, and in `slices[i]` for every bit `i` set in
       `v - min_value`. A missing part reads as empty (min = max = 0).
     -webide-representation: 'max {max_value:dec}, {num_slices:dec} slices'
     seq:
+      - id: start
+        type: paimon_common::position_mark(_io.pos)
+        doc: Where the part starts, for the exact halves of `min_value` and `max_value`.
       - id: version
         type: u1
         enum: version
         valid: version::v1
         doc: Part version; 1 is the only one (Java rejects only > 1).
       - id: min_value
+        -js-exact:
+          shown-by: [min_value_hi, min_value_lo]
+        -orig-id: min
         type: s8
         valid:
           min: 0
@@ -91,6 +103,9 @@ types:
           Smallest stored value as the writer tracked it. Java's collector starts at 0, so
           every writer (Java and C++) writes 0 here, and values are stored unshifted.
       - id: max_value
+        -js-exact:
+          shown-by: [max_value_hi, max_value_lo]
+        -orig-id: max
         type: s8
         valid:
           min: 0
@@ -111,3 +126,20 @@ types:
         repeat: expr
         repeat-expr: num_slices
         doc: Slice `i` holds the rows whose stored value has bit `i` set; self-delimiting.
+    instances:
+      min_value_hi:
+        pos: start.ofs + 1
+        type: u4
+        doc: High 32 bits of `min_value` (unsigned), exact where a JavaScript number is not.
+      min_value_lo:
+        pos: start.ofs + 5
+        type: u4
+        doc: Low 32 bits of `min_value` (unsigned).
+      max_value_hi:
+        pos: start.ofs + 9
+        type: u4
+        doc: High 32 bits of `max_value` (unsigned), exact where a JavaScript number is not.
+      max_value_lo:
+        pos: start.ofs + 13
+        type: u4
+        doc: Low 32 bits of `max_value` (unsigned).

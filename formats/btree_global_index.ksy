@@ -153,6 +153,8 @@ types:
     seq:
       - id: ofs_bloom_filter
         type: u8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         -orig-id: bloomFilterHandle.offset
         doc: Offset of the bloom filter's bit set (`BloomFilterHandle.offset`).
       - id: len_bloom_filter
@@ -161,10 +163,14 @@ types:
         doc: Its size in bytes.
       - id: num_expected_entries
         type: u8
+        -js-exact:
+          because: a count of keys, far below 2^53
         -orig-id: bloomFilterHandle.expectedEntries
         doc: The number of keys the filter was sized for; the hash count derives from it.
       - id: ofs_index_block
         type: u8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         -orig-id: indexBlockHandle.offset
         doc: Offset of the index block (`BlockHandle.offset`).
       - id: len_index_block
@@ -173,6 +179,8 @@ types:
         doc: Its stored size, without the 5-byte trailer that follows it.
       - id: ofs_null_bitmap
         type: u8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         -orig-id: nullBitmapHandle.offset
         doc: Offset of the null bitmap.
       - id: len_null_bitmap
@@ -227,6 +235,8 @@ types:
     seq:
       - id: num_buckets
         type: u8
+        -js-exact:
+          because: valid only up to 0xffffffff
         valid:
           max: 0xffffffff
         doc: Number of buckets that follow.

@@ -42,22 +42,31 @@ seq:
     doc: One deletion vector per data file, in the writer's map order.
 enums:
   file_version:
-    1: v1
+    1:
+      id: v1
+      -orig-id: VERSION_ID_V1
+      doc: 'DeletionVectorsIndexFile.VERSION_ID_V1, the only version.'
   bin_magic:
-    0x5e43f2d0: bitmap32
-    0xd1d33964: bitmap64
+    0x5e43f2d0:
+      id: bitmap32
+      doc: 'BitmapDeletionVector.MAGIC_NUMBER 1581511376, written big-endian: a 32-bit RoaringBitmap follows.'
+    0xd1d33964:
+      id: bitmap64
+      doc: 'Bitmap64DeletionVector.MAGIC_NUMBER 1681511377, written little-endian: a 64-bit Roaring bitmap follows.'
 types:
   bin:
     doc: One data file's deletion vector, framed by its size and checksum.
     -webide-representation: '{magic}, {len_payload:dec} bytes'
     seq:
       - id: len_payload
+        -orig-id: size
         type: s4
         valid:
           min: 4
         doc: |
           Number of bytes of `magic` plus `bitmap` (Java's `S`); the CRC covers exactly these.
       - id: magic
+        -orig-id: MAGIC_NUMBER
         type: u4
         enum: bin_magic
         valid:
@@ -82,19 +91,27 @@ types:
           algorithm: crc32
           over: [magic, bitmap]
         doc: |
-          CRC32 (zlib polynomial) of the `len_payload` bytes of `magic` and `bitmap`. Kaitai
-          cannot compute it; the `-checksum` key makes the generated codec compute it when
-          writing and check it when reading (Construct's `Checksum`).
+          CRC-32 of the `len_payload` bytes of `magic` and `bitmap`, stored big-endian: the
+          IEEE 802.3 polynomial 0x04C11DB7, reflected, initial value and final XOR 0xFFFFFFFF
+          (Java's `java.util.zip.CRC32`, zlib's `crc32`; the CRC of the ASCII bytes
+          "123456789" is 0xCBF43926). Kaitai has no checksum check: parsers generated from this
+          spec, for any language, read the stored value and do NOT verify it. `-checksum` is
+          this repository's own key: tools/construct_emitter.py turns it into a codec that
+          computes the CRC when writing, and paimon_schema verifies it when reading (unless
+          asked not to, `verify_checksum=False`). Java's reader (`DeletionVector.read`) skips
+          it; its writers compute it with `java.util.zip.CRC32`.
   bitmap64:
     doc: A 64-bit Roaring bitmap in the portable 64-bit format, with dense buckets.
     seq:
       - id: num_buckets
+        -js-exact:
+          because: valid only up to 0x7fffffff
         type: u8le
         valid:
           max: 0x7fffffff
         doc: Number of buckets that follow; Java writes the highest key plus one.
       - id: buckets
-        type: 'bucket(_index == 0 ? -1 : buckets[_index - 1].key)'
+        type: bucket(_index)
         repeat: expr
         repeat-expr: num_buckets
         doc: |
@@ -102,22 +119,27 @@ types:
           included; its reader also accepts CRoaring's sparse form and fills the gaps.
       - id: trailing
         size-eos: true
-        valid:
-          expr: _.length == 0
-        doc: Nothing may follow the last bucket inside the bin.
+        doc: |
+          Bytes after the last bucket inside the bin: none from every writer. Java's reader
+          stops after the last bucket; paimon_schema rejects such bytes. (Not a `valid` check
+          here: `valid: expr` is the only way to say "empty", and Kaitai's Nim target cannot
+          compile it.)
   bucket:
     doc: The positions whose high 32 bits equal `key`.
     -webide-representation: 'key {key:dec}'
     params:
-      - id: prev_key
-        type: s8
-        doc: Key of the previous bucket, or -1 for the first; keys must ascend strictly.
+      - id: index
+        type: s4
+        doc: Position of the bucket in the bin, to compare its key with the previous one's.
     seq:
       - id: key
         type: u4le
         valid:
-          expr: _ > prev_key and _ <= 0x7ffffffe
-        doc: High 32 bits of the positions in this bucket (at most 2^31-2).
+          min: 'index == 0 ? 0 : _parent.buckets[index - 1].key + 1'
+          max: 0x7ffffffe
+        doc: |
+          High 32 bits of the positions in this bucket (at most 2^31-2); keys ascend strictly,
+          so each is above the previous bucket's.
       - id: bitmap
         type: roaring_bitmap
         doc: Low 32 bits of the positions, a portable 32-bit RoaringBitmap.

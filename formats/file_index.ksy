@@ -27,6 +27,8 @@ doc-ref:
   - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/fileindex/FileIndexFormat.java
 seq:
   - id: magic
+    -js-exact:
+      because: the one valid value, 1493475289347502, is below 2^53
     type: s8
     enum: magic
     valid: magic::file_index
@@ -37,45 +39,67 @@ seq:
     valid: version::v1
     doc: Container format version; 1 is the only one.
   - id: len_head
+    -orig-id: headLength
     type: s4
     valid:
       min: 24
     doc: Bytes from offset 0 to the end of the redundant bytes; also where the body starts.
-  - id: num_columns
-    type: s4
-    valid:
-      min: 0
-    doc: Number of indexed columns.
-  - id: columns
-    type: column
-    repeat: expr
-    repeat-expr: num_columns
-    doc: The columns and their index entries, in the writer's map order.
-  - id: len_redundant
-    type: s4
-    valid:
-      min: 0
-    doc: Length of the reserved bytes that follow; 0 from every writer, ignored by readers.
-  - id: redundant
-    size: len_redundant
-    doc: Reserved bytes.
-  - id: head_slack
-    size: len_head - _io.pos
-    doc: Bytes left in the head after the redundant bytes; none from every writer.
+  - id: head
+    size: len_head - 16
+    type: head
+    doc: |
+      The rest of the head, read as a substream of its declared size: a damaged count inside
+      it cannot make a parser read the blobs as head entries.
 enums:
   magic:
-    1493475289347502: file_index
+    1493475289347502:
+      id: file_index
+      -orig-id: MAGIC
+      doc: 'FileIndexFormat.MAGIC, bytes 00 05 4E 4E D0 1A 35 AE.'
   version:
-    1: v1
+    1:
+      id: v1
+      -orig-id: V_1
+      doc: 'FileIndexFormat.Version.V_1, the only version.'
 types:
+  head:
+    doc: |
+      The head after its fixed fields, as Java's reader reads it: `len_head - 16` bytes holding
+      the columns, the redundant length and the redundant bytes.
+    seq:
+      - id: num_columns
+        -orig-id: columnSize
+        type: s4
+        valid:
+          min: 0
+        doc: Number of indexed columns.
+      - id: columns
+        type: column
+        repeat: expr
+        repeat-expr: num_columns
+        doc: The columns and their index entries, in the writer's map order.
+      - id: len_redundant
+        -orig-id: REDUNDANT_LENGTH
+        type: s4
+        valid:
+          min: 0
+        doc: Length of the reserved bytes that follow; 0 from every writer, ignored by readers.
+      - id: redundant
+        size: len_redundant
+        doc: Reserved bytes.
+      - id: head_slack
+        size-eos: true
+        doc: Bytes left in the head after the redundant bytes; none from every writer.
   column:
     doc: One indexed column and its indexes.
     -webide-representation: '{name}'
     seq:
       - id: name
+        -orig-id: columnName
         type: paimon_common::java_utf
         doc: Column name, or `map[key]` for a map key.
       - id: num_indexes
+        -orig-id: indexSize
         type: s4
         valid:
           min: 0
@@ -93,11 +117,13 @@ types:
         type: paimon_common::java_utf
         doc: Index type name, e.g. `bitmap` or `bloom-filter`.
       - id: ofs_blob
+        -orig-id: start
         type: s4
         valid:
           min: -1
         doc: Absolute offset of the blob in the container, or -1 for an empty index.
       - id: len_blob
+        -orig-id: length
         type: s4
         valid:
           min: 0
@@ -107,6 +133,7 @@ types:
         value: ofs_blob == -1
         doc: Whether this is an empty index entry (EMPTY_INDEX_FLAG).
       blob:
+        io: _root._io
         pos: ofs_blob
         size: len_blob
         if: not is_empty

@@ -30,16 +30,33 @@ doc-ref:
   - https://docs.oracle.com/javase/8/docs/api/java/io/DataInput.html#modified-utf-8
 enums:
   key_kind:
-    1: boolean
-    2: int8
-    3: int16
-    4: int32
-    5: int64
-    6: float32
-    7: float64
-    8: string
+    1:
+      id: boolean
+      doc: 'BOOLEAN: one byte, 0 or 1.'
+    2:
+      id: int8
+      doc: 'TINYINT: a signed byte.'
+    3:
+      id: int16
+      doc: 'SMALLINT: a big-endian s2.'
+    4:
+      id: int32
+      doc: 'INT, DATE (days since 1970-01-01), TIME (milliseconds of the day): a big-endian s4.'
+    5:
+      id: int64
+      doc: 'BIGINT, TIMESTAMP and TIMESTAMP_LTZ (milliseconds if precision <= 3, else microseconds), DECIMAL of precision <= 18 (unscaled): a big-endian s8.'
+    6:
+      id: float32
+      doc: 'FLOAT: its IEEE-754 bits, a big-endian u4.'
+    7:
+      id: float64
+      doc: 'DOUBLE: its IEEE-754 bits, a big-endian u8.'
+    8:
+      id: string
+      doc: 'CHAR, VARCHAR, STRING: an s4 length, then the UTF-8 bytes.'
 types:
   java_utf:
+    -orig-id: DataOutput.writeUTF
     doc: |
       A string as `DataOutput.writeUTF` writes it: an unsigned byte count, then Java's
       *modified* UTF-8 (NUL as `C0 80`, supplementary characters as two 3-byte surrogates).
@@ -62,19 +79,55 @@ types:
         enum: key_kind
         doc: How the key is encoded; chosen by the reader from the column's data type.
     seq:
-      - id: value
+      - id: start
+        type: position_mark(_io.pos)
+        if: kind == key_kind::int64 or kind == key_kind::float64
+        doc: |
+          Where an 8-byte key starts, so that `hi` and `lo` can show its exact bytes (a
+          JavaScript parser reads 8-byte integers into doubles, which lose precision).
+      - id: int_value
+        -js-exact:
+          shown-by: [hi, lo]
         type:
           switch-on: kind
           cases:
-            'key_kind::boolean': u1
             'key_kind::int8': s1
             'key_kind::int16': s2
             'key_kind::int32': s4
             'key_kind::int64': s8
+        if: kind == key_kind::int8 or kind == key_kind::int16 or kind == key_kind::int32 or kind == key_kind::int64
+        doc: The key of an integer kind, signed.
+      - id: bits_value
+        -js-exact:
+          shown-by: [hi, lo]
+        type:
+          switch-on: kind
+          cases:
+            'key_kind::boolean': u1
             'key_kind::float32': u4
             'key_kind::float64': u8
-            'key_kind::string': utf8_key
-        doc: The key; for floats the raw IEEE bits, for strings a length-prefixed UTF-8 value.
+        if: kind == key_kind::boolean or kind == key_kind::float32 or kind == key_kind::float64
+        doc: |
+          The key of a boolean (0 or 1) or floating-point kind, unsigned; for floats the
+          IEEE-754 bits as written (the bitmap index canonicalizes NaN, the range-bitmap index
+          keeps its payload).
+      - id: utf8_value
+        type: utf8_key
+        if: kind == key_kind::string
+        doc: The key of the string kind, a length-prefixed UTF-8 value.
+    instances:
+      hi:
+        pos: start.ofs
+        type: u4
+        if: kind == key_kind::int64 or kind == key_kind::float64
+        doc: |
+          High 32 bits of an 8-byte key, unsigned. For int64 the key is `hi * 2^32 + lo`, less
+          2^64 when `hi >= 2^31`; for float64 the bits are `hi * 2^32 + lo`.
+      lo:
+        pos: start.ofs + 4
+        type: u4
+        if: kind == key_kind::int64 or kind == key_kind::float64
+        doc: Low 32 bits of an 8-byte key, unsigned.
   utf8_key:
     doc: A string key as Paimon's index writers store it.
     seq:

@@ -66,6 +66,7 @@ params:
     doc: How keys are encoded; chosen by the reader from the indexed column's data type.
 seq:
   - id: len_header
+    -orig-id: headerLength
     type: s4
     valid:
       min: 13
@@ -104,7 +105,10 @@ instances:
     doc: The row -> code bit-sliced index; parsing it reads only its header.
 enums:
   version:
-    1: v1
+    1:
+      id: v1
+      -orig-id: VERSION_1
+      doc: 'VERSION_1 (CURRENT_VERSION of RangeBitmap, ChunkedDictionary, its chunks and BitSliceIndexBitmap), the only version.'
 types:
   header:
     doc: The range-bitmap header proper, as Java reads it from one `len_header`-byte buffer.
@@ -115,35 +119,42 @@ types:
         valid: version::v1
         doc: Layout version; 1 is the only one.
       - id: num_rows
+        -orig-id: rid
         type: s4
         valid:
           min: 0
         doc: Number of rows written, nulls included (Java's rid).
       - id: num_keys
+        -orig-id: cardinality
         type: s4
         valid:
           min: 0
         doc: Number of distinct non-null keys `n` (Java's cardinality), hence codes 0..n-1.
       - id: min_key
+        -orig-id: min
         type: paimon_common::key(_root.key_kind)
         if: num_keys > 0
         doc: The smallest key (code 0); absent when there are no keys.
       - id: max_key
+        -orig-id: max
         type: paimon_common::key(_root.key_kind)
         if: num_keys > 0
         doc: The largest key (code n - 1); absent when there are no keys.
       - id: len_dictionary
+        -orig-id: dictionaryLength
         type: s4
         valid:
           min: 17
         doc: Byte length of the chunked dictionary; the BSI follows it.
   chunked_dictionary:
+    -orig-id: ChunkedDictionary
     doc: |
       `ChunkedDictionary`: a 13-byte header, the offsets of the chunk headers, the chunk
       headers, and the key region, which runs to the end of the dictionary. Only the header and
       the offsets are parsed in sequence; chunk headers and keys are positioned instances.
     seq:
       - id: len_header
+        -orig-id: headerLength
         type: s4
         valid: 13
         doc: Byte length of the dictionary header that follows (version to `len_chunks`).
@@ -153,16 +164,18 @@ types:
         valid: version::v1
         doc: Dictionary version; 1 is the only one.
       - id: num_chunks
+        -orig-id: size
         type: s4
         valid:
           min: 0
         doc: Number of chunks (not keys; the docs' "size"); 0 when there are no keys.
       - id: len_offsets
+        -orig-id: offsetsLength
         type: s4
-        valid:
-          expr: _ == 4 * num_chunks
+        valid: 4 * num_chunks
         doc: Byte length of the chunk offsets, 4 per chunk.
       - id: len_chunks
+        -orig-id: chunksLength
         type: s4
         valid:
           min: 0
@@ -201,12 +214,12 @@ types:
           min: 0
         doc: Offset of the chunk header from the start of the chunk headers.
     instances:
-      len_chunk_header:
+      len_header:
         value: '(index + 1 < _parent.num_chunks ? _parent.chunks[index + 1].ofs_chunk : _parent.len_chunks) - ofs_chunk'
         doc: Byte length of the chunk header, up to the next chunk's offset or `len_chunks`.
       header:
         pos: _parent.ofs_chunk_headers + ofs_chunk
-        size: len_chunk_header
+        size: len_header
         type: chunk_header
         doc: The chunk header, read without the other chunks.
       keys:
@@ -230,6 +243,7 @@ types:
         valid: version::v1
         doc: Chunk version; 1 is the only one.
       - id: first_key
+        -orig-id: key
         type: paimon_common::key(_root.key_kind)
         doc: The chunk's first key; it is stored only here, not in the key region.
       - id: code
@@ -238,31 +252,39 @@ types:
           min: 0
         doc: Code of `first_key`.
       - id: ofs_keys
+        -orig-id: offset
         type: s4
         valid:
           min: 0
         doc: Offset of the chunk's key blob from the start of the key region.
       - id: num_keys
+        -orig-id: size
         type: s4
         valid:
           min: 0
         doc: Number of keys in the key blob (Java's size), with codes `code + 1 .. code + num_keys`.
       - id: len_offsets
+        -orig-id: offsetsLength
         type: s4
         if: _root.is_variable_length
-        valid:
-          expr: _ == 4 * num_keys
+        valid: 4 * num_keys
         doc: Variable-length chunks only; byte length of the key offsets at the blob start.
       - id: len_keys
+        -orig-id: keysLength
         type: s4
         valid:
-          min: 0
-        doc: Byte length of the encoded keys in the key blob.
+          min: '_root.is_variable_length ? 0 : _root.len_fixed_key * num_keys'
+          max: '_root.is_variable_length ? 0x7fffffff : _root.len_fixed_key * num_keys'
+        doc: |
+          Byte length of the encoded keys in the key blob: `num_keys` times the key size for
+          fixed-length chunks, any non-negative length for strings.
       - id: len_fixed_key
+        -orig-id: fixedLength
         type: s4
         if: not _root.is_variable_length
         valid:
-          expr: _ == _root.len_fixed_key and _ * num_keys == len_keys
+          min: _root.len_fixed_key
+          max: _root.len_fixed_key
         doc: Fixed-length chunks only; byte length of every key.
     instances:
       len_key_blob:
@@ -285,29 +307,31 @@ types:
       A variable-length chunk's key blob: the offset of every key, then the keys (length-prefixed
       UTF-8) back to back.
     params:
-      - id: num_keys
+      - id: num_ofs_keys
         type: s4
-        doc: Number of keys, from the chunk header.
+        doc: Number of keys, from the chunk header; one offset per key.
     seq:
       - id: ofs_keys
         type: s4
         valid:
           min: 0
         repeat: expr
-        repeat-expr: num_keys
+        repeat-expr: num_ofs_keys
         doc: Offset of each key from the start of `keys`, in code order.
       - id: keys
         type: paimon_common::key(_root.key_kind)
         repeat: expr
-        repeat-expr: num_keys
-        doc: The keys in code order.
+        repeat-expr: ofs_keys.size
+        doc: The keys in code order, one per offset.
   bit_sliced_index:
+    -orig-id: BitSliceIndexBitmap
     doc: |
       `BitSliceIndexBitmap`: header (with the per-slice index), then the existence bitmap and
       the slices back to back. Only the header is parsed in sequence; bitmaps are positioned
       instances, so a lookup reads only the ones it needs.
     seq:
       - id: len_header
+        -orig-id: headerLength
         type: s4
         valid:
           min: 18
@@ -320,21 +344,21 @@ types:
         doc: BSI version; 1 is the only one.
       - id: num_slices
         type: u1
-        valid:
-          min: 1
-          max: 64
+        valid: '(len_header - 10) % 8 == 0 ? (len_header - 10) / 8 : 0'
         doc: |
           Number of slices, ONE byte: `max(bitLength(n - 1), 1)` for n keys, and 64 when n = 0.
+          Checked against `len_header` (= `10 + 8 * num_slices`, so 1 to 64 slices).
       - id: len_ebm
+        -orig-id: ebmLength
         type: s4
         valid:
           min: 8
         doc: Byte length of the existence bitmap.
       - id: len_indexes
+        -orig-id: indexesLength
         type: s4
-        valid:
-          expr: _ == 8 * num_slices and len_header == 10 + _
-        doc: Byte length of the slice index, 8 per slice (also checks `len_header`).
+        valid: 8 * num_slices
+        doc: Byte length of the slice index, 8 per slice.
       - id: slices
         type: slice
         repeat: expr

@@ -54,39 +54,45 @@ seq:
     if: not has_runs
     doc: Number of containers (only in the cookie-12346 form).
   - id: run_flags
-    size: (num_containers + 7) / 8
+    size: (num_descriptors + 7) / 8
     if: has_runs
     doc: Bit `i % 8` of byte `i / 8` is set when container `i` is a run container.
   - id: descriptors
     type: descriptor
     repeat: expr
-    repeat-expr: num_containers
+    repeat-expr: num_descriptors
     doc: Key and cardinality of every container, ascending by key.
   - id: ofs_containers
     type: u4
     repeat: expr
-    repeat-expr: num_containers
+    repeat-expr: descriptors.size
     if: has_offsets
     doc: Byte offset of each container's data from the start of the bitmap.
   - id: containers
     type: container(descriptors[_index].cardinality, has_runs and (run_flags[_index / 8] >> (_index % 8)) & 1 == 1)
     repeat: expr
-    repeat-expr: num_containers
+    repeat-expr: descriptors.size
     doc: The containers' data, in key order, back to back.
 instances:
   has_runs:
     value: cookie == cookie::has_run_containers
     doc: Whether the cookie-12347 form (with run containers) is used.
-  num_containers:
+  num_descriptors:
     value: 'has_runs ? num_containers_minus_one + 1 : num_containers_field'
-    doc: Number of containers.
+    doc: Number of containers, each with one descriptor (and one offset, when present).
   has_offsets:
-    value: not has_runs or num_containers >= 4
+    value: not has_runs or num_descriptors >= 4
     doc: Whether the container offset table is present.
 enums:
   cookie:
-    12346: no_run_containers
-    12347: has_run_containers
+    12346:
+      id: no_run_containers
+      -orig-id: SERIAL_COOKIE_NO_RUNCONTAINER
+      doc: 'SERIAL_COOKIE_NO_RUNCONTAINER: no run containers; a 4-byte cookie, then a 4-byte container count.'
+    12347:
+      id: has_run_containers
+      -orig-id: SERIAL_COOKIE
+      doc: 'SERIAL_COOKIE: run containers present; the cookie''s high 16 bits hold the container count minus one.'
 types:
   descriptor:
     doc: Which 16-bit high half a container covers, and how many values it holds.
@@ -131,10 +137,15 @@ types:
     instances:
       kind:
         value: 'is_run ? container_kind::run : cardinality > 4096 ? container_kind::bitmap : container_kind::array'
-        enum: container_kind
         doc: The container's form.
     enums:
       container_kind:
-        1: array
-        2: bitmap
-        3: run
+        1:
+          id: array
+          doc: 'At most 4096 values, stored as sorted u2 low halves.'
+        2:
+          id: bitmap
+          doc: 'More than 4096 values, stored as a 65536-bit bitmap.'
+        3:
+          id: run
+          doc: 'Runs of consecutive values as (start, length - 1) pairs; flagged in `run_flags`.'

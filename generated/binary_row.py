@@ -37,7 +37,7 @@ class BinaryRow(KaitaiStruct):
     .. seealso::
        Source - https://github.com/apache/paimon/blob/master/paimon-common/src/main/java/org/apache/paimon/utils/SerializationUtils.java
     """
-    SEQ_FIELDS = ["arity", "null_bits", "slots", "variable_part"]
+    SEQ_FIELDS = ["num_slots", "null_bits", "slots", "variable_part"]
     def __init__(self, _io, _parent=None, _root=None):
         super(BinaryRow, self).__init__(_io)
         self._parent = _parent
@@ -45,18 +45,18 @@ class BinaryRow(KaitaiStruct):
         self._debug = collections.defaultdict(dict)
 
     def _read(self):
-        self._debug['arity']['start'] = self._io.pos()
-        self.arity = self._io.read_s4be()
-        self._debug['arity']['end'] = self._io.pos()
-        if not self.arity >= 0:
-            raise kaitaistruct.ValidationLessThanError(0, self.arity, self._io, u"/seq/0")
+        self._debug['num_slots']['start'] = self._io.pos()
+        self.num_slots = self._io.read_s4be()
+        self._debug['num_slots']['end'] = self._io.pos()
+        if not self.num_slots >= 0:
+            raise kaitaistruct.ValidationLessThanError(0, self.num_slots, self._io, u"/seq/0")
         self._debug['null_bits']['start'] = self._io.pos()
-        self.null_bits = self._io.read_bytes((((self.arity + 63) + 8) // 64) * 8)
+        self.null_bits = self._io.read_bytes((((self.num_slots + 63) + 8) // 64) * 8)
         self._debug['null_bits']['end'] = self._io.pos()
         self._debug['slots']['start'] = self._io.pos()
         self._debug['slots']['arr'] = []
         self.slots = []
-        for i in range(self.arity):
+        for i in range(self.num_slots):
             self._debug['slots']['arr'].append({'start': self._io.pos()})
             self.slots.append(self._io.read_u8le())
             self._debug['slots']['arr'][i]['end'] = self._io.pos()
@@ -72,5 +72,35 @@ class BinaryRow(KaitaiStruct):
         for i in range(len(self.slots)):
             pass
 
+        _ = self.slot_halves
+        if hasattr(self, '_m_slot_halves'):
+            pass
+            for i in range(len(self._m_slot_halves)):
+                pass
+
+
+
+    @property
+    def slot_halves(self):
+        """Every slot again as two unsigned 32-bit halves, low half first (slot `i` is
+        `slot_halves[2 * i] + 2^32 * slot_halves[2 * i + 1]`): exact in every language, where
+        a JavaScript parser reads `slots` into doubles, exact only up to 2^53.
+        """
+        if hasattr(self, '_m_slot_halves'):
+            return self._m_slot_halves
+
+        _pos = self._io.pos()
+        self._io.seek(4 + (((self.num_slots + 63) + 8) // 64) * 8)
+        self._debug['_m_slot_halves']['start'] = self._io.pos()
+        self._debug['_m_slot_halves']['arr'] = []
+        self._m_slot_halves = []
+        for i in range(2 * self.num_slots):
+            self._debug['_m_slot_halves']['arr'].append({'start': self._io.pos()})
+            self._m_slot_halves.append(self._io.read_u4le())
+            self._debug['_m_slot_halves']['arr'][i]['end'] = self._io.pos()
+
+        self._debug['_m_slot_halves']['end'] = self._io.pos()
+        self._io.seek(_pos)
+        return getattr(self, '_m_slot_halves', None)
 
 

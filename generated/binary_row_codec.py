@@ -8,11 +8,12 @@ from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance,
 def t_binary_row() -> Struct:
     """A `BinaryRow` is Paimon's compact row of fixed arity. Manifests store one per entry for the"""
     return Struct(
-        'arity' / Int32sb,
-        Check(E("(this['arity'] >= 0)")),
-        'null_bits' / Bytes(E("((((((this['arity'] + 63) + 8)) // 64)) * 8)")),
-        'slots' / KsRepeat('slots', E("this['arity']"), Int64ul),
+        'num_slots' / Int32sb,
+        Check(E("(this['num_slots'] >= 0)")),
+        'null_bits' / Bytes(E("((((((this['num_slots'] + 63) + 8)) // 64)) * 8)")),
+        'slots' / KsRepeat('slots', E("this['num_slots']"), Int64ul),
         'variable_part' / GreedyBytes,
+        'slot_halves' / KsInstance('slot_halves', E("(4 + ((((((this['num_slots'] + 63) + 8)) // 64)) * 8))"), KsRepeat('slot_halves', E("(2 * this['num_slots'])"), Int32ul)),
     )
 
 

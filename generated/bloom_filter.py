@@ -75,9 +75,6 @@ class BloomFilter(KaitaiStruct):
         self._debug['bitset']['start'] = self._io.pos()
         self.bitset = self._io.read_bytes_full()
         self._debug['bitset']['end'] = self._io.pos()
-        _ = self.bitset
-        if not len(_) >= 1:
-            raise kaitaistruct.ValidationExprError(self.bitset, self._io, u"/seq/1")
 
 
     def _fetch_instances(self):

@@ -11,7 +11,6 @@ def t_bloom_filter() -> Struct:
         'num_hash_functions' / Int32sb,
         Check(E("(this['num_hash_functions'] >= 1) and (this['num_hash_functions'] <= 255)")),
         'bitset' / GreedyBytes,
-        Check(E("((len(this['bitset']) >= 1))")),
     )
 
 

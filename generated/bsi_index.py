@@ -4,6 +4,7 @@
 
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
+from paimon_schema.generated import paimon_common
 from paimon_schema.generated import roaring_bitmap
 from enum import IntEnum
 import collections
@@ -114,7 +115,7 @@ class BsiIndex(KaitaiStruct):
         with stored value `v` is in `ebm`, and in `slices[i]` for every bit `i` set in
         `v - min_value`. A missing part reads as empty (min = max = 0).
         """
-        SEQ_FIELDS = ["version", "min_value", "max_value", "ebm", "num_slices", "slices"]
+        SEQ_FIELDS = ["start", "version", "min_value", "max_value", "ebm", "num_slices", "slices"]
         def __init__(self, _io, _parent=None, _root=None):
             super(BsiIndex.Part, self).__init__(_io)
             self._parent = _parent
@@ -122,21 +123,25 @@ class BsiIndex(KaitaiStruct):
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
+            self._debug['start']['start'] = self._io.pos()
+            self.start = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
+            self.start._read()
+            self._debug['start']['end'] = self._io.pos()
             self._debug['version']['start'] = self._io.pos()
             self.version = KaitaiStream.resolve_enum(BsiIndex.Version, self._io.read_u1())
             self._debug['version']['end'] = self._io.pos()
             if not self.version == BsiIndex.Version.v1:
-                raise kaitaistruct.ValidationNotEqualError(BsiIndex.Version.v1, self.version, self._io, u"/types/part/seq/0")
+                raise kaitaistruct.ValidationNotEqualError(BsiIndex.Version.v1, self.version, self._io, u"/types/part/seq/1")
             self._debug['min_value']['start'] = self._io.pos()
             self.min_value = self._io.read_s8be()
             self._debug['min_value']['end'] = self._io.pos()
             if not self.min_value >= 0:
-                raise kaitaistruct.ValidationLessThanError(0, self.min_value, self._io, u"/types/part/seq/1")
+                raise kaitaistruct.ValidationLessThanError(0, self.min_value, self._io, u"/types/part/seq/2")
             self._debug['max_value']['start'] = self._io.pos()
             self.max_value = self._io.read_s8be()
             self._debug['max_value']['end'] = self._io.pos()
             if not self.max_value >= 0:
-                raise kaitaistruct.ValidationLessThanError(0, self.max_value, self._io, u"/types/part/seq/2")
+                raise kaitaistruct.ValidationLessThanError(0, self.max_value, self._io, u"/types/part/seq/3")
             self._debug['ebm']['start'] = self._io.pos()
             self.ebm = roaring_bitmap.RoaringBitmap(self._io)
             self.ebm._read()
@@ -145,9 +150,9 @@ class BsiIndex(KaitaiStruct):
             self.num_slices = self._io.read_s4be()
             self._debug['num_slices']['end'] = self._io.pos()
             if not self.num_slices >= 0:
-                raise kaitaistruct.ValidationLessThanError(0, self.num_slices, self._io, u"/types/part/seq/4")
+                raise kaitaistruct.ValidationLessThanError(0, self.num_slices, self._io, u"/types/part/seq/5")
             if not self.num_slices <= 64:
-                raise kaitaistruct.ValidationGreaterThanError(64, self.num_slices, self._io, u"/types/part/seq/4")
+                raise kaitaistruct.ValidationGreaterThanError(64, self.num_slices, self._io, u"/types/part/seq/5")
             self._debug['slices']['start'] = self._io.pos()
             self._debug['slices']['arr'] = []
             self.slices = []
@@ -165,11 +170,84 @@ class BsiIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+            self.start._fetch_instances()
             self.ebm._fetch_instances()
             for i in range(len(self.slices)):
                 pass
                 self.slices[i]._fetch_instances()
 
+            _ = self.max_value_hi
+            if hasattr(self, '_m_max_value_hi'):
+                pass
+
+            _ = self.max_value_lo
+            if hasattr(self, '_m_max_value_lo'):
+                pass
+
+            _ = self.min_value_hi
+            if hasattr(self, '_m_min_value_hi'):
+                pass
+
+            _ = self.min_value_lo
+            if hasattr(self, '_m_min_value_lo'):
+                pass
+
+
+        @property
+        def max_value_hi(self):
+            """High 32 bits of `max_value` (unsigned), exact where a JavaScript number is not."""
+            if hasattr(self, '_m_max_value_hi'):
+                return self._m_max_value_hi
+
+            _pos = self._io.pos()
+            self._io.seek(self.start.ofs + 9)
+            self._debug['_m_max_value_hi']['start'] = self._io.pos()
+            self._m_max_value_hi = self._io.read_u4be()
+            self._debug['_m_max_value_hi']['end'] = self._io.pos()
+            self._io.seek(_pos)
+            return getattr(self, '_m_max_value_hi', None)
+
+        @property
+        def max_value_lo(self):
+            """Low 32 bits of `max_value` (unsigned)."""
+            if hasattr(self, '_m_max_value_lo'):
+                return self._m_max_value_lo
+
+            _pos = self._io.pos()
+            self._io.seek(self.start.ofs + 13)
+            self._debug['_m_max_value_lo']['start'] = self._io.pos()
+            self._m_max_value_lo = self._io.read_u4be()
+            self._debug['_m_max_value_lo']['end'] = self._io.pos()
+            self._io.seek(_pos)
+            return getattr(self, '_m_max_value_lo', None)
+
+        @property
+        def min_value_hi(self):
+            """High 32 bits of `min_value` (unsigned), exact where a JavaScript number is not."""
+            if hasattr(self, '_m_min_value_hi'):
+                return self._m_min_value_hi
+
+            _pos = self._io.pos()
+            self._io.seek(self.start.ofs + 1)
+            self._debug['_m_min_value_hi']['start'] = self._io.pos()
+            self._m_min_value_hi = self._io.read_u4be()
+            self._debug['_m_min_value_hi']['end'] = self._io.pos()
+            self._io.seek(_pos)
+            return getattr(self, '_m_min_value_hi', None)
+
+        @property
+        def min_value_lo(self):
+            """Low 32 bits of `min_value` (unsigned)."""
+            if hasattr(self, '_m_min_value_lo'):
+                return self._m_min_value_lo
+
+            _pos = self._io.pos()
+            self._io.seek(self.start.ofs + 5)
+            self._debug['_m_min_value_lo']['start'] = self._io.pos()
+            self._m_min_value_lo = self._io.read_u4be()
+            self._debug['_m_min_value_lo']['end'] = self._io.pos()
+            self._io.seek(_pos)
+            return getattr(self, '_m_min_value_lo', None)
 
 
 

@@ -3,6 +3,7 @@
 from construct import *  # noqa: F401,F403
 
 from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.generated import paimon_common_codec
 from paimon_schema.generated import roaring_bitmap_codec
 
 
@@ -25,6 +26,7 @@ def t_bsi_index() -> Struct:
 def t_part() -> Struct:
     """One bit-sliced index over non-negative longs (`BitSliceIndexRoaringBitmap`): a row `r`"""
     return Struct(
+        'start' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
         'version' / Int8ub,
         Check(E("(this['version'] == 1)")),
         'min_value' / Int64sb,
@@ -35,6 +37,10 @@ def t_part() -> Struct:
         'num_slices' / Int32sb,
         Check(E("(this['num_slices'] >= 0) and (this['num_slices'] <= 64)")),
         'slices' / KsRepeat('slices', E("this['num_slices']"), roaring_bitmap_codec.t_roaring_bitmap()),
+        'min_value_hi' / KsInstance('min_value_hi', E("(this['start']['ofs'] + 1)"), Int32ub),
+        'min_value_lo' / KsInstance('min_value_lo', E("(this['start']['ofs'] + 5)"), Int32ub),
+        'max_value_hi' / KsInstance('max_value_hi', E("(this['start']['ofs'] + 9)"), Int32ub),
+        'max_value_lo' / KsInstance('max_value_lo', E("(this['start']['ofs'] + 13)"), Int32ub),
     )
 
 

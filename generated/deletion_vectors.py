@@ -151,7 +151,7 @@ class DeletionVectors(KaitaiStruct):
             self.buckets = []
             for i in range(self.num_buckets):
                 self._debug['buckets']['arr'].append({'start': self._io.pos()})
-                _t_buckets = DeletionVectors.Bucket((-1 if i == 0 else self.buckets[i - 1].key), self._io, self, self._root)
+                _t_buckets = DeletionVectors.Bucket(i, self._io, self, self._root)
                 try:
                     _t_buckets._read()
                 finally:
@@ -162,9 +162,6 @@ class DeletionVectors(KaitaiStruct):
             self._debug['trailing']['start'] = self._io.pos()
             self.trailing = self._io.read_bytes_full()
             self._debug['trailing']['end'] = self._io.pos()
-            _ = self.trailing
-            if not len(_) == 0:
-                raise kaitaistruct.ValidationExprError(self.trailing, self._io, u"/types/bitmap64/seq/2")
 
 
         def _fetch_instances(self):
@@ -178,20 +175,21 @@ class DeletionVectors(KaitaiStruct):
     class Bucket(KaitaiStruct):
         """The positions whose high 32 bits equal `key`."""
         SEQ_FIELDS = ["key", "bitmap"]
-        def __init__(self, prev_key, _io, _parent=None, _root=None):
+        def __init__(self, index, _io, _parent=None, _root=None):
             super(DeletionVectors.Bucket, self).__init__(_io)
             self._parent = _parent
             self._root = _root
-            self.prev_key = prev_key
+            self.index = index
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
             self._debug['key']['start'] = self._io.pos()
             self.key = self._io.read_u4le()
             self._debug['key']['end'] = self._io.pos()
-            _ = self.key
-            if not  ((_ > self.prev_key) and (_ <= 2147483646)) :
-                raise kaitaistruct.ValidationExprError(self.key, self._io, u"/types/bucket/seq/0")
+            if not self.key >= (0 if self.index == 0 else self._parent.buckets[self.index - 1].key + 1):
+                raise kaitaistruct.ValidationLessThanError((0 if self.index == 0 else self._parent.buckets[self.index - 1].key + 1), self.key, self._io, u"/types/bucket/seq/0")
+            if not self.key <= 2147483646:
+                raise kaitaistruct.ValidationGreaterThanError(2147483646, self.key, self._io, u"/types/bucket/seq/0")
             self._debug['bitmap']['start'] = self._io.pos()
             self.bitmap = roaring_bitmap.RoaringBitmap(self._io)
             self.bitmap._read()

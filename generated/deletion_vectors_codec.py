@@ -34,18 +34,17 @@ def t_bitmap64() -> Struct:
     return Struct(
         'num_buckets' / Int64ul,
         Check(E("(this['num_buckets'] <= 2147483647)")),
-        'buckets' / KsRepeat('buckets', E("this['num_buckets']"), t_bucket(E("(((-1)) if ((this['_']['_index'] == 0)) else (this['_']['buckets'][(this['_']['_index'] - 1)]['key']))"))),
+        'buckets' / KsRepeat('buckets', E("this['num_buckets']"), t_bucket(E("this['_']['_index']"))),
         'trailing' / GreedyBytes,
-        Check(E("((len(this['trailing']) == 0))")),
     )
 
 
-def t_bucket(prev_key) -> Struct:
+def t_bucket(index) -> Struct:
     """The positions whose high 32 bits equal `key`."""
     return Struct(
-        'prev_key' / Computed(prev_key),
+        'index' / Computed(index),
         'key' / Int32ul,
-        Check(E("(((this['key'] > this['prev_key']) and (this['key'] <= 2147483646)))")),
+        Check(E("(this['key'] >= ((0) if ((this['index'] == 0)) else ((this['_']['buckets'][(this['index'] - 1)]['key'] + 1)))) and (this['key'] <= 2147483646)")),
         'bitmap' / roaring_bitmap_codec.t_roaring_bitmap(),
     )
 

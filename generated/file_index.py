@@ -41,7 +41,7 @@ class FileIndex(KaitaiStruct):
 
     class Version(IntEnum):
         v1 = 1
-    SEQ_FIELDS = ["magic", "version", "len_head", "num_columns", "columns", "len_redundant", "redundant", "head_slack"]
+    SEQ_FIELDS = ["magic", "version", "len_head", "head"]
     def __init__(self, _io, _parent=None, _root=None):
         super(FileIndex, self).__init__(_io)
         self._parent = _parent
@@ -64,43 +64,17 @@ class FileIndex(KaitaiStruct):
         self._debug['len_head']['end'] = self._io.pos()
         if not self.len_head >= 24:
             raise kaitaistruct.ValidationLessThanError(24, self.len_head, self._io, u"/seq/2")
-        self._debug['num_columns']['start'] = self._io.pos()
-        self.num_columns = self._io.read_s4be()
-        self._debug['num_columns']['end'] = self._io.pos()
-        if not self.num_columns >= 0:
-            raise kaitaistruct.ValidationLessThanError(0, self.num_columns, self._io, u"/seq/3")
-        self._debug['columns']['start'] = self._io.pos()
-        self._debug['columns']['arr'] = []
-        self.columns = []
-        for i in range(self.num_columns):
-            self._debug['columns']['arr'].append({'start': self._io.pos()})
-            _t_columns = FileIndex.Column(self._io, self, self._root)
-            try:
-                _t_columns._read()
-            finally:
-                self.columns.append(_t_columns)
-            self._debug['columns']['arr'][i]['end'] = self._io.pos()
-
-        self._debug['columns']['end'] = self._io.pos()
-        self._debug['len_redundant']['start'] = self._io.pos()
-        self.len_redundant = self._io.read_s4be()
-        self._debug['len_redundant']['end'] = self._io.pos()
-        if not self.len_redundant >= 0:
-            raise kaitaistruct.ValidationLessThanError(0, self.len_redundant, self._io, u"/seq/5")
-        self._debug['redundant']['start'] = self._io.pos()
-        self.redundant = self._io.read_bytes(self.len_redundant)
-        self._debug['redundant']['end'] = self._io.pos()
-        self._debug['head_slack']['start'] = self._io.pos()
-        self.head_slack = self._io.read_bytes(self.len_head - self._io.pos())
-        self._debug['head_slack']['end'] = self._io.pos()
+        self._debug['head']['start'] = self._io.pos()
+        self._raw_head = self._io.read_bytes(self.len_head - 16)
+        _io__raw_head = KaitaiStream(BytesIO(self._raw_head))
+        self.head = FileIndex.Head(_io__raw_head, self, self._root)
+        self.head._read()
+        self._debug['head']['end'] = self._io.pos()
 
 
     def _fetch_instances(self):
         pass
-        for i in range(len(self.columns)):
-            pass
-            self.columns[i]._fetch_instances()
-
+        self.head._fetch_instances()
 
     class Column(KaitaiStruct):
         """One indexed column and its indexes."""
@@ -142,6 +116,57 @@ class FileIndex(KaitaiStruct):
             for i in range(len(self.indexes)):
                 pass
                 self.indexes[i]._fetch_instances()
+
+
+
+    class Head(KaitaiStruct):
+        """The head after its fixed fields, as Java's reader reads it: `len_head - 16` bytes holding
+        the columns, the redundant length and the redundant bytes.
+        """
+        SEQ_FIELDS = ["num_columns", "columns", "len_redundant", "redundant", "head_slack"]
+        def __init__(self, _io, _parent=None, _root=None):
+            super(FileIndex.Head, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['num_columns']['start'] = self._io.pos()
+            self.num_columns = self._io.read_s4be()
+            self._debug['num_columns']['end'] = self._io.pos()
+            if not self.num_columns >= 0:
+                raise kaitaistruct.ValidationLessThanError(0, self.num_columns, self._io, u"/types/head/seq/0")
+            self._debug['columns']['start'] = self._io.pos()
+            self._debug['columns']['arr'] = []
+            self.columns = []
+            for i in range(self.num_columns):
+                self._debug['columns']['arr'].append({'start': self._io.pos()})
+                _t_columns = FileIndex.Column(self._io, self, self._root)
+                try:
+                    _t_columns._read()
+                finally:
+                    self.columns.append(_t_columns)
+                self._debug['columns']['arr'][i]['end'] = self._io.pos()
+
+            self._debug['columns']['end'] = self._io.pos()
+            self._debug['len_redundant']['start'] = self._io.pos()
+            self.len_redundant = self._io.read_s4be()
+            self._debug['len_redundant']['end'] = self._io.pos()
+            if not self.len_redundant >= 0:
+                raise kaitaistruct.ValidationLessThanError(0, self.len_redundant, self._io, u"/types/head/seq/2")
+            self._debug['redundant']['start'] = self._io.pos()
+            self.redundant = self._io.read_bytes(self.len_redundant)
+            self._debug['redundant']['end'] = self._io.pos()
+            self._debug['head_slack']['start'] = self._io.pos()
+            self.head_slack = self._io.read_bytes_full()
+            self._debug['head_slack']['end'] = self._io.pos()
+
+
+        def _fetch_instances(self):
+            pass
+            for i in range(len(self.columns)):
+                pass
+                self.columns[i]._fetch_instances()
 
 
 
@@ -187,12 +212,13 @@ class FileIndex(KaitaiStruct):
 
             if (not (self.is_empty)):
                 pass
-                _pos = self._io.pos()
-                self._io.seek(self.ofs_blob)
-                self._debug['_m_blob']['start'] = self._io.pos()
-                self._m_blob = self._io.read_bytes(self.len_blob)
-                self._debug['_m_blob']['end'] = self._io.pos()
-                self._io.seek(_pos)
+                io = self._root._io
+                _pos = io.pos()
+                io.seek(self.ofs_blob)
+                self._debug['_m_blob']['start'] = io.pos()
+                self._m_blob = io.read_bytes(self.len_blob)
+                self._debug['_m_blob']['end'] = io.pos()
+                io.seek(_pos)
 
             return getattr(self, '_m_blob', None)
 

@@ -15,13 +15,20 @@ def t_file_index() -> Struct:
         Check(E("(this['version'] == 1)")),
         'len_head' / Int32sb,
         Check(E("(this['len_head'] >= 24)")),
+        'head' / FixedSized(E("(this['len_head'] - 16)"), t_head()),
+    )
+
+
+def t_head() -> Struct:
+    """The head after its fixed fields, as Java's reader reads it: `len_head - 16` bytes holding"""
+    return Struct(
         'num_columns' / Int32sb,
         Check(E("(this['num_columns'] >= 0)")),
         'columns' / KsRepeat('columns', E("this['num_columns']"), t_column()),
         'len_redundant' / Int32sb,
         Check(E("(this['len_redundant'] >= 0)")),
         'redundant' / Bytes(E("this['len_redundant']")),
-        'head_slack' / Bytes(E("(this['len_head'] - this['_io'].tell())")),
+        'head_slack' / GreedyBytes,
     )
 
 
@@ -43,7 +50,7 @@ def t_index_entry() -> Struct:
         Check(E("(this['ofs_blob'] >= (-1))")),
         'len_blob' / Int32sb,
         Check(E("(this['len_blob'] >= 0)")),
-        'blob' / KsInstance('blob', E("this['ofs_blob']"), Bytes(E("this['len_blob']")), E("(not ((this['ofs_blob'] == (-1))))")),
+        'blob' / KsInstance('blob', E("this['ofs_blob']"), Bytes(E("this['len_blob']")), E("(not ((this['ofs_blob'] == (-1))))"), io=E("this['_root']['_io']")),
     )
 
 

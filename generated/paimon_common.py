@@ -94,7 +94,7 @@ class PaimonCommon(KaitaiStruct):
         point keys are kept as their IEEE-754 bit patterns so that NaN payloads and the sign of
         zero survive; the reader turns them into numbers.
         """
-        SEQ_FIELDS = ["value"]
+        SEQ_FIELDS = ["start", "int_value", "bits_value", "utf8_value"]
         def __init__(self, kind, _io, _parent=None, _root=None):
             super(PaimonCommon.Key, self).__init__(_io)
             self._parent = _parent
@@ -103,56 +103,131 @@ class PaimonCommon(KaitaiStruct):
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
-            self._debug['value']['start'] = self._io.pos()
-            _on = self.kind
-            if _on == PaimonCommon.KeyKind.boolean:
+            if  ((self.kind == PaimonCommon.KeyKind.int64) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-                self.value = self._io.read_u1()
-            elif _on == PaimonCommon.KeyKind.float32:
+                self._debug['start']['start'] = self._io.pos()
+                self.start = PaimonCommon.PositionMark(self._io.pos(), self._io, self, self._root)
+                self.start._read()
+                self._debug['start']['end'] = self._io.pos()
+
+            if  ((self.kind == PaimonCommon.KeyKind.int8) or (self.kind == PaimonCommon.KeyKind.int16) or (self.kind == PaimonCommon.KeyKind.int32) or (self.kind == PaimonCommon.KeyKind.int64)) :
                 pass
-                self.value = self._io.read_u4be()
-            elif _on == PaimonCommon.KeyKind.float64:
+                self._debug['int_value']['start'] = self._io.pos()
+                _on = self.kind
+                if _on == PaimonCommon.KeyKind.int16:
+                    pass
+                    self.int_value = self._io.read_s2be()
+                elif _on == PaimonCommon.KeyKind.int32:
+                    pass
+                    self.int_value = self._io.read_s4be()
+                elif _on == PaimonCommon.KeyKind.int64:
+                    pass
+                    self.int_value = self._io.read_s8be()
+                elif _on == PaimonCommon.KeyKind.int8:
+                    pass
+                    self.int_value = self._io.read_s1()
+                self._debug['int_value']['end'] = self._io.pos()
+
+            if  ((self.kind == PaimonCommon.KeyKind.boolean) or (self.kind == PaimonCommon.KeyKind.float32) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-                self.value = self._io.read_u8be()
-            elif _on == PaimonCommon.KeyKind.int16:
+                self._debug['bits_value']['start'] = self._io.pos()
+                _on = self.kind
+                if _on == PaimonCommon.KeyKind.boolean:
+                    pass
+                    self.bits_value = self._io.read_u1()
+                elif _on == PaimonCommon.KeyKind.float32:
+                    pass
+                    self.bits_value = self._io.read_u4be()
+                elif _on == PaimonCommon.KeyKind.float64:
+                    pass
+                    self.bits_value = self._io.read_u8be()
+                self._debug['bits_value']['end'] = self._io.pos()
+
+            if self.kind == PaimonCommon.KeyKind.string:
                 pass
-                self.value = self._io.read_s2be()
-            elif _on == PaimonCommon.KeyKind.int32:
-                pass
-                self.value = self._io.read_s4be()
-            elif _on == PaimonCommon.KeyKind.int64:
-                pass
-                self.value = self._io.read_s8be()
-            elif _on == PaimonCommon.KeyKind.int8:
-                pass
-                self.value = self._io.read_s1()
-            elif _on == PaimonCommon.KeyKind.string:
-                pass
-                self.value = PaimonCommon.Utf8Key(self._io, self, self._root)
-                self.value._read()
-            self._debug['value']['end'] = self._io.pos()
+                self._debug['utf8_value']['start'] = self._io.pos()
+                self.utf8_value = PaimonCommon.Utf8Key(self._io, self, self._root)
+                self.utf8_value._read()
+                self._debug['utf8_value']['end'] = self._io.pos()
+
 
 
         def _fetch_instances(self):
             pass
-            _on = self.kind
-            if _on == PaimonCommon.KeyKind.boolean:
+            if  ((self.kind == PaimonCommon.KeyKind.int64) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-            elif _on == PaimonCommon.KeyKind.float32:
+                self.start._fetch_instances()
+
+            if  ((self.kind == PaimonCommon.KeyKind.int8) or (self.kind == PaimonCommon.KeyKind.int16) or (self.kind == PaimonCommon.KeyKind.int32) or (self.kind == PaimonCommon.KeyKind.int64)) :
                 pass
-            elif _on == PaimonCommon.KeyKind.float64:
+                _on = self.kind
+                if _on == PaimonCommon.KeyKind.int16:
+                    pass
+                elif _on == PaimonCommon.KeyKind.int32:
+                    pass
+                elif _on == PaimonCommon.KeyKind.int64:
+                    pass
+                elif _on == PaimonCommon.KeyKind.int8:
+                    pass
+
+            if  ((self.kind == PaimonCommon.KeyKind.boolean) or (self.kind == PaimonCommon.KeyKind.float32) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-            elif _on == PaimonCommon.KeyKind.int16:
+                _on = self.kind
+                if _on == PaimonCommon.KeyKind.boolean:
+                    pass
+                elif _on == PaimonCommon.KeyKind.float32:
+                    pass
+                elif _on == PaimonCommon.KeyKind.float64:
+                    pass
+
+            if self.kind == PaimonCommon.KeyKind.string:
                 pass
-            elif _on == PaimonCommon.KeyKind.int32:
+                self.utf8_value._fetch_instances()
+
+            _ = self.hi
+            if hasattr(self, '_m_hi'):
                 pass
-            elif _on == PaimonCommon.KeyKind.int64:
+
+            _ = self.lo
+            if hasattr(self, '_m_lo'):
                 pass
-            elif _on == PaimonCommon.KeyKind.int8:
+
+
+        @property
+        def hi(self):
+            """High 32 bits of an 8-byte key, unsigned. For int64 the key is `hi * 2^32 + lo`, less
+            2^64 when `hi >= 2^31`; for float64 the bits are `hi * 2^32 + lo`.
+            """
+            if hasattr(self, '_m_hi'):
+                return self._m_hi
+
+            if  ((self.kind == PaimonCommon.KeyKind.int64) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-            elif _on == PaimonCommon.KeyKind.string:
+                _pos = self._io.pos()
+                self._io.seek(self.start.ofs)
+                self._debug['_m_hi']['start'] = self._io.pos()
+                self._m_hi = self._io.read_u4be()
+                self._debug['_m_hi']['end'] = self._io.pos()
+                self._io.seek(_pos)
+
+            return getattr(self, '_m_hi', None)
+
+        @property
+        def lo(self):
+            """Low 32 bits of an 8-byte key, unsigned."""
+            if hasattr(self, '_m_lo'):
+                return self._m_lo
+
+            if  ((self.kind == PaimonCommon.KeyKind.int64) or (self.kind == PaimonCommon.KeyKind.float64)) :
                 pass
-                self.value._fetch_instances()
+                _pos = self._io.pos()
+                self._io.seek(self.start.ofs + 4)
+                self._debug['_m_lo']['start'] = self._io.pos()
+                self._m_lo = self._io.read_u4be()
+                self._debug['_m_lo']['end'] = self._io.pos()
+                self._io.seek(_pos)
+
+            return getattr(self, '_m_lo', None)
 
 
     class PositionMark(KaitaiStruct):

@@ -23,7 +23,12 @@ def t_key(kind) -> Struct:
     """One index key, encoded as its column's data type dictates (see the table above). Floating"""
     return Struct(
         'kind' / Computed(kind),
-        'value' / Switch(E("this['kind']"), {1: Int8ub, 2: Int8sb, 3: Int16sb, 4: Int32sb, 5: Int64sb, 6: Int32ub, 7: Int64ub, 8: t_utf8_key()}, default=Pass),
+        'start' / If(E("((this['kind'] == 5) or (this['kind'] == 7))"), t_position_mark(E("this['_']['_io'].tell()"))),
+        'int_value' / If(E("((((this['kind'] == 2) or (this['kind'] == 3)) or (this['kind'] == 4)) or (this['kind'] == 5))"), Switch(E("this['kind']"), {2: Int8sb, 3: Int16sb, 4: Int32sb, 5: Int64sb}, default=Pass)),
+        'bits_value' / If(E("(((this['kind'] == 1) or (this['kind'] == 6)) or (this['kind'] == 7))"), Switch(E("this['kind']"), {1: Int8ub, 6: Int32ub, 7: Int64ub}, default=Pass)),
+        'utf8_value' / If(E("(this['kind'] == 8)"), t_utf8_key()),
+        'hi' / KsInstance('hi', E("this['start']['ofs']"), Int32ub, E("((this['kind'] == 5) or (this['kind'] == 7))")),
+        'lo' / KsInstance('lo', E("(this['start']['ofs'] + 4)"), Int32ub, E("((this['kind'] == 5) or (this['kind'] == 7))")),
     )
 
 

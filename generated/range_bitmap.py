@@ -147,10 +147,8 @@ class RangeBitmap(KaitaiStruct):
             self._debug['num_slices']['start'] = self._io.pos()
             self.num_slices = self._io.read_u1()
             self._debug['num_slices']['end'] = self._io.pos()
-            if not self.num_slices >= 1:
-                raise kaitaistruct.ValidationLessThanError(1, self.num_slices, self._io, u"/types/bit_sliced_index/seq/2")
-            if not self.num_slices <= 64:
-                raise kaitaistruct.ValidationGreaterThanError(64, self.num_slices, self._io, u"/types/bit_sliced_index/seq/2")
+            if not self.num_slices == ((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0):
+                raise kaitaistruct.ValidationNotEqualError(((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0), self.num_slices, self._io, u"/types/bit_sliced_index/seq/2")
             self._debug['len_ebm']['start'] = self._io.pos()
             self.len_ebm = self._io.read_s4be()
             self._debug['len_ebm']['end'] = self._io.pos()
@@ -159,9 +157,8 @@ class RangeBitmap(KaitaiStruct):
             self._debug['len_indexes']['start'] = self._io.pos()
             self.len_indexes = self._io.read_s4be()
             self._debug['len_indexes']['end'] = self._io.pos()
-            _ = self.len_indexes
-            if not  ((_ == 8 * self.num_slices) and (self.len_header == 10 + _)) :
-                raise kaitaistruct.ValidationExprError(self.len_indexes, self._io, u"/types/bit_sliced_index/seq/4")
+            if not self.len_indexes == 8 * self.num_slices:
+                raise kaitaistruct.ValidationNotEqualError(8 * self.num_slices, self.len_indexes, self._io, u"/types/bit_sliced_index/seq/4")
             self._debug['slices']['start'] = self._io.pos()
             self._debug['slices']['arr'] = []
             self.slices = []
@@ -278,7 +275,7 @@ class RangeBitmap(KaitaiStruct):
             _pos = self._io.pos()
             self._io.seek(self._parent.ofs_chunk_headers + self.ofs_chunk)
             self._debug['_m_header']['start'] = self._io.pos()
-            self._raw__m_header = self._io.read_bytes(self.len_chunk_header)
+            self._raw__m_header = self._io.read_bytes(self.len_header)
             _io__raw__m_header = KaitaiStream(BytesIO(self._raw__m_header))
             self._m_header = RangeBitmap.ChunkHeader(_io__raw__m_header, self, self._root)
             self._m_header._read()
@@ -316,13 +313,13 @@ class RangeBitmap(KaitaiStruct):
             return getattr(self, '_m_keys', None)
 
         @property
-        def len_chunk_header(self):
+        def len_header(self):
             """Byte length of the chunk header, up to the next chunk's offset or `len_chunks`."""
-            if hasattr(self, '_m_len_chunk_header'):
-                return self._m_len_chunk_header
+            if hasattr(self, '_m_len_header'):
+                return self._m_len_header
 
-            self._m_len_chunk_header = (self._parent.chunks[self.index + 1].ofs_chunk if self.index + 1 < self._parent.num_chunks else self._parent.len_chunks) - self.ofs_chunk
-            return getattr(self, '_m_len_chunk_header', None)
+            self._m_len_header = (self._parent.chunks[self.index + 1].ofs_chunk if self.index + 1 < self._parent.num_chunks else self._parent.len_chunks) - self.ofs_chunk
+            return getattr(self, '_m_len_header', None)
 
 
     class ChunkHeader(KaitaiStruct):
@@ -366,23 +363,25 @@ class RangeBitmap(KaitaiStruct):
                 self._debug['len_offsets']['start'] = self._io.pos()
                 self.len_offsets = self._io.read_s4be()
                 self._debug['len_offsets']['end'] = self._io.pos()
-                _ = self.len_offsets
-                if not _ == 4 * self.num_keys:
-                    raise kaitaistruct.ValidationExprError(self.len_offsets, self._io, u"/types/chunk_header/seq/5")
+                if not self.len_offsets == 4 * self.num_keys:
+                    raise kaitaistruct.ValidationNotEqualError(4 * self.num_keys, self.len_offsets, self._io, u"/types/chunk_header/seq/5")
 
             self._debug['len_keys']['start'] = self._io.pos()
             self.len_keys = self._io.read_s4be()
             self._debug['len_keys']['end'] = self._io.pos()
-            if not self.len_keys >= 0:
-                raise kaitaistruct.ValidationLessThanError(0, self.len_keys, self._io, u"/types/chunk_header/seq/6")
+            if not self.len_keys >= (0 if self._root.is_variable_length else self._root.len_fixed_key * self.num_keys):
+                raise kaitaistruct.ValidationLessThanError((0 if self._root.is_variable_length else self._root.len_fixed_key * self.num_keys), self.len_keys, self._io, u"/types/chunk_header/seq/6")
+            if not self.len_keys <= (2147483647 if self._root.is_variable_length else self._root.len_fixed_key * self.num_keys):
+                raise kaitaistruct.ValidationGreaterThanError((2147483647 if self._root.is_variable_length else self._root.len_fixed_key * self.num_keys), self.len_keys, self._io, u"/types/chunk_header/seq/6")
             if (not (self._root.is_variable_length)):
                 pass
                 self._debug['len_fixed_key']['start'] = self._io.pos()
                 self.len_fixed_key = self._io.read_s4be()
                 self._debug['len_fixed_key']['end'] = self._io.pos()
-                _ = self.len_fixed_key
-                if not  ((_ == self._root.len_fixed_key) and (_ * self.num_keys == self.len_keys)) :
-                    raise kaitaistruct.ValidationExprError(self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
+                if not self.len_fixed_key >= self._root.len_fixed_key:
+                    raise kaitaistruct.ValidationLessThanError(self._root.len_fixed_key, self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
+                if not self.len_fixed_key <= self._root.len_fixed_key:
+                    raise kaitaistruct.ValidationGreaterThanError(self._root.len_fixed_key, self.len_fixed_key, self._io, u"/types/chunk_header/seq/7")
 
 
 
@@ -437,9 +436,8 @@ class RangeBitmap(KaitaiStruct):
             self._debug['len_offsets']['start'] = self._io.pos()
             self.len_offsets = self._io.read_s4be()
             self._debug['len_offsets']['end'] = self._io.pos()
-            _ = self.len_offsets
-            if not _ == 4 * self.num_chunks:
-                raise kaitaistruct.ValidationExprError(self.len_offsets, self._io, u"/types/chunked_dictionary/seq/3")
+            if not self.len_offsets == 4 * self.num_chunks:
+                raise kaitaistruct.ValidationNotEqualError(4 * self.num_chunks, self.len_offsets, self._io, u"/types/chunked_dictionary/seq/3")
             self._debug['len_chunks']['start'] = self._io.pos()
             self.len_chunks = self._io.read_s4be()
             self._debug['len_chunks']['end'] = self._io.pos()
@@ -643,18 +641,18 @@ class RangeBitmap(KaitaiStruct):
         UTF-8) back to back.
         """
         SEQ_FIELDS = ["ofs_keys", "keys"]
-        def __init__(self, num_keys, _io, _parent=None, _root=None):
+        def __init__(self, num_ofs_keys, _io, _parent=None, _root=None):
             super(RangeBitmap.VariableKeys, self).__init__(_io)
             self._parent = _parent
             self._root = _root
-            self.num_keys = num_keys
+            self.num_ofs_keys = num_ofs_keys
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
             self._debug['ofs_keys']['start'] = self._io.pos()
             self._debug['ofs_keys']['arr'] = []
             self.ofs_keys = []
-            for i in range(self.num_keys):
+            for i in range(self.num_ofs_keys):
                 self._debug['ofs_keys']['arr'].append({'start': self._io.pos()})
                 self.ofs_keys.append(self._io.read_s4be())
                 self._debug['ofs_keys']['arr'][i]['end'] = self._io.pos()
@@ -665,7 +663,7 @@ class RangeBitmap(KaitaiStruct):
             self._debug['keys']['start'] = self._io.pos()
             self._debug['keys']['arr'] = []
             self.keys = []
-            for i in range(self.num_keys):
+            for i in range(len(self.ofs_keys)):
                 self._debug['keys']['arr'].append({'start': self._io.pos()})
                 _t_keys = paimon_common.PaimonCommon.Key(self._root.key_kind, self._io)
                 try:

@@ -45,7 +45,7 @@ def t_chunked_dictionary() -> Struct:
         'num_chunks' / Int32sb,
         Check(E("(this['num_chunks'] >= 0)")),
         'len_offsets' / Int32sb,
-        Check(E("((this['len_offsets'] == (4 * this['num_chunks'])))")),
+        Check(E("(this['len_offsets'] == (4 * this['num_chunks']))")),
         'len_chunks' / Int32sb,
         Check(E("(this['len_chunks'] >= 0)")),
         'chunks' / KsRepeat('chunks', E("this['num_chunks']"), t_chunk(E("this['_']['_index']"))),
@@ -77,11 +77,11 @@ def t_chunk_header() -> Struct:
         'num_keys' / Int32sb,
         Check(E("(this['num_keys'] >= 0)")),
         'len_offsets' / If(E("((this['_root']['key_kind'] == 8))"), Int32sb),
-        Check(E("this['len_offsets'] is None or (((this['len_offsets'] == (4 * this['num_keys']))))")),
+        Check(E("this['len_offsets'] is None or ((this['len_offsets'] == (4 * this['num_keys'])))")),
         'len_keys' / Int32sb,
-        Check(E("(this['len_keys'] >= 0)")),
+        Check(E("(this['len_keys'] >= ((0) if (((this['_root']['key_kind'] == 8))) else (((((1) if (((this['_root']['key_kind'] == 1) or (this['_root']['key_kind'] == 2))) else (((2) if ((this['_root']['key_kind'] == 3)) else (((4) if (((this['_root']['key_kind'] == 4) or (this['_root']['key_kind'] == 6))) else (((0) if ((this['_root']['key_kind'] == 8)) else (8))))))))) * this['num_keys'])))) and (this['len_keys'] <= ((2147483647) if (((this['_root']['key_kind'] == 8))) else (((((1) if (((this['_root']['key_kind'] == 1) or (this['_root']['key_kind'] == 2))) else (((2) if ((this['_root']['key_kind'] == 3)) else (((4) if (((this['_root']['key_kind'] == 4) or (this['_root']['key_kind'] == 6))) else (((0) if ((this['_root']['key_kind'] == 8)) else (8))))))))) * this['num_keys']))))")),
         'len_fixed_key' / If(E("(not ((this['_root']['key_kind'] == 8)))"), Int32sb),
-        Check(E("this['len_fixed_key'] is None or ((((this['len_fixed_key'] == (((1) if (((this['_root']['key_kind'] == 1) or (this['_root']['key_kind'] == 2))) else (((2) if ((this['_root']['key_kind'] == 3)) else (((4) if (((this['_root']['key_kind'] == 4) or (this['_root']['key_kind'] == 6))) else (((0) if ((this['_root']['key_kind'] == 8)) else (8)))))))))) and ((this['len_fixed_key'] * this['num_keys']) == this['len_keys']))))")),
+        Check(E("this['len_fixed_key'] is None or ((this['len_fixed_key'] >= (((1) if (((this['_root']['key_kind'] == 1) or (this['_root']['key_kind'] == 2))) else (((2) if ((this['_root']['key_kind'] == 3)) else (((4) if (((this['_root']['key_kind'] == 4) or (this['_root']['key_kind'] == 6))) else (((0) if ((this['_root']['key_kind'] == 8)) else (8)))))))))) and (this['len_fixed_key'] <= (((1) if (((this['_root']['key_kind'] == 1) or (this['_root']['key_kind'] == 2))) else (((2) if ((this['_root']['key_kind'] == 3)) else (((4) if (((this['_root']['key_kind'] == 4) or (this['_root']['key_kind'] == 6))) else (((0) if ((this['_root']['key_kind'] == 8)) else (8)))))))))))")),
     )
 
 
@@ -93,13 +93,13 @@ def t_fixed_keys(num_keys) -> Struct:
     )
 
 
-def t_variable_keys(num_keys) -> Struct:
+def t_variable_keys(num_ofs_keys) -> Struct:
     """A variable-length chunk's key blob: the offset of every key, then the keys (length-prefixed"""
     return Struct(
-        'num_keys' / Computed(num_keys),
-        'ofs_keys' / KsRepeat('ofs_keys', E("this['num_keys']"), Int32sb),
+        'num_ofs_keys' / Computed(num_ofs_keys),
+        'ofs_keys' / KsRepeat('ofs_keys', E("this['num_ofs_keys']"), Int32sb),
         Check(E("all(((_item >= 0)) for _item in this['ofs_keys'])")),
-        'keys' / KsRepeat('keys', E("this['num_keys']"), paimon_common_codec.t_key(E("this['_root']['key_kind']"))),
+        'keys' / KsRepeat('keys', E("len(this['ofs_keys'])"), paimon_common_codec.t_key(E("this['_root']['key_kind']"))),
     )
 
 
@@ -111,11 +111,11 @@ def t_bit_sliced_index() -> Struct:
         'version' / Int8ub,
         Check(E("(this['version'] == 1)")),
         'num_slices' / Int8ub,
-        Check(E("(this['num_slices'] >= 1) and (this['num_slices'] <= 64)")),
+        Check(E("(this['num_slices'] == (((((this['len_header'] - 10)) // 8)) if (((((this['len_header'] - 10)) % 8) == 0)) else (0)))")),
         'len_ebm' / Int32sb,
         Check(E("(this['len_ebm'] >= 8)")),
         'len_indexes' / Int32sb,
-        Check(E("(((this['len_indexes'] == (8 * this['num_slices'])) and (this['len_header'] == (10 + this['len_indexes']))))")),
+        Check(E("(this['len_indexes'] == (8 * this['num_slices']))")),
         'slices' / KsRepeat('slices', E("this['num_slices']"), t_slice()),
         'ebm_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
         'ebm' / KsInstance('ebm', E("(this['ebm_mark']['ofs'])"), Bytes(E("this['len_ebm']"))),

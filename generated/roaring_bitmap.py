@@ -83,13 +83,13 @@ class RoaringBitmap(KaitaiStruct):
         if self.has_runs:
             pass
             self._debug['run_flags']['start'] = self._io.pos()
-            self.run_flags = self._io.read_bytes((self.num_containers + 7) // 8)
+            self.run_flags = self._io.read_bytes((self.num_descriptors + 7) // 8)
             self._debug['run_flags']['end'] = self._io.pos()
 
         self._debug['descriptors']['start'] = self._io.pos()
         self._debug['descriptors']['arr'] = []
         self.descriptors = []
-        for i in range(self.num_containers):
+        for i in range(self.num_descriptors):
             self._debug['descriptors']['arr'].append({'start': self._io.pos()})
             _t_descriptors = RoaringBitmap.Descriptor(self._io, self, self._root)
             try:
@@ -104,7 +104,7 @@ class RoaringBitmap(KaitaiStruct):
             self._debug['ofs_containers']['start'] = self._io.pos()
             self._debug['ofs_containers']['arr'] = []
             self.ofs_containers = []
-            for i in range(self.num_containers):
+            for i in range(len(self.descriptors)):
                 self._debug['ofs_containers']['arr'].append({'start': self._io.pos()})
                 self.ofs_containers.append(self._io.read_u4le())
                 self._debug['ofs_containers']['arr'][i]['end'] = self._io.pos()
@@ -114,7 +114,7 @@ class RoaringBitmap(KaitaiStruct):
         self._debug['containers']['start'] = self._io.pos()
         self._debug['containers']['arr'] = []
         self.containers = []
-        for i in range(self.num_containers):
+        for i in range(len(self.descriptors)):
             self._debug['containers']['arr'].append({'start': self._io.pos()})
             _t_containers = RoaringBitmap.Container(self.descriptors[i].cardinality,  ((self.has_runs) and (KaitaiStream.byte_array_index(self.run_flags, i // 8) >> i % 8 & 1 == 1)) , self._io, self, self._root)
             try:
@@ -219,7 +219,7 @@ class RoaringBitmap(KaitaiStruct):
             if hasattr(self, '_m_kind'):
                 return self._m_kind
 
-            self._m_kind = KaitaiStream.resolve_enum(RoaringBitmap.Container.ContainerKind, (RoaringBitmap.Container.ContainerKind.run if self.is_run else (RoaringBitmap.Container.ContainerKind.bitmap if self.cardinality > 4096 else RoaringBitmap.Container.ContainerKind.array)))
+            self._m_kind = (RoaringBitmap.Container.ContainerKind.run if self.is_run else (RoaringBitmap.Container.ContainerKind.bitmap if self.cardinality > 4096 else RoaringBitmap.Container.ContainerKind.array))
             return getattr(self, '_m_kind', None)
 
 
@@ -260,7 +260,7 @@ class RoaringBitmap(KaitaiStruct):
         if hasattr(self, '_m_has_offsets'):
             return self._m_has_offsets
 
-        self._m_has_offsets =  (((not (self.has_runs))) or (self.num_containers >= 4)) 
+        self._m_has_offsets =  (((not (self.has_runs))) or (self.num_descriptors >= 4)) 
         return getattr(self, '_m_has_offsets', None)
 
     @property
@@ -273,12 +273,12 @@ class RoaringBitmap(KaitaiStruct):
         return getattr(self, '_m_has_runs', None)
 
     @property
-    def num_containers(self):
-        """Number of containers."""
-        if hasattr(self, '_m_num_containers'):
-            return self._m_num_containers
+    def num_descriptors(self):
+        """Number of containers, each with one descriptor (and one offset, when present)."""
+        if hasattr(self, '_m_num_descriptors'):
+            return self._m_num_descriptors
 
-        self._m_num_containers = (self.num_containers_minus_one + 1 if self.has_runs else self.num_containers_field)
-        return getattr(self, '_m_num_containers', None)
+        self._m_num_descriptors = (self.num_containers_minus_one + 1 if self.has_runs else self.num_containers_field)
+        return getattr(self, '_m_num_descriptors', None)
 
 

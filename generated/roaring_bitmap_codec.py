@@ -17,8 +17,8 @@ def t_roaring_bitmap() -> Struct:
         Check(E("this['num_containers_field'] is None or ((this['num_containers_field'] <= 65536))")),
         'run_flags' / If(E("((this['cookie'] == 12347))"), Bytes(E("(((((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field']))) + 7)) // 8)"))),
         'descriptors' / KsRepeat('descriptors', E("((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field'])))"), t_descriptor()),
-        'ofs_containers' / If(E("(((not ((this['cookie'] == 12347))) or (((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field']))) >= 4)))"), KsRepeat('ofs_containers', E("((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field'])))"), Int32ul)),
-        'containers' / KsRepeat('containers', E("((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field'])))"), t_container(E("((this['_']['descriptors'][this['_']['_index']]['cardinality_minus_one'] + 1))"), E("(((this['_']['cookie'] == 12347)) and ((((this['_']['run_flags'][(this['_']['_index'] // 8)] >> ((this['_']['_index'] % 8)))) & 1) == 1))"))),
+        'ofs_containers' / If(E("(((not ((this['cookie'] == 12347))) or (((((this['num_containers_minus_one'] + 1)) if (((this['cookie'] == 12347))) else (this['num_containers_field']))) >= 4)))"), KsRepeat('ofs_containers', E("len(this['descriptors'])"), Int32ul)),
+        'containers' / KsRepeat('containers', E("len(this['descriptors'])"), t_container(E("((this['_']['descriptors'][this['_']['_index']]['cardinality_minus_one'] + 1))"), E("(((this['_']['cookie'] == 12347)) and ((((this['_']['run_flags'][(this['_']['_index'] // 8)] >> ((this['_']['_index'] % 8)))) & 1) == 1))"))),
     )
 
 

@@ -3,13 +3,15 @@
 `values_for(data_type)` draws non-null values as the writers take them (temporal types as their
 raw index-key integers, DECIMAL as numbers): a few small values that repeat, so that keys
 collide and predicates hit; the type's edge cases (extremes, -0.0, NaN, infinities, empty and
-non-BMP strings); and the whole range of the type.
+non-BMP strings); and the whole range of the type. `shaped_columns()` draws whole columns in
+the shapes tables hold (sorted, cyclic, clustered, skewed, ...), for the bulk writers.
 """
 
 from __future__ import annotations
 
 import math
 
+import numpy as np
 from hypothesis import strategies as st
 
 from paimon_schema.values.types import INTEGER_BOUNDS, DataType
@@ -60,3 +62,45 @@ def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
     values = (st.integers(-30000, 30000) if root == "DATE"
               else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
     return data_type, draw(st.lists(st.none() | values, max_size=max_size))
+
+
+#: The shapes of a column that index builds meet in tables (`shaped_column`).
+SHAPES = ("random", "sorted", "cyclic", "clustered", "skewed", "distinct", "mostly_null")
+
+
+def shaped_column(shape: str, rows: int, distinct: int, seed: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A column of `rows` int64 keys in `[0, distinct)` laid out as `shape`, and its validity
+    (None: no NULL): random; sorted (each key's rows one run); cyclic (row i = i % distinct:
+    each key's rows spread over every container); clustered (runs of random length and key);
+    skewed (Zipf); distinct (a permutation of the rows); mostly_null (random, 90 % NULL)."""
+    rng = np.random.default_rng(seed)
+    distinct = max(1, distinct)
+    valid = None
+    if shape == "sorted":
+        keys = np.sort(rng.integers(0, distinct, rows))
+    elif shape == "cyclic":
+        keys = np.arange(rows) % distinct
+    elif shape == "clustered":
+        lengths = rng.integers(1, 2 * max(1, rows // max(1, distinct)) + 2, rows + 1)
+        ends = np.cumsum(lengths)
+        runs = int(np.searchsorted(ends, rows)) + 1
+        keys = np.repeat(rng.integers(0, distinct, runs), lengths[:runs])[:rows]
+    elif shape == "skewed":
+        keys = (rng.zipf(1.3, rows) - 1) % distinct
+    elif shape == "distinct":
+        keys = rng.permutation(rows)
+    else:
+        keys = rng.integers(0, distinct, rows)
+        if shape == "mostly_null":
+            valid = rng.random(rows) >= 0.9
+    return keys.astype(np.int64), valid
+
+
+def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
+    """(shape, keys, validity) of `shaped_column`, rows and distinct keys drawn: small, and
+    past a roaring container (65536 rows), with keys dense enough for bitmap and run containers."""
+    return st.builds(lambda shape, rows, distinct, seed: (shape, *shaped_column(shape, rows, distinct, seed)),
+                     st.sampled_from(SHAPES),
+                     st.integers(0, 300) | st.integers(60_000, max_rows),
+                     st.sampled_from([1, 2, 3, 10, 100, 1000]) | st.integers(1, 100_000),
+                     st.integers(0, 2**32 - 1))

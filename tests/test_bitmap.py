@@ -1,8 +1,9 @@
 """Bitmap index reader: every Java-written bitmap fixture, the spec's examples, V2 laziness,
 the V1 fast path against the generated parser, and located errors.
 
-Expected contents are the fixture README's (../shared/fixtures/README.md §2, §5, §6), written out
-below as data; answers are the newest Java reader's (paimon-layouts.md §2.9).
+Expected contents are what the fixtures' writers wrote (paimon-rust's and paimon-cpp's test data,
+the fixture tables), written out below as data; answers are the newest Java reader's
+(`BitmapFileIndex.Reader`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ def h(text: str) -> bytes:
 
 
 def roaring(*rows: int) -> bytes:
-    """A bitmap as Java serializes a freshly built one (paimon-layouts.md §9.3)."""
+    """A bitmap as Java serializes a freshly built one (`runOptimize()`, formats/roaring_bitmap.ksy)."""
     bitmap = BitMap()
     for row in rows:
         bitmap.add(row)
@@ -64,7 +65,7 @@ def encode_key(kind: KeyKind, key) -> bytes:
 
 
 def build_blob(version: int, data_type: str, column: list, block_size: int = 16 * 1024) -> bytes:
-    """A blob laid out as Java's writer lays it out (spec §2.3-§2.6), from column values; keys in
+    """A blob laid out as Java's writer lays it out (formats/bitmap_index.ksy), from column values; keys in
     first-seen order where Java uses HashMap order (readers must not care)."""
     codec = keys.bitmap_keys(data_type)
     by_key: dict = {}
@@ -146,7 +147,7 @@ def fixture(shared_fixtures: Path, rel: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------
-# paimon-rust fixtures (README §2a): R -> {0,3}, S -> {1}, nulls {2,4}, 5 rows
+# paimon-rust fixtures (paimon-rust/bitmap/): R -> {0,3}, S -> {1}, nulls {2,4}, 5 rows
 
 
 RUST_PAIRS = [
@@ -179,7 +180,7 @@ def test_rust_typed_pairs(shared_fixtures, version, stem, data_type, repeated, s
 
 @pytest.mark.parametrize("version", [1, 2])
 def test_plain_python_temporal_values(shared_fixtures, version):
-    """Dates, times and datetimes find the same rows as their raw keys (§0.5)."""
+    """Dates, times and datetimes find the same rows as their raw keys (formats/paimon_common.ksy `key_kind`)."""
     def rows(stem: str, data_type: str, value) -> set[int]:
         blob = fixture(shared_fixtures, f"paimon-rust/bitmap/{stem}_v{version}.bin")
         return set(BitmapIndexReader.open(blob, data_type).equal(value).rows)
@@ -217,7 +218,7 @@ RUST_OTHERS = [
     ("java_int_empty_v2", "INT", 2, 0, [], set(), (0,)),
 ]
 
-#: paimon-cpp vectors (README §2b): stem, type, rows, content, nulls, absent values.
+#: paimon-cpp vectors (paimon-cpp/bitmap/): stem, type, rows, content, nulls, absent values.
 CPP_VECTORS = [
     ("string_a_b", "STRING", 5, [("a", {0, 4}), ("b", {2})], {1, 3}, ("c", "")),
     ("boolean", "BOOLEAN", 5, [(True, {0, 2}), (False, {1, 3})], {4}, ()),
@@ -261,7 +262,7 @@ HIGH_CARDINALITY = {
 
 
 def test_high_cardinality_strings(shared_fixtures):
-    """README §2c: 10000 keys over 100000 rows; V1 and V2 hold the same row -> key mapping."""
+    """paimon-cpp's high-cardinality files: 10000 keys over 100000 rows; V1 and V2 hold the same row -> key mapping."""
     contents = {}
     for version in (1, 2):
         reader = BitmapIndexReader.open(
@@ -281,7 +282,7 @@ def test_high_cardinality_strings(shared_fixtures):
 
 
 # ---------------------------------------------------------------------------------------------
-# bitmap blobs inside the catalog's containers (README §5, §6)
+# bitmap blobs inside the catalog's containers (fixture_catalog.py)
 
 _APPEND_WITH_BITMAP = {
     "f0": ("STRING", 8, [("Alice", {0, 7}), ("Bob", {1, 5}), ("Emily", {2}), ("Lucy", {4}),
@@ -334,7 +335,7 @@ def test_container_bitmaps(shared_fixtures, path):
 
 
 # ---------------------------------------------------------------------------------------------
-# the spec's examples (§2.4, §2.5, §2.7)
+# V1 and V2 examples and formats/bitmap_index.ksy's edge cases
 
 SPEC_V1 = h("""
     01 00000008 00000004 01 00000000
@@ -453,11 +454,11 @@ def test_v2_lookup_never_touches_other_blocks_or_bitmaps(shared_fixtures):
     refs = v2.blocks
     for value, rows in HIGH_CARDINALITY.items():
         key = value.encode()
-        i = max(n for n, ref in enumerate(refs) if bytes(ref.first_key.value.value) <= key)
+        i = max(n for n, ref in enumerate(refs) if bytes(ref.first_key.utf8_value.value) <= key)
         block = refs[i].block
         start = v2.ofs_index_blocks + refs[i].ofs_block
         end = block._debug["entries"]["end"]
-        entry = next(e for e in block.entries if bytes(e.key.value.value) == key)
+        entry = next(e for e in block.entries if bytes(e.key.utf8_value.value) == key)
         bitmap_at = v2.ofs_body + entry.ofs_bitmap
         garbled = bytearray(blob[:v2.ofs_index_blocks]) + b"\xa5" * (len(blob) - v2.ofs_index_blocks)
         garbled[start:end] = blob[start:end]
@@ -619,7 +620,7 @@ def test_every_truncation_is_a_located_error(shared_fixtures, rel):
     (h("02 ffffffff 00000000 00 00000000 00000000"), "num_rows", 1),
     (h("01 00000001 00000000 02"), "has_null", 9),
     (h("01 00000001 00000000 01 00000004"), "ofs_null_bitmap", 10),
-    (SPEC_V1[:30], "index.entries[2].key.value", 30),
+    (SPEC_V1[:30], "index.entries[2].key.int_value", 30),
     (SPEC_V2[:60], "index.blocks[0].block.entries[1].len_bitmap", 58),
     (SPEC_EDGE_CASES[1][1][:-1], "index.null_bitmap", 26),
     (SPEC_V2[:-3], "index.blocks[0].block.entries[1].bitmap", 126),
@@ -631,12 +632,12 @@ def test_located_errors(blob, path, offset):
 
 
 def test_misordered_v2_blocks_and_entries():
-    # §2.5 STRING example with the secondary index's first two keys swapped ("a" <-> "b").
+    # The V2 STRING example with the secondary index's first two keys swapped ("a" <-> "b").
     swapped = bytearray(SPEC_V2_STRING)
     swapped[18], swapped[27] = swapped[27], swapped[18]
     exc = _error(bytes(swapped), "STRING")
     assert (exc.path, exc.offset) == ("index.blocks[1].first_key", 23)
-    # §2.5 INT example with the block's entries for keys 1 and 2 swapped.
+    # The V2 INT example with the block's entries for keys 1 and 2 swapped.
     data = bytearray(SPEC_V2)
     first, second = slice(38, 50), slice(50, 62)
     data[first], data[second] = SPEC_V2[second], SPEC_V2[first]

@@ -3,8 +3,8 @@
 The truth for each predicate is computed straight from the column values (longs; nulls never
 match; `!=` and NOT IN exclude nulls). Java's 2.0.0 answers for a `Long.MIN_VALUE` literal are
 the truth too, since no stored value can be MIN. It is checked on every real BSI blob (their
-column values written out below, from ../shared/fixtures/README.md), on the spec's examples,
-and on random columns encoded by `encode`, a writer written from spec/paimon-layouts.md §4.2
+column values written out below, as the paimon-cpp and paimon-rust tests that wrote them state), on the spec's examples,
+and on random columns encoded by `encode`, a writer written from formats/bsi_index.ksy
 that reproduces the real blobs byte for byte.
 """
 
@@ -30,7 +30,7 @@ from paimon_schema.values.results import IndexResult
 LONG_MIN, LONG_MAX = -2**63, 2**63 - 1
 
 # ---------------------------------------------------------------------------------------------
-# A writer from the spec (§4.2), kept in the test.
+# A writer from the spec (formats/bsi_index.ksy), kept in the test.
 
 
 def h(text: str) -> bytes:
@@ -162,7 +162,7 @@ def test_the_test_writer_reproduces_the_real_blob(shared_fixtures: Path, name: s
 
 
 def test_primitive_types_read_the_same_blob(shared_fixtures: Path) -> None:
-    """README §4: null_1_null_2_minus1 serves TINYINT, SMALLINT, INT, DATE, BIGINT and
+    """paimon-cpp's null_1_null_2_minus1 serves TINYINT, SMALLINT, INT, DATE, BIGINT and
     TIMESTAMP; typed literals map to the same longs."""
     blob = (shared_fixtures / "paimon-cpp/bsi/null_1_null_2_minus1.bin").read_bytes()
     for data_type in ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIMESTAMP(3)",
@@ -182,7 +182,7 @@ def test_primitive_types_read_the_same_blob(shared_fixtures: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# The spec's examples (§4.2).
+# The spec's examples (formats/bsi_index.ksy).
 
 
 def test_spec_example() -> None:

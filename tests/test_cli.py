@@ -1,7 +1,7 @@
 """The `paimon-schema` command line, called in-process: dump, verify, query, demo.
 
 Files are copies of Java-written fixtures (../shared/fixtures), corrupted where a test needs it;
-column types of the fixture tables are those of ../shared/fixtures/README.md section 6.
+column types of the fixture tables are those of their schemas (schema/schema-0 in each table).
 """
 
 from __future__ import annotations
@@ -342,7 +342,7 @@ def test_verify_locates_a_corrupted_blob_in_its_container(capsys, copy) -> None:
     bad = copy(CONTAINER_3COL, corrupt_f1)
     code, out, _ = run(capsys, "verify", "--type", "INT", "--row-type", "f0:STRING", bad)
     assert code == 1 and f"FAIL {bad}: " in out
-    assert "path=columns[1].indexes[0].blob.index." in out
+    assert "path=head.columns[1].indexes[0].blob.index." in out
     offset = int(out.split("offset=")[1].split()[0])
     assert 227 <= offset < 227 + 74
 
@@ -674,7 +674,7 @@ def test_hex_dump_shows_offsets_bytes_and_values(capsys, shared_fixtures: Path) 
     assert "bins[1].checksum" in out
     blob = str(shared_fixtures / "paimon-rust/bitmap/java_int_v2.bin")
     code, out, _ = run(capsys, "dump", "--hex", "--layout", "bitmap", "--type", "INT", blob)
-    assert code == 0 and "index.blocks[0].block.entries[1].key.value = 42" in out
+    assert code == 0 and "index.blocks[0].block.entries[1].key.int_value = 42" in out
     code, _, err = run(capsys, "dump", "--hex", "--layout", "bitmap", blob)
     assert code == 2 and "--type" in err
     code, _, err = run(capsys, "dump", "--hex", "--layout", "bitmap", "--type", "BYTES", blob)

@@ -171,11 +171,11 @@ def test_hex_enters_container_blobs(capsys, container) -> None:
     path, _ = container
     code, out, _ = run(capsys, "dump", "--hex", str(path), "--row-type", "city:STRING,n:INT")
     assert code == 0
-    assert "columns[0].name.value = 'city'" in out
-    assert "columns[0].indexes[0].blob.num_rows = 31" in out
-    assert "columns[1].indexes[0].blob.positive.ebm.cookie" in out
+    assert "head.columns[0].name.value = 'city'" in out
+    assert "head.columns[0].indexes[0].blob.num_rows = 31" in out
+    assert "head.columns[1].indexes[0].blob.positive.ebm.cookie" in out
     code, out, _ = run(capsys, "dump", "--hex", str(path))     # bsi needs no type; bitmap does
-    assert "columns[1].indexes[0].blob.num_rows" in out and "columns[0].indexes[0].blob.num_rows" not in out
+    assert "head.columns[1].indexes[0].blob.num_rows" in out and "head.columns[0].indexes[0].blob.num_rows" not in out
     code, out, _ = run(capsys, "dump", "--hex", str(path), "--column", "n")   # the blob alone
     assert code == 0 and out.splitlines()[0].startswith("00000000  01") and "num_rows = 31" in out
     code, _, err = run(capsys, "dump", "--hex", str(path), "--column", "city")

@@ -108,8 +108,8 @@ def test_files_inside_a_table_take_its_column_types(capsys, pk_dv: str) -> None:
     sidecar = f"{pk_dv}/bucket-0/{DATA}.index"
     code, out, _ = run(capsys, "dump", "--hex", sidecar)
     assert code == 0
-    assert "columns[0].name.value = 'f0'" in out
-    assert "columns[0].indexes[0].blob.num_rows = 8" in out          # the STRING bitmap, opened
+    assert "head.columns[0].name.value = 'f0'" in out
+    assert "head.columns[0].indexes[0].blob.num_rows = 8" in out          # the STRING bitmap, opened
     code, out, _ = run(capsys, "dump", sidecar)
     assert code == 0 and "bitmap index (STRING)" in out
     code, out, _ = run(capsys, "verify", sidecar)

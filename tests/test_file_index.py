@@ -35,7 +35,7 @@ def test_empty_container() -> None:
 
 
 def test_modified_utf8_column_name() -> None:
-    name = bytes.fromhex("000b 61 c080 eda0bd edb880 c3a9".replace(" ", ""))   # spec 0.3
+    name = bytes.fromhex("000b 61 c080 eda0bd edb880 c3a9".replace(" ", ""))   # modified UTF-8 (paimon_common.ksy `java_utf`)
     head = 8 + 4 + 4 + 4 + 4 + 8 + 4 + len(name) + 8
     data = (bytes.fromhex("00054e4ed01a35ae 00000001".replace(" ", "")) + head.to_bytes(4, "big")
             + (1).to_bytes(4, "big") + name + (1).to_bytes(4, "big") + bytes.fromhex("0006") + b"bitmap"
@@ -102,11 +102,12 @@ def _error(data: bytes) -> ps.FormatError:
     (lambda d: b"\x00" * 8 + d[8:], "magic", 0),
     (lambda d: d[:8] + b"\x00\x00\x00\x02" + d[12:], "version", 8),
     (lambda d: d[:12] + b"\x00\x00\x00\x05" + d[16:], "len_head", 12),
-    (lambda d: d[:16] + b"\x7f\xff\xff\xff" + d[20:], "columns[2].indexes[0].index_type.value", 96),
-    (lambda d: d[:30], "columns[0].indexes[0].index_type.value", 29),
-    (lambda d: d[:94], "columns[0].indexes[0].ofs_blob", 41),
-    (lambda d: d[:41] + b"\xff\xff\xff\xfe" + d[45:], "columns[0].indexes[0].ofs_blob", 41),
-    (lambda d: d[:22] + b"\xff" + d[23:], "columns[0].name.value", 22),
+    # 2^31-1 columns: the head substream ends inside the third column, not in the blobs after it
+    (lambda d: d[:16] + b"\x7f\xff\xff\xff" + d[20:], "head.columns[2].num_indexes", 90),
+    (lambda d: d[:30], "head", 16),     # the declared head is not all there
+    (lambda d: d[:94], "head.columns[0].indexes[0].ofs_blob", 41),
+    (lambda d: d[:41] + b"\xff\xff\xff\xfe" + d[45:], "head.columns[0].indexes[0].ofs_blob", 41),
+    (lambda d: d[:22] + b"\xff" + d[23:], "head.columns[0].name.value", 22),
 ])
 def test_malformed_containers_are_located(mutate, path: str, offset: int) -> None:
     err = _error(mutate(SPEC_EXAMPLE))

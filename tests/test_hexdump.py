@@ -66,18 +66,18 @@ def test_container_blobs_strings_and_dv_bins_are_opened() -> None:
     root = registry.parse_generated("file-index", data)
     typed = hexdump.fields(root, data, {"city": "STRING", "n": "INT"}.get)
     by_path = {f.path: f for f in typed}
-    assert by_path["columns[0].name.value"].value == "city"
-    assert by_path["columns[1].indexes[2].index_type.value"].value == "bloom-filter"
-    assert by_path["columns[0].indexes[0].blob"].opened
-    keys = [f.value for f in typed if f.path.endswith("key.value.value")]
+    assert by_path["head.columns[0].name.value"].value == "city"
+    assert by_path["head.columns[1].indexes[2].index_type.value"].value == "bloom-filter"
+    assert by_path["head.columns[0].indexes[0].blob"].opened
+    keys = [f.value for f in typed if f.path.endswith("key.utf8_value.value")]
     assert keys and set(keys) <= {"Lima", "Oslo"}          # UTF-8 keys as text
-    assert all(by_path[f"columns[1].indexes[{j}].blob"].opened for j in range(3))
+    assert all(by_path[f"head.columns[1].indexes[{j}].blob"].opened for j in range(3))
     _opened_children_cover(typed)
     # without a type, the bitmap and range-bitmap blobs stay bytes; bsi/bloom need none
     untyped = {f.path: f for f in hexdump.fields(root, data)}
-    assert not untyped["columns[0].indexes[0].blob"].opened
-    assert not untyped["columns[1].indexes[0].blob"].opened
-    assert untyped["columns[1].indexes[1].blob"].opened
+    assert not untyped["head.columns[0].indexes[0].blob"].opened
+    assert not untyped["head.columns[1].indexes[0].blob"].opened
+    assert untyped["head.columns[1].indexes[1].blob"].opened
     # a 32-bit deletion-vector bin is read as a RoaringBitmap, its containers as positions
     dv, _ = ps.write_deletion_vectors({"a": [1, 5, 70000], "b": [*range(100, 200), 196615]})
     fields = hexdump.fields(registry.parse_generated("dv", dv), dv)

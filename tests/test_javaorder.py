@@ -143,12 +143,12 @@ def test_vectorized_hash_codes_equal_scalar(ints, longs, floats, doubles, texts,
 
 
 # ----------------------------------------------------------------------------------------------
-# Orders the shared fixtures show (../shared/fixtures/README.md §2)
+# Orders the shared fixtures show (paimon-rust's and paimon-cpp's bitmap files)
 # ----------------------------------------------------------------------------------------------
 
 
 def test_fixture_orders_from_readme() -> None:
-    """§2a/§2b V1 entry orders, from the rows the README lists (nulls dropped)."""
+    """paimon-rust/paimon-cpp V1 entry orders, from the rows their writers wrote (nulls dropped)."""
     assert bitmap_key_order([-123456789, 42, -123456789], "int") == [42, -123456789]
     assert bitmap_key_order([True, False, True], "boolean") == [False, True]
     floats = [-1.5, 0.0, -0.0, NAN, -1.5, 0.0, -0.0, NAN]
@@ -163,7 +163,7 @@ def test_fixture_orders_from_readme() -> None:
 
 
 def _v1_entries(data: bytes, key_size: Callable[[bytes, int], int]) -> list[tuple[bytes, int]]:
-    """(key bytes, offset) of a bitmap V1 header, in file order (spec §2.4)."""
+    """(key bytes, offset) of a bitmap V1 header, in file order (formats/bitmap_index.ksy `index_v1`)."""
     assert data[0] == 1
     _, count = struct.unpack_from(">ii", data, 1)
     pos = 10 + (4 if data[9] else 0)
@@ -182,7 +182,7 @@ def _string_key_size(data: bytes, pos: int) -> int:
 
 
 def test_high_cardinality_fixture_order(shared_fixtures: Path) -> None:
-    """§2c: 10000 STRING keys over 100000 rows; the V1 entries are in HashMap order."""
+    """paimon-cpp's high-cardinality files: 10000 STRING keys over 100000 rows; the V1 entries are in HashMap order."""
     from pyroaring import BitMap
 
     data = (shared_fixtures / "paimon-cpp/file_index/bitmap-index-v1").read_bytes()
@@ -204,7 +204,7 @@ def test_high_cardinality_fixture_order(shared_fixtures: Path) -> None:
 
 
 def test_container_type_order() -> None:
-    """Spec §1.7: the four index type names always iterate bloom-filter, bitmap, bsi, range."""
+    """`FileIndexFormat.Writer`: the four index type names always iterate bloom-filter, bitmap, bsi, range."""
     names = ["range-bitmap", "bsi", "bitmap", "bloom-filter"]
     expected = ["bloom-filter", "bitmap", "bsi", "range-bitmap"]
     assert string_key_order(names, "put") == expected

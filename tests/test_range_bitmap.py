@@ -3,9 +3,9 @@
 The truth for each predicate is computed straight from the column values with Paimon's
 semantics (nulls never match; `!=` and NOT IN exclude nulls; keys compare as Java's comparator:
 signed integers, `Float.compareTo` for floats, unsigned bytes for strings). It is checked on
-every real range-bitmap blob (their column values written out below, from
-../shared/fixtures/README.md), on the spec's examples, and on random columns encoded by
-`encode`, a straightforward writer written from spec/paimon-layouts.md §3 that reproduces the
+every real range-bitmap blob (their column values written out below, as the tests of
+paimon-rust and paimon-cpp that wrote them state), on the spec's examples, and on random columns encoded by
+`encode`, a straightforward writer written from formats/range_bitmap.ksy that reproduces the
 Java blobs byte for byte.
 """
 
@@ -30,7 +30,7 @@ from paimon_schema.layouts.registry import open_index
 from paimon_schema.values.results import IndexResult
 
 # ---------------------------------------------------------------------------------------------
-# A writer from the spec (§3.2-§3.6), kept in the test: keys are Python values of the type.
+# A writer from the spec (formats/range_bitmap.ksy), kept in the test: keys are Python values of the type.
 
 FIXED = {"INT": ">i", "DATE": ">i", "TIME": ">i", "BIGINT": ">q", "TIMESTAMP(3)": ">q",
          "TINYINT": ">b", "SMALLINT": ">h", "FLOAT": ">f", "DOUBLE": ">d"}
@@ -73,7 +73,7 @@ def roaring(rows) -> bytes:
 
 
 def encode(data_type: str, values: list, chunk_size: int = 16384) -> bytes:
-    """The range-bitmap blob Java writes for `values` (None = null), per §3."""
+    """The range-bitmap blob Java writes for `values` (None = null), per formats/range_bitmap.ksy."""
     distinct: dict = {}
     for row, value in enumerate(values):
         if value is not None:
@@ -291,7 +291,7 @@ def test_the_test_writer_reproduces_the_real_blob(shared_fixtures: Path, name: s
 
 
 def test_real_blob_contents(shared_fixtures: Path) -> None:
-    """README §3: min/max, enumeration, and the documented answers."""
+    """paimon-rust's Java-written range-bitmaps: min/max, enumeration, and the documented answers."""
     reader = RangeBitmapIndexReader.open(
         (shared_fixtures / "paimon-rust/range-bitmap/java_int_v1.bin").read_bytes(), "INT")
     assert (reader.num_rows, reader.num_keys, reader.min, reader.max) == (8, 6, 1, 10)
@@ -355,7 +355,7 @@ SPEC_EXAMPLE = bytes.fromhex(
 
 
 def test_spec_example() -> None:
-    """§3.7: INT [10, 30, null, 20, 10, 40] with the default chunk size, and 8b chunks."""
+    """formats/range_bitmap.ksy's example: INT [10, 30, null, 20, 10, 40] with the default chunk size, and 8b chunks."""
     values = [10, 30, None, 20, 10, 40]
     assert encode("INT", values) == SPEC_EXAMPLE
     reader = RangeBitmapIndexReader.open(SPEC_EXAMPLE, "INT")
@@ -367,7 +367,7 @@ def test_spec_example() -> None:
 
 
 def test_spec_example_strings_in_two_chunks() -> None:
-    """§3.7: STRING b,a,dd,null,c,a with chunk-size=12b: chunks [a, b, c] and [dd]."""
+    """STRING b,a,dd,null,c,a with chunk-size=12b: chunks [a, b, c] and [dd]."""
     values = ["b", "a", "dd", None, "c", "a"]
     blob = encode("STRING", values, chunk_size=12)
     assert bytes.fromhex("00000000 00000005 00000001 62 00000001 63".replace(" ", "")) in blob
@@ -378,7 +378,7 @@ def test_spec_example_strings_in_two_chunks() -> None:
 
 @pytest.mark.parametrize("rows", [0, 1, 5])
 def test_all_null_blob_is_1080_bytes_and_every_row_is_null(rows: int) -> None:
-    """§3.6: no key gives 64 empty slices; IS NULL is every row (the post-2.0 fix)."""
+    """No key gives 64 empty slices; IS NULL is every row (the post-2.0 fix)."""
     blob = encode("INT", [None] * rows)
     assert len(blob) == 1080
     reader = RangeBitmapIndexReader.open(blob, "INT")
@@ -581,3 +581,17 @@ def test_wrong_slice_count_is_an_error() -> None:
     with pytest.raises(ps.FormatError) as info:
         reader.is_not_null()
     assert (info.value.path, info.value.offset) == ("bsi.num_slices", bsi_at + 5)
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 3), min_size=1, max_size=300))
+@example([2**63 - 1, -2**63, 0])                 # the span leaves no room for the rows: numpy's unique
+@example([5] * 40 + [-7])
+def test_unique_codes_equal_numpys(values: list[int]) -> None:
+    import numpy as np
+
+    from paimon_schema.layouts.range_bitmap.writer import _unique_codes
+
+    array = np.array(values, np.int64)
+    distinct, codes = _unique_codes(array)
+    expected, inverse = np.unique(array, return_inverse=True)
+    assert distinct.tolist() == expected.tolist() and codes.tolist() == inverse.ravel().tolist()

@@ -40,7 +40,7 @@ def test_generated_parser_reads_pyroaring_serialization(bitmap: BitMap) -> None:
     data = bitmap.serialize()
     parsed = parsing.parse(RoaringBitmap, data)
     assert parsed._io.pos() == len(data)
-    assert parsed.num_containers == len({v >> 16 for v in bitmap})
+    assert parsed.num_descriptors == len({v >> 16 for v in bitmap})
     values = set()
     for descriptor, container in zip(parsed.descriptors, parsed.containers):
         base = descriptor.key << 16

@@ -368,7 +368,7 @@ def test_binary_row_structure_errors_are_located_by_the_spec() -> None:
     assert info.value.path == "slots[1]" and info.value.offset == len(row) - 8
     with pytest.raises(ps.FormatError) as info:
         decode_binary_row(struct.pack(">i", -1), [])
-    assert info.value.path == "arity"
+    assert info.value.path == "num_slots"
 
 
 def test_recent_data_files_hold_a_bounded_number_of_files() -> None:

@@ -16,7 +16,7 @@ substreams), so this emitter translates the subset the specs use:
 | `contents`, `valid`             | `Const`, `Check`                                       |
 | `-checksum: {algorithm, over}`  | `Checksum` over the listed consecutive fields (`KsSpan`) |
 | `value` instances               | inlined into the expressions that use them             |
-| `pos` instances                 | `KsInstance` fields after the sequence (deferred reads) |
+| `pos` instances (+ `io`)        | `KsInstance` fields after the sequence (deferred reads) |
 | expressions                     | Python source over `this` (`KsExpr`), compilable       |
 
 Anything else fails generation with the spec and field named.
@@ -190,6 +190,14 @@ class ExprTranslator:
 
     def primary(self) -> tuple[str, Ty]:
         kind, text = self.take()
+        if text == "[":     # a byte array literal
+            items: list[str] = []
+            while self.peek() != "]":
+                items.append(self.ternary()[0])
+                if self.peek() == ",":
+                    self.take()
+            self.take("]")
+            return f"bytes([{', '.join(items)}])", Ty("bytes")
         if text == "(":
             src, ty = self.ternary()
             self.take(")")
@@ -501,8 +509,6 @@ class Emitter:
             if "value" in inst:
                 continue
             iwhere = f"{where}/instances/{name}"
-            if "io" in inst:
-                raise EmitError(f"{iwhere}: io is not supported")
             if "pos" not in inst:
                 raise EmitError(f"{iwhere}: an instance needs pos or value")
             construct = self.attr_construct(ty, {**inst, "id": name}, iwhere)
@@ -510,6 +516,9 @@ class Emitter:
             cond = ""
             if "if" in inst:
                 cond = f", E({self.expr(inst['if'], Scope('this', ty), f'{iwhere}.if')!r})"
+            if "io" in inst:
+                stream = self.expr(inst["io"], Scope("this", ty), f"{iwhere}.io")
+                cond += f", io=E({stream!r})"
             members.append(f"{name!r} / KsInstance({name!r}, E({pos!r}), {construct}{cond})")
         args = ", ".join(p["id"] for p in params)
         body = "".join(f"        {m},\n" for m in members)

@@ -71,9 +71,13 @@ def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHO
 
 def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTypes) -> Iterator[Field]:
     read = kaitai.spans(obj)
+    own: list[tuple[int, int]] = []         # bytes of this object's own numbers and bytes
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
         if name in read:
-            yield from _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data, types)
+            for f in _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data, types):
+                if f.offset is not None and f.path.count(".") == prefix.count("."):
+                    own.append((f.offset, f.offset + f.size))
+                yield f
     for name in _instances(type(obj)):
         try:
             value = getattr(obj, name)
@@ -81,9 +85,23 @@ def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTyp
             continue
         span = kaitai.spans(obj).get(name)
         if span is not None:
-            yield from _field(obj, name, value, span, base, prefix, data, types)
+            at = 0 if kaitai.reads_root_stream(type(obj), name) else base
+            if _rereads(value, span, at, own):
+                continue
+            yield from _field(obj, name, value, span, at, prefix, data, types)
         elif value is not None and not isinstance(value, (KaitaiStruct, list)):   # derived: no bytes
             yield Field(None, 0, f"{prefix}{name}", value)
+
+
+def _rereads(value: Any, span: kaitai.Span, base: int, own: list[tuple[int, int]]) -> bool:
+    """Whether an instance only shows numbers of the object's own fields again (the exact
+    32-bit halves of an 8-byte number, for JavaScript readers): every byte is listed once."""
+    numbers = value if isinstance(value, list) else [value]
+    spans = span.items if isinstance(value, list) else (span,)
+    if not numbers or not all(isinstance(n, int) for n in numbers):
+        return False
+    return all(s.start is not None and s.end is not None
+               and any(lo <= base + s.start and base + s.end <= hi for lo, hi in own) for s in spans)
 
 
 def _field(obj: Any, name: str, value: Any, span: kaitai.Span, base: int, prefix: str, data: Any,

@@ -462,7 +462,7 @@ def _entry_paths(fi: ps.FileIndexFile) -> list[str]:
     for e in fi.entries:
         j = seen.get(e.column_index, 0)
         seen[e.column_index] = j + 1
-        paths.append(f"columns[{e.column_index}].indexes[{j}]")
+        paths.append(f"head.columns[{e.column_index}].indexes[{j}]")
     return paths
 
 

@@ -46,9 +46,9 @@ def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any
     """
     view = memoryview(bytes(data))
     parsed = kaitai.parse(BinaryRow, view)
-    if parsed.arity != len(types):
-        raise FormatError(f"BinaryRow has {parsed.arity} fields, the schema's partition has {len(types)}",
-                          offset=0, path="arity")
+    if parsed.num_slots != len(types):
+        raise FormatError(f"BinaryRow has {parsed.num_slots} fields, the schema's partition has {len(types)}",
+                          offset=0, path="num_slots")
     row = view[ARITY_FIELD:]
     values: list[Any] = []
     for i, raw_type in enumerate(types):
@@ -147,7 +147,7 @@ def encode_binary_row(values: Sequence[Any], types: Sequence[str | DataType]) ->
         offset = fixed_size + len(variable)
         variable += extra + bytes(-len(extra) % 8)
         slots[i] = (offset << 32) | inline
-    return bytes(_codec().build({"arity": arity, "null_bits": bytes(null_bits), "slots": slots,
+    return bytes(_codec().build({"num_slots": arity, "null_bits": bytes(null_bits), "slots": slots,
                                  "variable_part": bytes(variable)}))
 
 

@@ -1,7 +1,7 @@
 """BSI file indexes (formats/bsi_index.ksy): read, answer predicates, and write.
 
-Answers are Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon in
-spec/paimon-layouts.md §4.3. Every value is a long (paimon_schema.values.types.internal: days, millis
+Answers are those of Java's `BitSliceIndexBitmapFileIndex.Reader` at the newest Paimon
+(formats/bsi_index.ksy). Every value is a long (paimon_schema.values.types.internal: days, millis
 of the day, epoch millis or micros, unscaled decimals). Rows with a value >= 0 live in the
 positive part, rows with a negative value in the negative part as |value|; each part is a
 bit-sliced index compared with `BitSliceIndexRoaringBitmap`'s min/max shortcuts, then exactly
@@ -33,6 +33,7 @@ from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import bitslice
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.column_values import column_values
+from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
 from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
@@ -250,16 +251,20 @@ def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
 def build_bsi(data_type: str | DataType, values: Any) -> bytes:
     """The blob Java's BSI writer writes for `values` (None = null), one row each: typed
     columns (`column_values`) in bulk, anything else value by value; the bytes straight from
-    `struct` and pyroaring (`write_with_codec`, the generated codec's, is the reference)."""
+    `struct` and the compiled roaring writer, every slice from one pass over the rows
+    (`write_with_codec`, the generated codec's over pyroaring, is the reference)."""
     num_rows, array, present = _longs(data_type, values)
     out = [_HEAD.pack(1, num_rows)]
     for rows, sign in ((present & (array >= 0), 1), (present & (array < 0), -1)):
         if not rows.any():
             out.append(b"\x00")
             continue
-        positions, slices, maximum = _part_rows(array, rows, sign)
-        out += [_PART_HEAD.pack(1, 1, 0, maximum), fresh_bitmap(positions).serialize(),
-                _S4.pack(len(slices)), *(fresh_bitmap(s).serialize() for s in slices)]
+        positions = np.flatnonzero(rows).astype(np.uint32)
+        stored = (array[rows] * sign).astype(np.uint64)
+        maximum = int(stored.max())
+        ebm, _ = serialize_bitmaps(positions, np.array([len(positions)]))
+        slices, _ = serialize_slices(positions, stored, maximum.bit_length())
+        out += [_PART_HEAD.pack(1, 1, 0, maximum), ebm, _S4.pack(maximum.bit_length()), slices]
     return b"".join(out)
 
 
@@ -342,7 +347,7 @@ def _part_model(values: np.ndarray, rows: np.ndarray, sign: int) -> dict[str, An
     if not rows.any():
         return None
     positions, slices, maximum = _part_rows(values, rows, sign)
-    return {"version": 1, "min_value": 0, "max_value": maximum,
+    return {"start": {}, "version": 1, "min_value": 0, "max_value": maximum,
             "ebm": _roaring_model(positions), "num_slices": len(slices),
             "slices": [_roaring_model(s) for s in slices]}
 

@@ -37,7 +37,8 @@ SIZE_FIELD = 4
 CHECKSUM_FIELD = 4
 VERSION = int(DeletionVectors.FileVersion.v1)
 MAX_POSITION_32 = 2**31 - 1
-MAX_POSITION_64 = 0x7FFF_FFFE_8000_0000     # Java's Bitmap64DeletionVector limit (spec 6.3)
+#: Java's Bitmap64DeletionVector limit (formats/deletion_vectors.ksy `bitmap64`)
+MAX_POSITION_64 = 0x7FFF_FFFE_8000_0000
 #: Java writes every high key up to the largest; past this many the dense form is refused.
 MAX_BUCKETS_64 = 1 << 24
 

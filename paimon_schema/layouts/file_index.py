@@ -24,6 +24,8 @@ EMPTY_INDEX_FLAG = -1
 VERSION = int(FileIndex.Version.v1)
 #: magic, version, head length, column count and redundant length
 FIXED_HEAD = 8 + 4 + 4 + 4 + 4
+#: Where the `head` substream (everything after magic, version and head length) starts.
+HEAD_START = 8 + 4 + 4
 
 
 def has_signature(data: bytes | memoryview) -> bool:
@@ -61,19 +63,20 @@ class FileIndexFile:
         columns: dict[str, dict[str, bytes | None]] = {}
         entries: list[IndexEntry] = []
         names: list[str] = []
-        for i, column in enumerate(parsed.columns):
-            name = _text(column.name.value, parsed, f"columns[{i}].name.value",
-                         parsing.field_start(column.name, "value"))
+        head = parsed.head
+        for i, column in enumerate(head.columns):
+            name = _text(column.name.value, parsed, f"head.columns[{i}].name.value",
+                         HEAD_START + parsing.field_start(column.name, "value"))
             names.append(name)
             indexes = columns.setdefault(name, {})
             for j, raw in enumerate(column.indexes):
-                where = f"columns[{i}].indexes[{j}]"
+                where = f"head.columns[{i}].indexes[{j}]"
                 index_type = _text(raw.index_type.value, parsed, f"{where}.index_type.value",
-                                   parsing.field_start(raw.index_type, "value"))
+                                   HEAD_START + parsing.field_start(raw.index_type, "value"))
                 if not raw.is_empty and raw.ofs_blob + raw.len_blob > len(data):
                     raise FormatError(f"the blob at {raw.ofs_blob} ({raw.len_blob} bytes) lies past "
                                       f"the end of the {len(data)}-byte container",
-                                      offset=parsing.field_start(raw, "ofs_blob"),
+                                      offset=HEAD_START + parsing.field_start(raw, "ofs_blob"),
                                       path=f"{where}.ofs_blob")
                 blob = None if raw.is_empty else bytes(parsing.read_lazily(raw, "blob", where))
                 if raw.is_empty and raw.len_blob != 0:
@@ -84,12 +87,12 @@ class FileIndexFile:
                     warnings.append(f"{where}: repeats {name!r}/{index_type!r}; the last entry wins")
                 indexes[index_type] = blob
                 entries.append(IndexEntry(i, name, index_type, raw.ofs_blob, raw.len_blob, blob))
-        if len(parsed.head_slack):
-            warnings.append(f"{len(parsed.head_slack)} unused bytes at the end of the head")
-        if len(columns) != len(parsed.columns):
+        if len(head.head_slack):
+            warnings.append(f"{len(head.head_slack)} unused bytes at the end of the head")
+        if len(columns) != len(head.columns):
             warnings.append("a column name appears more than once; Java merges its entries")
         return cls(columns=columns, entries=entries, head_length=parsed.len_head, column_names=names,
-                   redundant=bytes(parsed.redundant), warnings=warnings)
+                   redundant=bytes(head.redundant), warnings=warnings)
 
 
     def __repr__(self) -> str:
@@ -160,12 +163,13 @@ def _build(columns: list[tuple[str, list[IndexEntry]]], head_length: int, redund
         return {"len_value": len(value), "value": value}
 
     model = {
-        "magic": MAGIC, "version": VERSION, "len_head": head_length, "num_columns": len(columns),
-        "columns": [{"name": utf(name), "num_indexes": len(entries),
-                     "indexes": [{"index_type": utf(e.index_type), "ofs_blob": e.offset,
-                                  "len_blob": e.length, "blob": e.blob} for e in entries]}
-                    for name, entries in columns],
-        "len_redundant": len(redundant), "redundant": redundant, "head_slack": b"",
+        "magic": MAGIC, "version": VERSION, "len_head": head_length, "head": {
+            "num_columns": len(columns),
+            "columns": [{"name": utf(name), "num_indexes": len(entries),
+                         "indexes": [{"index_type": utf(e.index_type), "ofs_blob": e.offset,
+                                      "len_blob": e.length, "blob": e.blob} for e in entries]}
+                        for name, entries in columns],
+            "len_redundant": len(redundant), "redundant": redundant, "head_slack": b""},
     }
     return _codec().build(model)
 

@@ -29,6 +29,8 @@ KEY_DTYPES = {KeyKind.boolean: "u1", KeyKind.int8: "i1", KeyKind.int16: ">i2",
               KeyKind.float64: ">u8"}
 NO_MIN = -2**31                     # the `valid: min` of an `s4` that has none
 _S4 = struct.Struct(">i")
+#: Kinds whose key is `bits_value` (unsigned: a boolean byte, IEEE bits); the other numbers are `int_value`.
+_BITS_KINDS = frozenset({KeyKind.boolean, KeyKind.float32, KeyKind.float64})
 _FLOAT_WIDTHS = {KeyKind.float32: 32, KeyKind.float64: 64}
 _INFINITY_BITS = {32: 0x7F80_0000, 64: 0x7FF0_0000_0000_0000}
 #: Encoded size of the fixed-size kinds (`len_fixed_key`).
@@ -103,8 +105,22 @@ def string_keys(keys_: list[int | bytes]) -> list[bytes]:
 
 def raw_key(key: PaimonCommon.Key) -> int | bytes:
     """A key object of the generated parser as a key: its int, or a string key's bytes."""
-    value = key.value
-    return bytes(value.value) if isinstance(value, PaimonCommon.Utf8Key) else value
+    if key.kind in _BITS_KINDS:
+        return cast(int, key.bits_value)
+    if key.kind == KeyKind.string:
+        return bytes(key.utf8_value.value)
+    return cast(int, key.int_value)
+
+
+def key_model(kind: KeyKind, key: int | bytes) -> dict[str, object]:
+    """A key as the generated codec builds `paimon_common::key` of `kind`: the field of its
+    kind set, the others None (`start` only marks a position for readers)."""
+    if isinstance(key, bytes):
+        return {"start": {}, "int_value": None, "bits_value": None,
+                "utf8_value": {"len_value": len(key), "value": key}}
+    bits = kind in _BITS_KINDS
+    return {"start": {}, "int_value": None if bits else key, "bits_value": key if bits else None,
+            "utf8_value": None}
 
 
 def bitmap_keys(data_type: str | DataType) -> KeyCodec:

@@ -110,7 +110,7 @@ def _blob_location(container: FileIndexFile, column: str, index_type: str) -> tu
         entry = container.entries[k]
         if entry.column == column and entry.index_type == index_type:
             j = sum(1 for e in container.entries[:k] if e.column_index == entry.column_index)
-            return f"columns[{entry.column_index}].indexes[{j}].blob", max(entry.offset, 0)
+            return f"head.columns[{entry.column_index}].indexes[{j}].blob", max(entry.offset, 0)
     return "", 0
 
 

@@ -121,22 +121,34 @@ def resolve(obj: Any) -> Any:
 
 
 class KsInstance(Subconstruct):
-    """A Kaitai `pos` instance (with its optional `if`): deferred when parsing."""
+    """A Kaitai `pos` instance (with its optional `if`, and `io`: the stream it is read from when
+    not its struct's own, e.g. the root stream from inside a sized substream): deferred when
+    parsing."""
 
-    def __init__(self, field: str, pos: KsExpr, subcon: Construct, cond: KsExpr | None = None) -> None:
+    def __init__(self, field: str, pos: KsExpr, subcon: Construct, cond: KsExpr | None = None,
+                 io: KsExpr | None = None) -> None:
         super().__init__(subcon)
         self.field = field
         self.pos = pos
         self.cond = cond
+        self.io = io
+        self.flagbuildnone = True    # a model may leave out a view of bytes other fields write
 
     def _where(self, context: Any) -> int | None:
         return None if self.cond is not None and not self.cond(context) else self.pos(context)
 
+    def _stream(self, stream: Any, context: Any) -> Any:
+        return stream if self.io is None else self.io(context)
+
     def _parse(self, stream: Any, context: Any, path: str) -> Deferred:
+        stream = self._stream(stream, context)
         return Deferred(lambda: read_at(stream, context, self.field, self._where(context),
                                         lambda: self.subcon._parsereport(stream, context, path)))
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        if obj is None:
+            return None
+        stream = self._stream(stream, context)
         return write_at(stream, self._where(context),
                         lambda: self.subcon._build(obj, stream, context, path))
 
@@ -147,11 +159,16 @@ class KsInstance(Subconstruct):
         code.append("from paimon_schema.runtime.constructs import Deferred, read_at")
         where = self._emit_where()
         sub = self.subcon._compileparse(code)
-        return f"Deferred(lambda: read_at(io, this, {self.field!r}, {where}, lambda: ({sub})))"
+        if self.io is None:
+            return f"Deferred(lambda: read_at(io, this, {self.field!r}, {where}, lambda: ({sub})))"
+        return (f"(lambda io: Deferred(lambda: read_at(io, this, {self.field!r}, {where}, "
+                f"lambda: ({sub}))))({self.io})")
 
     def _emitbuild(self, code: Any) -> str:
         code.append("from paimon_schema.runtime.constructs import write_at")
-        return f"write_at(io, {self._emit_where()}, lambda: ({self.subcon._compilebuild(code)}))"
+        build = f"write_at(io, {self._emit_where()}, lambda: ({self.subcon._compilebuild(code)}))"
+        build = build if self.io is None else f"(lambda io: {build})({self.io})"
+        return f"(None if obj is None else {build})"
 
     def _emit_where(self) -> str:
         return str(self.pos) if self.cond is None else f"(({self.pos}) if ({self.cond}) else None)"

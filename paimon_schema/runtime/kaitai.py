@@ -9,8 +9,10 @@ started gives the absolute offset.
 
 from __future__ import annotations
 
+import inspect
 import struct
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, TypeVar
 from collections.abc import Callable
 
@@ -117,6 +119,20 @@ def field_start(obj: Any, name: str, index: int | None = None) -> int:
 def field_end(obj: Any, name: str) -> int:
     """Where field `name` of a parsed object ends in the object's stream (read to its end)."""
     return int(_info(obj, name)["end"])
+
+
+def reads_root_stream(cls: type, name: str) -> bool:
+    """Whether instance `name` of a generated class is read from the root's stream (`io:
+    _root._io`, e.g. a container's blob from inside its head substream): its positions are then
+    offsets in the whole file, not in the object's own stream. The generated property says so
+    in its source, the only place the compiler records it."""
+    prop = getattr(cls, name, None)
+    return isinstance(prop, property) and prop.fget is not None and _root_stream_source(prop.fget)
+
+
+@cache
+def _root_stream_source(getter: Callable[[Any], Any]) -> bool:
+    return "io = self._root._io" in inspect.getsource(getter)
 
 
 def in_substream(child: Any, owner: Any) -> bool:

@@ -27,6 +27,12 @@ cast, missing, partition values), so Spark can still push a filter into the Parq
 
 Files in other formats (Spark 4.3 has no `row_index` for ORC) are read with pyarrow inside
 Spark tasks (`merge.read_task` under `mapInArrow`).
+
+A table on S3 is scanned by Hadoop's `s3a` filesystem (`s3://` becomes `s3a://`), given the
+endpoint and explicit credentials the table was opened with as per-read options (Spark hands a
+file source's options to its Hadoop configuration). Where the session has no Hadoop filesystem
+for the scheme (PyPI's pyspark has no hadoop-aws), `read_table` fails with one `TableError`
+before any scan: the `paimon` source reads the same table without Hadoop.
 """
 
 from __future__ import annotations
@@ -37,11 +43,12 @@ import json
 import logging
 import struct
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.fs as pafs
 from pyroaring import BitMap
 
 from paimon_schema.query import sql
@@ -50,10 +57,17 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
-from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
+from paimon_schema.table.fileio import FileSystemLike
+from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_deletion_file, read_task
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.fileio import ArrowFileIO
+from paimon_schema.table.metadata import Table, TableLike
+from paimon_schema.table.s3_reads import filesystem_settings
 from paimon_schema.table.schema import TableSchema
+from paimon_schema.table.snapshots import TimeTravel
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["read_table"]
 
@@ -66,21 +80,32 @@ _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 
                    "CAST(CAST(unix_micros({}) AS DECIMAL(20, 0)) / 1000000 AS DECIMAL(18, 6)))")
 
 
-def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None, *,
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = None, *,
                snapshot: int | None = None, columns: Sequence[str] | None = None,
-               with_stats: bool = False, mode: str = "FAILFAST", filesystem: Any = None) -> Any:
-    """The table's rows as a Spark DataFrame (with `with_stats=True`: `(df, ReadStats)`).
+               mode: str = "FAILFAST", filesystem: FileSystemLike | None = None,
+               options: Mapping[str, str] | None = None) -> tuple[DataFrame, ReadStats]:
+    """The table's rows as a Spark DataFrame, and what pruning skipped.
 
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
     BETWEEN, IS NULL) prune files and rows first. A string Spark understands but the pruner
-    does not is applied without pruning.
+    does not is applied without pruning. `snapshot`, or Paimon's options in `options`
+    (`scan.snapshot-id`, `scan.tag-name`, `scan.timestamp-millis`, `scan.timestamp`), pick
+    the version read.
     """
     predicate = _predicate(where)
     table = Table.open(table_dir, filesystem)
-    plan = plan_read(table, predicate, snapshot, mode=mode)
+    travel = TimeTravel.from_options(dict(options or {}))
+    if snapshot is not None:
+        if travel.snapshot not in (None, snapshot):
+            raise TableError(f"snapshot={snapshot} and scan.snapshot-id={travel.snapshot} differ")
+        travel = travel._replace(snapshot=snapshot).checked()
+    snap = None if travel == TimeTravel() else travel.resolve(table.io, table.path)
+    plan = plan_read(table, predicate, snap, mode=mode)
+    read_options = {**_READ_OPTIONS, **_hadoop_options(spark, table,
+                                                       [t for t in plan.tasks if t.format == "parquet"])}
     ddl = spark_schema_ddl(plan.table_schema)
-    groups: dict[tuple, list[FileTask]] = {}
+    groups: dict[tuple[Any, ...], list[FileTask]] = {}
     others = []
     for task in plan.tasks:
         if task.format == "parquet":
@@ -89,7 +114,7 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
         else:
             others.append(task)
     frames = [frame for tasks in groups.values()
-              for frame in _parquet_frames(spark, tasks, plan.table_schema)]
+              for frame in _parquet_frames(spark, tasks, plan.table_schema, read_options)]
     if others:
         frames.append(_pyarrow_frame(spark, others, spark_arrow_schema(plan.table_schema), ddl))
     df = functools.reduce(lambda a, b: a.unionByName(b), frames) if frames \
@@ -99,7 +124,7 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
     if columns is not None:
         df = df.select(*[quote(c) for c in columns])
     log.info("read_table %s: %s", table.path, plan.stats.as_dict())
-    return (df, plan.stats) if with_stats else df
+    return df, plan.stats
 
 
 def _predicate(where: Predicate | str | None) -> Predicate | None:
@@ -114,9 +139,49 @@ def _predicate(where: Predicate | str | None) -> Predicate | None:
 
 #: Spark's Parquet reader options of every read_table scan.
 _READ_OPTIONS = {"int96RebaseMode": "CORRECTED", "datetimeRebaseMode": "CORRECTED"}
+#: Hadoop's name of a pyarrow filesystem's scheme.
+_HADOOP_SCHEMES = {"s3": "s3a"}
 
 
-def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema) -> list[Any]:
+def _hadoop_options(spark: Any, table: Table, tasks: list[FileTask]) -> dict[str, str]:
+    """The Hadoop settings a scan of the files needs (s3a: the table's endpoint and explicit
+    credentials, for its buckets only), after checking that the session has a Hadoop
+    filesystem for their scheme; TableError naming what to add, or the `paimon` source."""
+    schemes = {_uri(t).split("://", 1)[0] for t in tasks} - {"file"}
+    jvm = getattr(spark, "_jvm", None)
+    for scheme in sorted(schemes):
+        if jvm is None:                 # Spark Connect: the server's filesystems are its own
+            break
+        try:
+            jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(
+                scheme, spark._jsc.hadoopConfiguration())
+        except Exception as exc:  # noqa: BLE001 - py4j raises the JVM's error as Py4JJavaError
+            reason = str(getattr(exc, "java_exception", exc)).splitlines()[0]
+            jar = " (the hadoop-aws jar and its AWS SDK bundle, of the session's Hadoop " \
+                  "version, e.g. spark.jars.packages=org.apache.hadoop:hadoop-aws:<version>)" \
+                if scheme == "s3a" else ""
+            raise TableError(f"read_table cannot scan {table.io.uri(table.path)}: "
+                             f"this Spark session has no Hadoop filesystem for {scheme}://"
+                             f"{jar} ({reason}); spark.read.format(\"paimon\").load(<Table.uri>) "
+                             f"reads it without Hadoop") from None
+    if "s3a" not in schemes or not isinstance(table.io, ArrowFileIO) \
+            or not isinstance(table.io.filesystem, pafs.S3FileSystem):
+        return {}
+    o = filesystem_settings(table.io.filesystem)
+    endpoint = o.get("endpoint_override") or ""
+    secure = not endpoint.startswith("http://") and (o.get("scheme") or "https") == "https"
+    settings = {"endpoint": endpoint, "endpoint.region": o.get("region") or "",
+                "access.key": o.get("access_key") or "", "secret.key": o.get("secret_key") or "",
+                "session.token": o.get("session_token") or "",
+                "path.style.access": "true" if endpoint else "",
+                "connection.ssl.enabled": "" if secure else "false"}
+    buckets = sorted({_uri(t).split("://", 1)[1].split("/", 1)[0] for t in tasks})
+    return {f"fs.s3a.bucket.{bucket}.{key}": value for bucket in buckets
+            for key, value in settings.items() if value}
+
+
+def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema,
+                    options: dict[str, str]) -> list[Any]:
     """Scans of files that share a schema: the files that lose rows (deletion vectors, index
     candidates) apart from the others, which are a plain scan; and one scan per partition when
     the files do not store a partition column (its value then becomes a literal). With the
@@ -125,14 +190,14 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     jvm = jvm_filter.helper(spark)
     uris = [_uri(t) for t in tasks]
     schema = jvm.file_schema(spark, uris[0]) if jvm is not None else None
-    reader = spark.read.options(**_READ_OPTIONS)
+    reader = spark.read.options(**options)
     raw: Any = None
     if schema is None:
         raw = reader.parquet(*uris)
         schema = raw.schema.json()
     stored = {f["name"]: f["type"] if isinstance(f["type"], str) else f["type"]["type"]
               for f in json.loads(schema)["fields"]}
-    parts: dict[tuple, list[FileTask]] = {}
+    parts: dict[tuple[Any, ...], list[FileTask]] = {}
     for task in tasks:
         constants = tuple(c.constant for c in task.columns if c.file_column not in stored)
         masked = task.deletion_file is not None or task.candidate_rows is not None
@@ -148,7 +213,7 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
         dropped = _dropped_rows(part) if masked else {}
         sizes = _file_sizes(part) if dropped else {}
         if jvm is not None:
-            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, sizes))
+            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, sizes, options))
         elif not dropped:               # nothing dropped: a plain scan
             frames.append(scan(part).select(*_as_columns(columns)))
         else:
@@ -189,7 +254,8 @@ def _as_columns(columns: list[Any]) -> list[Any]:
 
 
 def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[FileTask],
-                 columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> Any:
+                 columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int],
+                 options: dict[str, str]) -> Any:
     """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
     its size (a per-file constant of Spark's reader) unless another file of the scan has that
     size, then by its name (a string per row, ~10 % more CPU, only for the rows of those
@@ -199,7 +265,8 @@ def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[Fi
     if len({t.file_name for t in shared}) < len(shared):
         return functools.reduce(lambda a, b: a.unionByName(b), [
             _helper_scan(spark, jvm, schema, group, columns,
-                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes)
+                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes,
+                         options)
             for group in _distinct_sizes(tasks, sizes)])
     named = {t.path for t in shared}
     by_size = _payload({p: m for p, m in dropped.items() if p not in named},
@@ -207,7 +274,7 @@ def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[Fi
     by_name = _payload({p: m for p, m in dropped.items() if p in named},
                        {t.path: t.file_name.encode() for t in shared})
     sql = all(isinstance(c, str) for c in columns)
-    frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], _READ_OPTIONS, columns if sql else [],
+    frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], options, columns if sql else [],
                      by_size, by_name, sorted({sizes[p] for p in named}) if by_name else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
@@ -308,7 +375,10 @@ def _dropped_words(dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> pa.
 
 
 def _uri(task: FileTask) -> str:
-    return task.fileio.uri(task.path)
+    """The file's URI as Hadoop names it (`s3a://` for `s3://`)."""
+    uri = task.fileio.uri(task.path)
+    scheme, sep, rest = uri.partition("://")
+    return f"{_HADOOP_SCHEMES.get(scheme, scheme)}{sep}{rest}"
 
 
 def _pyarrow_frame(spark: Any, tasks: list[FileTask], schema: pa.Schema, ddl: str) -> Any:

@@ -4,9 +4,10 @@
 Planning (`partitions()`) reads the manifests in Spark's planner worker; a partition is a
 group of data files of about Paimon's split target size, at least one per CPU (`paimon`, see
 `splits`), one data file (`paimon-file-index`) or one deletion-vector index file, so the work
-spreads over executors. Readers yield Arrow record batches, never rows. Every source takes the option
-`snapshot` (an id) for time travel; `paimon` also takes `mode` (`FAILFAST` / `PERMISSIVE`, for
-corrupt file indexes).
+spreads over executors. Readers yield Arrow record batches, never rows. Every source travels in
+time with Paimon's own options: `scan.snapshot-id` (or `snapshot`), `scan.tag-name`,
+`scan.timestamp-millis` (the latest snapshot at or before it) or `scan.timestamp`; `paimon` also
+takes `mode` (`FAILFAST` / `PERMISSIVE`, for corrupt file indexes).
 
 Filter pushdown (`spark.sql.python.filterPushdown.enabled`, Spark 4.1+): `paimon` uses the
 pushed filters to prune files and rows with the file indexes, and hands every filter back, so
@@ -24,12 +25,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
 
 from paimon_schema.layouts.bitmap_index.reader import BitmapIndexReader
 from paimon_schema.layouts.bsi_index import BsiIndexReader
 from paimon_schema.layouts.range_bitmap.reader import RangeBitmapIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, open_index
+from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_task
@@ -38,6 +42,7 @@ from paimon_schema.table.fileio import LocalFileIO
 from paimon_schema.table.manifests import DeletionFile
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import TableSchema, type_root
+from paimon_schema.table.snapshots import Snapshot, TimeTravel
 from paimon_schema.values.errors import FormatError
 from paimon_schema.values.options import memory_size
 
@@ -49,15 +54,22 @@ log = logging.getLogger("paimon_schema.spark")
 HIDE_TRACEBACK = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
 
 
-def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
+def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:
     """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
     off by default): sources that do not push filters hand them all back, as before.
+
+    `paimon` splits a read into at least the session's default parallelism (the cluster's
+    cores: the planner has no SparkContext to ask, so the value is taken here and travels with
+    the registered class, which cloudpickle pickles by value).
 
     A bad path or bad bytes fail when the source is loaded or planned, with our message; Spark
     prints the Python traceback before it unless its `hideTraceback` option is on, so
     `hide_tracebacks` (default: on, unless the session already sets that option) turns it on.
     """
-    for source in (PaimonSource, DeletionVectorsSource, FileIndexSource):
+    paimon = type("PaimonSource", (PaimonSource,),
+                  {"min_partitions": _default_parallelism(spark), "__doc__": PaimonSource.__doc__,
+                   "__qualname__": "PaimonSource.of_session"})
+    for source in (paimon, DeletionVectorsSource, FileIndexSource):
         spark.dataSource.register(source)
     try:
         spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
@@ -69,16 +81,30 @@ def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
         spark.conf.set(HIDE_TRACEBACK, "true")
 
 
+def _default_parallelism(spark: Any) -> int | None:
+    """The session's default parallelism; None where it cannot be had."""
+    try:
+        return int(spark.sparkContext.defaultParallelism)
+    except Exception:  # noqa: BLE001 - Spark Connect has no SparkContext: ask its conf
+        value = spark.conf.get("spark.default.parallelism", None)
+        return int(value) if value else None
+
+
 def _path(options: Any) -> str:
     path = options.get("path")
     if not path:
         raise TableError("load(path) needs the table directory")
-    return path
+    return str(path)
 
 
-def _snapshot(options: Any) -> int | None:
-    value = options.get("snapshot")
-    return None if value in (None, "") else int(value)
+def _travel(options: Any) -> TimeTravel:
+    """The version the options ask for (Paimon's `scan.*` names, or `snapshot`)."""
+    return TimeTravel.from_options(dict(options))
+
+
+def _snapshot(table: Table, travel: TimeTravel) -> Snapshot | None:
+    """The snapshot to read: the one asked for, or None for the latest."""
+    return None if travel == TimeTravel() else travel.resolve(table.io, table.path)
 
 
 def _flag(options: Any, key: str) -> bool:
@@ -100,9 +126,10 @@ def _local(path: str) -> str:
     return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
-def _schema_of(table: Table, snapshot: int | None) -> TableSchema:
-    """The schema a read of `snapshot` returns (the latest schema without a snapshot)."""
-    return table.schema(None if snapshot is None else table.snapshot(snapshot).schema_id)
+def _schema_of(table: Table, travel: TimeTravel) -> TableSchema:
+    """The schema a read returns: the snapshot's when one is asked for, else the latest."""
+    snap = _snapshot(table, travel)
+    return table.schema(None if snap is None else snap.schema_id)
 
 
 @dataclass
@@ -117,35 +144,42 @@ class _Partition(InputPartition):
 class PaimonSource(DataSource):
     """`spark.read.format("paimon").load(table_dir)`: the table's rows, deletion vectors applied."""
 
+    #: The fewest Spark partitions of a read while there are files: the session's default
+    #: parallelism (set by `register`), else this machine's CPUs.
+    min_partitions: int | None = None
+
     @classmethod
     def name(cls) -> str:
         return "paimon"
 
     def schema(self) -> str:
         table = Table.open(_path(self.options))
-        return spark_schema_ddl(_schema_of(table, _snapshot(self.options)))
+        return spark_schema_ddl(_schema_of(table, _travel(self.options)))
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _PaimonReader(_path(self.options), _snapshot(self.options),
-                             str(self.options.get("mode", "FAILFAST")))
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _PaimonReader(_path(self.options), _travel(self.options),
+                             str(self.options.get("mode", "FAILFAST")), self.min_partitions)
 
 
 class _PaimonReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, mode: str) -> None:
+    def __init__(self, path: str, travel: TimeTravel, mode: str, min_partitions: int | None) -> None:
         self.path = path
-        self.snapshot = snapshot
+        self.travel = travel
         self.mode = mode
-        self.where: preds.Predicate | None = None
+        self.min_partitions = min_partitions
+        self.where: Predicate | None = None
 
-    def pushFilters(self, filters: list[Any]) -> list[Any]:
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Prune with what maps to predicates; hand every filter back to Spark."""
         self.where = preds.from_spark_filters(filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        plan = plan_read(self.path, self.where, self.snapshot, mode=self.mode)
+        table = Table.open(self.path)
+        plan = plan_read(table, self.where, _snapshot(table, self.travel), mode=self.mode)
         schema = spark_arrow_schema(plan.table_schema)
-        return [_Partition((tasks, schema)) for tasks in splits(plan.tasks, plan.table_schema)] \
+        return [_Partition((tasks, schema))
+                for tasks in splits(plan.tasks, plan.table_schema, self.min_partitions)] \
             or [_Partition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
@@ -156,10 +190,12 @@ class _PaimonReader(DataSourceReader):
             yield from read_task(task, spark_types=schema)
 
 
-def splits(tasks: Sequence[FileTask], schema: TableSchema) -> list[list[FileTask]]:
+def splits(tasks: Sequence[FileTask], schema: TableSchema,
+           min_partitions: int | None = None) -> list[list[FileTask]]:
     """The file tasks in Spark partitions: as many as the files' weight needs at Paimon's
     `source.split.target-size` (default 128 MB, a file weighing at least
-    `source.split.open-file-cost`, 4 MB), and at least one per CPU while there are files; files
+    `source.split.open-file-cost`, 4 MB), and at least `min_partitions` (the cluster's default
+    parallelism; default: this machine's CPUs) while there are files; files
     go to the lightest partition, heaviest first. A Spark task of a Python data source costs
     tens of milliseconds whatever it reads (measured: 20 empty partitions cost more than a
     plain Parquet scan of 2M rows), so one task per file made small tables slow."""
@@ -168,7 +204,7 @@ def splits(tasks: Sequence[FileTask], schema: TableSchema) -> list[list[FileTask
     target = memory_size(schema.option("source.split.target-size", "128mb"))
     open_cost = memory_size(schema.option("source.split.open-file-cost", "4mb"))
     weights = [max(t.file_size, open_cost) for t in tasks]
-    count = max(-(-sum(weights) // max(1, target)), os.cpu_count() or 1)
+    count = max(-(-sum(weights) // max(1, target)), min_partitions or os.cpu_count() or 1)
     bins: list[list[FileTask]] = [[] for _ in range(min(len(tasks), count))]
     loads = [0] * len(bins)
     for weight, task in sorted(zip(weights, tasks), key=lambda wt: -wt[0]):
@@ -201,14 +237,14 @@ class DeletionVectorsSource(DataSource):
         _table_or_file(_path(self.options))          # a bad path fails at load(), not in a task
         return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _DeletionVectorsReader(_path(self.options), _snapshot(self.options),
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _DeletionVectorsReader(_path(self.options), _travel(self.options),
                                       _flag(self.options, "explode"))
 
 
 class _DeletionVectorsReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, explode: bool) -> None:
-        self.path, self.snapshot, self.explode = path, snapshot, explode
+    def __init__(self, path: str, travel: TimeTravel, explode: bool) -> None:
+        self.path, self.travel, self.explode = path, travel, explode
 
     def partitions(self) -> Sequence[InputPartition]:
         table = _table_or_file(self.path)
@@ -223,7 +259,7 @@ class _DeletionVectorsReader(DataSourceReader):
                                   offset=exc.offset, path=exc.path) from None
             return [_Partition(("file", self.path))]
         by_index: dict[str, list[tuple[str, int, str, DeletionFile]]] = {}
-        for f in table.data_files(self.snapshot):
+        for f in table.data_files(_snapshot(table, self.travel)):
             if f.deletion_file is not None:
                 by_index.setdefault(f.deletion_file.path, []).append(
                     (f.partition_path, f.bucket, f.file_name, f.deletion_file))
@@ -253,8 +289,8 @@ class _DeletionVectorsReader(DataSourceReader):
                               dv.length, _is_64(bitmap), bitmap))
         yield self._batch(items)
 
-    def _batch(self, items: list[tuple]) -> pa.RecordBatch:
-        columns: dict[str, list] = {name: [] for name in _DV_SCHEMA.names}
+    def _batch(self, items: list[tuple[Any, ...]]) -> pa.RecordBatch:
+        columns: dict[str, list[Any]] = {name: [] for name in _DV_SCHEMA.names}
         positions: list[NDArray[np.int64]] = []
         for partition_path, bucket, file_name, index_file, offset, length, is64, bitmap in items:
             repeat = 1
@@ -310,18 +346,18 @@ class FileIndexSource(DataSource):
         extra = ", `values` ARRAY<STRUCT<value: STRING, rows: ARRAY<INT>>>" if _flag(self.options, "values") else ""
         return _FI_DDL + extra
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _FileIndexReader(_path(self.options), _snapshot(self.options),
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _FileIndexReader(_path(self.options), _travel(self.options),
                                 _flag(self.options, "values"))
 
 
 class _FileIndexReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, values: bool) -> None:
-        self.path, self.snapshot, self.values = path, snapshot, values
+    def __init__(self, path: str, travel: TimeTravel, values: bool) -> None:
+        self.path, self.travel, self.values = path, travel, values
 
     def partitions(self) -> Sequence[InputPartition]:
         table = Table.open(self.path)
-        files = [f for f in table.data_files(self.snapshot)
+        files = [f for f in table.data_files(_snapshot(table, self.travel))
                  if f.embedded_index is not None or f.index_sidecar is not None]
         return [_Partition((table, f)) for f in files] or [_Partition(None)]
 
@@ -355,7 +391,7 @@ def _column_type(schema: TableSchema, column: str) -> Any:
     return field.type
 
 
-def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple:
+def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple[Any, ...]:
     """(row_count, distinct_values, null_count[, values]) of one index; None where the index
     does not record it (a bloom filter records none of them)."""
     empty = (None, None, None) + ((None,) if values else ())

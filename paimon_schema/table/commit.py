@@ -10,9 +10,11 @@ Paimons': the 1.0 reader reads them), zstd unless `manifest.compression` says ot
 
 Order is what makes a half-written commit invisible: every file the snapshot names is written
 and flushed first, under a fresh name (new UUID), never over an existing file; then
-`snapshot/snapshot-N` appears in one step (a hard link of a complete temporary file: it fails
-when the name exists, so of two racing writers exactly one wins and the other gets
-`CommitConflict`); the `LATEST` hint comes last (readers check it against the snapshot files).
+`snapshot/snapshot-N` appears in one step (on local disk a hard link of a complete temporary
+file, on S3 a put with `If-None-Match: *`: it fails when the name exists, so of two racing
+writers exactly one wins and the other gets `CommitConflict`, which the writers retry on the
+winner's snapshot, `retry.py`); the `LATEST` hint comes last (readers check it against the
+snapshot files).
 A failed commit removes what it wrote; a killed one leaves only unreferenced files, which
 Paimon's orphan-file cleanup removes. Every byte goes through the table's `FileIO`
 (`Table.io`, `fileio.py`), which refuses writes where it knows no atomic create-if-absent.

@@ -6,6 +6,8 @@ semantics: a comparison with NULL deletes nothing) join each file's deletion vec
 partition and bucket one new deletion-vector index file holds every vector of that bucket and
 replaces the index files it supersedes in the index manifest (Java keeps one per bucket of a
 bucketed table), with each vector's range and cardinality; the commit is COMPACT, as Java's.
+A lost race for the snapshot is retried on the winner's snapshot (`retry.py`), merging with
+its vectors.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ from paimon_schema.table.commit import (CommitPlan, check_format, commit, create
                                         writable)
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import ADD, DELETION_VECTORS
-from paimon_schema.table.merge import BATCH_ROWS, _file_batches, evolve, plan_read
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.merge import BATCH_ROWS, FileTask, TaskPlan, _file_batches, evolve, plan_read
+from paimon_schema.table.metadata import Table, TableLike
+from paimon_schema.table.retry import RetryPolicy, with_retries
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
@@ -53,16 +56,18 @@ class DeleteResult:
     index_files: tuple[str, ...]
 
 
-def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None = None
-                      ) -> tuple[Any, dict[tuple[str, int, str], np.ndarray]]:
+def deleted_positions(table: TableLike, where: Predicate | str, snapshot: int | None = None,
+                      known: dict[tuple[str, int, str], np.ndarray] | None = None
+                      ) -> tuple[TaskPlan, dict[tuple[str, int, str], np.ndarray]]:
     """(the read plan, {(partition path, bucket, file name): positions matching `where`}),
-    files pruned by partition and index as a read would (deleted rows included)."""
+    files pruned by partition and index as a read would (deleted rows included). `known`
+    holds the positions of files already read (data files never change), and gets the new."""
     predicate = where_predicate(where)
     plan = plan_read(table, predicate, snapshot, columns=[], with_filter_columns=True)
     expression = preds.to_arrow(predicate, plan.schema)
     out = {}
 
-    def positions(task: Any) -> np.ndarray:
+    def positions(task: FileTask) -> np.ndarray:
         found, offset = [], 0
         try:
             for batch in _file_batches(task, BATCH_ROWS):
@@ -78,26 +83,47 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
                              f"{task.row_count}")
         return np.concatenate(found) if found else np.zeros(0, np.int64)
 
-    workers = max(1, min(len(plan.tasks), os.cpu_count() or 1))
+    known = {} if known is None else known
+    todo = [t for t in plan.tasks if (t.partition_path, t.bucket, t.file_name) not in known]
+    workers = max(1, min(len(todo), os.cpu_count() or 1))
     with ThreadPoolExecutor(workers, thread_name_prefix="paimon-delete") as pool:
-        for task, found in zip(plan.tasks, pool.map(positions, plan.tasks)):
-            if len(found):
-                out[(task.partition_path, task.bucket, task.file_name)] = found
+        for task, found in zip(todo, pool.map(positions, todo)):
+            known[(task.partition_path, task.bucket, task.file_name)] = found
+    for task in plan.tasks:
+        key = (task.partition_path, task.bucket, task.file_name)
+        if len(known[key]):
+            out[key] = known[key]
     return plan, out
 
 
-def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
+def delete_where(table: TableLike, where: Predicate | str, options: Mapping[str, str] | None = None
+                 ) -> DeleteResult:
     """Delete the rows matching `where` (a `ps.col` predicate or a Spark SQL condition) from
-    an append table with deletion vectors, as one new snapshot; see the module doc."""
-    from pyroaring import BitMap, BitMap64
+    an append table with deletion vectors, as one new snapshot; see the module doc.
 
-    tab, snap, schema = writable(table, deletion_vectors=True)
+    A commit that loses to another writer is done again on the new latest snapshot: its rows
+    are matched again and merged with the winner's vectors, so no deletion of either is lost
+    (`options`: Paimon's `commit.max-retries`, `commit.min-retry-wait`, `commit.max-retry-wait`,
+    `commit.timeout` over the table's; `commit.max-retries=0` raises the `CommitConflict`)."""
     if where is None:
         raise SchemaError("delete_where needs a predicate (deleting every row is not offered)")
+    tab = Table.open(table)
+    predicate = where_predicate(where)
+    policy = RetryPolicy.of(tab.schema().options, options)
+    known: dict[tuple[str, int, str], np.ndarray] = {}       # a retry reads only new files
+    return with_retries(lambda: _delete_once(tab, predicate, known), policy)
+
+
+def _delete_once(tab: Table, where: Predicate, known: dict[tuple[str, int, str], np.ndarray]
+                 ) -> DeleteResult:
+    """One attempt of `delete_where`, on the latest snapshot."""
+    from pyroaring import BitMap, BitMap64
+
+    tab, snap, schema = writable(tab, deletion_vectors=True)
     with_dvs = {(f.partition_path, f.bucket, f.file_name): f for f in tab.data_files(snap)}
     for data_file in with_dvs.values():
         check_format(data_file)
-    _, matches = deleted_positions(tab, where, snap.id)
+    _, matches = deleted_positions(tab, where, snap.id, known)
     bitmap64 = schema.flag("deletion-vectors.bitmap64")
     snap_schema = tab.schema(snap.schema_id)
     entries = {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -33,14 +33,15 @@ from paimon_schema.table.commit import (CommitPlan, check_format, commit, create
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import ADD, DELETE, DataFile
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.metadata import Table, TableLike
+from paimon_schema.table.retry import RetryPolicy, with_retries
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values import options as index_options
 from paimon_schema.values.errors import FormatError, SchemaError
 
 __all__ = ["IndexTask", "RewritePlan", "RewriteResult", "build_container", "commit_rewrite",
-           "index_spec", "plan_rewrite", "rewrite_file_index"]
+           "index_spec", "plan_rewrite", "rewrite_file_index", "rewrite_with_retries"]
 
 #: Paimon's index type names
 INDEX_TYPES = ("bloom-filter", "bitmap", "bsi", "range-bitmap")
@@ -203,7 +204,7 @@ class RewriteResult:
     index_bytes: int
 
 
-def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
+def plan_rewrite(table: TableLike, columns: Mapping[str, str | Sequence[str]] | None = None,
                  options: Mapping[str, Any] | None = None, where: Predicate | str | None = None,
                  *, replace: bool = False) -> RewritePlan:
     """One `IndexTask` per live data file (of the partitions `where` selects)."""
@@ -245,7 +246,7 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
     return RewritePlan(tab, snap, tuple(items), threshold)
 
 
-def rewrite_file_index(table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
+def rewrite_file_index(table: TableLike, columns: Mapping[str, str | Sequence[str]] | None = None,
                        options: Mapping[str, Any] | None = None,
                        where: Predicate | str | None = None, *, replace: bool = False,
                        workers: int | None = None) -> RewriteResult:
@@ -256,17 +257,44 @@ def rewrite_file_index(table: Any, columns: Mapping[str, str | Sequence[str]] | 
     or overrides table options (`file-index.bloom-filter.id.fpp`,
     `file-index.in-manifest-threshold`, ...). `where` (partition columns only) limits the
     rewrite to some partitions. Files are built on a thread pool (`workers`, default one per
-    CPU); the Spark job `paimon_schema.spark.rewrite_file_index` builds them on executors.
+    CPU); the Spark job `paimon_schema.spark.rewrite_file_index` builds them on executors. A
+    commit that loses to another writer is planned and committed again (Paimon's
+    `commit.max-retries`, `commit.min-retry-wait`, `commit.max-retry-wait`, `commit.timeout`
+    in the table options or `options`; `commit.max-retries=0` raises the `CommitConflict`).
     """
-    plan = plan_rewrite(table, columns, options, where, replace=replace)
-    tasks = [item.task for item in plan.items]
-    workers = max(1, min(len(tasks), workers or os.cpu_count() or 1))
-    if workers == 1:
-        containers = [build_container(t) for t in tasks]
-    else:
-        with ThreadPoolExecutor(workers, thread_name_prefix="paimon-index") as pool:
-            containers = list(pool.map(build_container, tasks))
-    return commit_rewrite(plan, containers)
+
+    def build(tasks: Sequence[IndexTask]) -> list[bytes]:
+        count = max(1, min(len(tasks), workers or os.cpu_count() or 1))
+        if count == 1:
+            return [build_container(t) for t in tasks]
+        with ThreadPoolExecutor(count, thread_name_prefix="paimon-index") as pool:
+            return list(pool.map(build_container, tasks))
+
+    return rewrite_with_retries(table, columns, options, where, replace, build)
+
+
+def rewrite_with_retries(table: Any, columns: Mapping[str, str | Sequence[str]] | None,
+                         options: Mapping[str, Any] | None, where: Predicate | str | None,
+                         replace: bool, build: Callable[[Sequence[IndexTask]], Sequence[bytes]]
+                         ) -> RewriteResult:
+    """Plan, `build` the containers, commit; on `CommitConflict` plan again on the new latest
+    snapshot and commit again (`retry.RetryPolicy` from the `commit.*` options), building only
+    the containers whose task changed (a data file the winner added, or whose index it
+    rewrote: the kept entries are the winner's)."""
+    tab = Table.open(table)
+    policy = RetryPolicy.of(tab.schema().options, options)
+    built: dict[IndexTask, bytes] = {}
+
+    def attempt() -> RewriteResult:
+        plan = plan_rewrite(tab, columns, options, where, replace=replace)
+        todo = list(dict.fromkeys(item.task for item in plan.items if item.task not in built))
+        containers = build(todo) if todo else []
+        if len(containers) != len(todo):
+            raise RuntimeError(f"{len(containers)} containers built for {len(todo)} data files")
+        built.update(zip(todo, containers))
+        return commit_rewrite(plan, [built[item.task] for item in plan.items])
+
+    return with_retries(attempt, policy)
 
 
 def commit_rewrite(plan: RewritePlan, containers: Sequence[bytes]) -> RewriteResult:

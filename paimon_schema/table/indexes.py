@@ -1,11 +1,21 @@
 """The index files of a data file, read and decoded: its deletion vector (one bin of a
 deletion-vector file), its file-index container (embedded in the manifest or a `.index`
-sidecar), and a bucket's HASH index. Errors name the file and give offsets in it."""
+sidecar), and a bucket's HASH index. Errors name the file and give offsets in it.
+
+Off the local disk a deletion-vector index file is fetched whole, once per process
+(`deletion_bytes`): the data files of a bucket share one index file, so a read makes one request
+per index file rather than one per data file. Paimon keeps these files small
+(`deletion-vector.index-file.target-size`, 2 MB) and never rewrites one (its name holds a UUID),
+so the bytes are kept in a bounded cache."""
 
 from __future__ import annotations
 
-from typing import Any
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable
 
+import numpy as np
+from numpy.typing import NDArray
 from pyroaring import BitMap, BitMap64
 
 from paimon_schema.layouts.deletion_vectors import read_deletion_vector
@@ -13,20 +23,67 @@ from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.layouts.hash_index import read_hash_index
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
-from paimon_schema.table.manifests import HASH, DataFile, IndexFile
+from paimon_schema.table.manifests import HASH, DataFile, DeletionFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+
+#: The head of an index file fetched at once (bins beyond it are read by range).
+INDEX_FILE_HEAD = 8 << 20
+
+
+class _IndexFileHeads:
+    """The first `INDEX_FILE_HEAD` bytes of the deletion-vector files read, at most `budget`
+    bytes in all (LRU); each fetched once even when threads ask for it together."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.held = 0
+        self.items: OrderedDict[str, bytes] = OrderedDict()
+        self.lock = threading.Lock()
+        self.loading: dict[str, threading.Lock] = {}
+
+    def get(self, io: FileIO, path: str) -> bytes:
+        key = io.location(path)
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+            loading = self.loading.setdefault(key, threading.Lock())
+        with loading:
+            with self.lock:
+                if key in self.items:
+                    return self.items[key]
+            data = io.read_bytes(path, 0, INDEX_FILE_HEAD)
+            with self.lock:
+                self.loading.pop(key, None)
+                self.items[key] = data
+                self.held += len(data)
+                while self.held > self.budget and len(self.items) > 1:
+                    _, dropped = self.items.popitem(last=False)
+                    self.held -= len(dropped)
+            return data
+
+
+_INDEX_FILE_HEADS = _IndexFileHeads(64 << 20)
+
+
+def deletion_bytes(io: FileIO, dv: DeletionFile) -> bytes:
+    """The bytes of a deletion vector's bin: `length` plus the size field and CRC of a 32-bit
+    bin (which covers a 64-bit bin too); off the local disk cut from the cached index file."""
+    end = dv.offset + dv.length + 8
+    if not io.remote or end > INDEX_FILE_HEAD:
+        return io.read_bytes(dv.path, dv.offset, dv.length + 8)
+    return _INDEX_FILE_HEADS.get(io, dv.path)[dv.offset:end]
 
 
 def deletion_vector(io: FileIO, data_file: DataFile, *,
                     verify_checksum: bool = True) -> BitMap | BitMap64 | None:
-    """The data file's deleted positions (None without a deletion vector). Only the bin is
-    read: `length` plus the size field and CRC for a 32-bit bin covers a 64-bit bin too."""
+    """The data file's deleted positions (None without a deletion vector)."""
     dv = data_file.deletion_file
     if dv is None:
         return None
-    chunk = io.read_bytes(dv.path, dv.offset, dv.length + 8)
+    chunk = deletion_bytes(io, dv)
     try:
         return read_deletion_vector(chunk, 0, dv.length, verify_checksum=verify_checksum)
     except FormatError as exc:
@@ -34,6 +91,32 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
                           f"{dv.offset}: {exc.reason}",
                           offset=None if exc.offset is None else exc.offset + dv.offset,
                           path=exc.path) from exc
+
+
+def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
+    """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
+    cardinality the index manifest records, or, where it records none (Paimon 1.0 and older),
+    the vector's own count, each vector file read once for all its bins."""
+    counts: dict[str, int] = {}
+    unrecorded: dict[str, list[DataFile]] = {}
+    for f in data_files:
+        dv = f.deletion_file
+        if dv is not None and dv.cardinality is None:
+            unrecorded.setdefault(dv.path, []).append(f)
+        else:
+            counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
+    for path, files in unrecorded.items():
+        data = io.read_bytes(path)
+        for f in files:
+            dv = f.deletion_file
+            assert dv is not None
+            try:
+                counts[f.path] = len(read_deletion_vector(data, dv.offset, dv.length))
+            except FormatError as exc:
+                raise FormatError(f"deletion vector of {f.file_name} in {path} at offset "
+                                  f"{dv.offset}: {exc.reason}", offset=exc.offset,
+                                  path=exc.path) from exc
+    return counts
 
 
 def file_index_bytes(io: FileIO, data_file: DataFile) -> bytes | None:
@@ -57,7 +140,7 @@ def file_index(io: FileIO, data_file: DataFile) -> FileIndexFile | None:
                           f"{exc.reason}", offset=exc.offset, path=exc.path) from exc
 
 
-def hash_index(io: FileIO, index_file: IndexFile) -> Any:
+def hash_index(io: FileIO, index_file: IndexFile) -> NDArray[np.int32]:
     """A HASH index file's key hashes (numpy int32, file order)."""
     if index_file.index_type != HASH:
         raise TableError(f"{index_file.file_name} is a {index_file.index_type} index, not HASH")

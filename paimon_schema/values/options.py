@@ -1,4 +1,4 @@
-"""Index options by Paimon's names and units (spec 0.4 and 8): `index-block-size="16kb"`.
+"""Index options by Paimon's names and units (`MemorySize.parse`): `index-block-size="16kb"`.
 
 Python keywords may spell them with underscores (`index_block_size`); values may be given as
 Paimon writes them in table options (strings) or as Python numbers.
@@ -60,3 +60,21 @@ def number(value: object, name: str) -> float:
         return float(value)  # type: ignore[arg-type]    # anything float() takes
     except (TypeError, ValueError) as exc:
         raise SchemaError(f"{name} must be a number, not {value!r}") from exc
+
+
+_DURATION_UNITS = {"ns": 1e-9, "nano": 1e-9, "nanos": 1e-9, "nanosecond": 1e-9, "nanoseconds": 1e-9,
+                   "us": 1e-6, "micro": 1e-6, "micros": 1e-6, "microsecond": 1e-6,
+                   "microseconds": 1e-6, "": 1e-3, "ms": 1e-3, "milli": 1e-3, "millis": 1e-3,
+                   "millisecond": 1e-3, "milliseconds": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0,
+                   "second": 1.0, "seconds": 1.0, "m": 60.0, "min": 60.0, "minute": 60.0,
+                   "minutes": 60.0, "h": 3600.0, "hour": 3600.0, "hours": 3600.0, "d": 86400.0,
+                   "day": 86400.0, "days": 86400.0}
+
+
+def duration(value: object, name: str) -> float:
+    """Paimon's `TimeUtils.parseDuration` in seconds: a number and a unit ("10 ms", "10s",
+    "1 min"; a bare number is milliseconds, as in Paimon)."""
+    match = _SIZE.fullmatch(value) if isinstance(value, str) else None
+    if match is None or match[2].lower() not in _DURATION_UNITS:
+        raise SchemaError(f"{name} must be a duration, not {value!r} (e.g. '10 ms', '10 s', '1 min')")
+    return int(match[1]) * _DURATION_UNITS[match[2].lower()]

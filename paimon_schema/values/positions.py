@@ -1,7 +1,7 @@
 """Row positions from whatever a caller has: pyroaring bitmaps, numpy arrays, iterables of ints.
 
 Bitmaps that Paimon writes must be built value by value and run-optimized, so that CRoaring
-picks the containers Java's `runOptimize()` picks (spec 9.3); these helpers always do.
+picks the containers Java's `runOptimize()` picks (formats/roaring_bitmap.ksy); these helpers always do.
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ MAX_SEED = 64 * 1024
 
 LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree",
            "bitmap-global-index")
-#: The Java-written btree global index files of the sample table (INT keys), fixture README §6.
+#: The Java-written btree global index files of the sample table (INT keys), listed in the fixtures README under the complete tables.
 BTREE_FIXTURES = ("paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-1e092fe2-2c76-4682-bfec-50ebecd3957a-0",
                   "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-360cfb9c-6646-44cb-aec5-d156a379b4d2-0",
                   "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-806143e3-9271-4934-9ca5-636a815c46a0-0")
@@ -84,7 +84,7 @@ TYPES_BITMAP_CPP = {
     "smallint": "SMALLINT", "string_a_b": "STRING", "string_apple_java": "STRING",
     "timestamp9": "TIMESTAMP(9)", "tinyint": "TINYINT",
 }
-FIXTURE_BLOBS = {  # (index type, path relative to ../shared/fixtures): data type, README §3-5
+FIXTURE_BLOBS = {  # (index type, path relative to ../shared/fixtures): data type
     ("bloom-filter", "paimon-rust/bloom-filter/java_bigint_items10_fpp0.1.bin"): "BIGINT",
     ("bloom-filter", "paimon-cpp/bloom-filter/double.bin"): "DOUBLE",
     ("bloom-filter", "paimon-cpp/bloom-filter/float.bin"): "FLOAT",
@@ -102,7 +102,7 @@ FIXTURE_BLOBS = {  # (index type, path relative to ../shared/fixtures): data typ
     ("range-bitmap", "paimon-rust/range-bitmap/java_float_v1.bin"): "FLOAT",
     ("range-bitmap", "paimon-cpp/file_index/rangebitmap/rangebitmap.index"): "INT",
 }
-#: Column types of the containers' data files (fixture README §5, §6).
+#: Column types of the containers' data files (the fixture tables' schemas).
 _BITMAP_TABLE = {"f0": "STRING", "f1": "INT", "f2": "INT", "f3": "DOUBLE"}
 _BSI_TABLE = {"f0": "STRING", "f1": "INT", "f2": "INT", "f3": "DOUBLE", "f4": "TIMESTAMP(9)"}
 _RANGE_TABLE = {"f0": "INT", "f1": "BIGINT", "f2": "FLOAT", "f3": "DOUBLE", "f4": "DATE"}
@@ -527,7 +527,7 @@ def entry_points(seed: Seed, data: bytes, *, cli_too: bool = False,
             try:
                 exercise_evaluate(data, row_type, parsed)
             except ps.FormatError as exc:
-                if parsed and not exc.path.startswith("columns["):
+                if parsed and not exc.path.startswith("head.columns["):
                     raise MislocatedError(
                         f"the container parsed, but evaluate reports a blob's error in the "
                         f"blob's coordinates (offset {exc.offset}, path {exc.path!r}): {exc}") from exc

@@ -9,6 +9,10 @@ runaway allocation into a MemoryError instead of a swamped machine.
 stdin: one JSON job {"layout", "data_type", "row_type", "ranges", "warmup_hex", "inputs":
 [{"name", "hex"}], "limit_mb", "repeat"}; stdout: one JSON line per input {"name", "size",
 "seconds" (best of `repeat`), "rss_mb" (peak growth over the baseline), "failures"}.
+
+Many seeds of one layout in one process: "seeds": [{"data_type", "row_type", "ranges", "hex"}]
+(all warmed up before the baseline) and inputs {"name", "seed": index, "patch": [offset, hex]}:
+that seed's bytes with `hex` written at `offset`, so a large file travels once, not per input.
 """
 
 from __future__ import annotations
@@ -33,20 +37,33 @@ def vm_size() -> int:
     return 0
 
 
+def patched(data: bytes, patch: list) -> bytes:
+    offset, raw = patch[0], bytes.fromhex(patch[1])
+    return data[:offset] + raw + data[offset + len(raw):]
+
+
+def _seed(layout: str, spec: dict) -> fuzzlib.Seed:
+    return fuzzlib.Seed("probe", layout, bytes.fromhex(spec.get("hex", spec.get("warmup_hex", ""))),
+                        data_type=spec.get("data_type"),
+                        row_type=tuple(tuple(p) for p in spec.get("row_type", [])),
+                        ranges=tuple(tuple(r) for r in spec.get("ranges", [])))
+
+
 def main() -> None:
     job = json.load(sys.stdin)
-    seed = fuzzlib.Seed("probe", job["layout"], bytes.fromhex(job.get("warmup_hex", "")),
-                        data_type=job.get("data_type"),
-                        row_type=tuple(tuple(p) for p in job.get("row_type", [])),
-                        ranges=tuple(tuple(r) for r in job.get("ranges", [])))
+    seeds = [_seed(job["layout"], spec) for spec in job.get("seeds", [job])]
     # Warm up: imports, compiled codecs and caches are not the input's cost.
-    fuzzlib.run_target(seed, seed.data)
-    inputs = [(i["name"], bytes.fromhex(i["hex"])) for i in job["inputs"]]
+    for seed in seeds:
+        fuzzlib.run_target(seed, seed.data)
     limit = job.get("limit_mb", 256) * 2**20
+    largest = max([len(s.data) for s in seeds] + [len(i.get("hex", "")) // 2 for i in job["inputs"]])
     soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + limit + sum(len(d) for _, d in inputs) * 3, hard))
+    resource.setrlimit(resource.RLIMIT_AS, (vm_size() + limit + largest * 6, hard))
     baseline = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss      # KiB on Linux
-    for name, data in inputs:
+    for item in job["inputs"]:
+        name = item["name"]
+        seed = seeds[item.get("seed", 0)]
+        data = patched(seed.data, item["patch"]) if "patch" in item else bytes.fromhex(item["hex"])
         best = float("inf")
         failures: list[str] = []
         for _ in range(job.get("repeat", 1)):

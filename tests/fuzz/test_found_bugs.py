@@ -84,7 +84,7 @@ def test_evaluate_locates_blob_errors_in_the_container(call) -> None:
     offset 0, path "version", i.e. the container's magic. The contract: offsets are relative
     to the bytes handed in."""
     exc = raised(lambda: call(CONTAINER_BAD_BLOB_VERSION))
-    assert exc.offset == 48 and exc.path.startswith("columns[0].indexes[0].blob"), (exc.offset, exc.path)
+    assert exc.offset == 48 and exc.path.startswith("head.columns[0].indexes[0].blob"), (exc.offset, exc.path)
 
 
 # -- Open (found by the 100k-per-layout soak after bb3b908) -------------------------------------
@@ -132,7 +132,7 @@ def test_evaluate_reports_an_index_the_column_type_cannot_have_as_format_error()
     than FormatError. Java's evaluator fails too. Suggested: `query._Readers.of` turns it into
     FormatError at `columns[0].indexes[0].index_type` ("bsi index on a STRING column")."""
     exc = raised(lambda: ps.evaluate(CONTAINER_BSI_ON_STRING, ps.col("s") == "a", {"s": "STRING"}))
-    assert exc.path.startswith("columns[0].indexes[0]"), (exc.offset, exc.path)
+    assert exc.path.startswith("head.columns[0].indexes[0]"), (exc.offset, exc.path)
 
 
 @pytest.mark.parametrize("data, data_type", [

@@ -46,6 +46,11 @@ def probe(seed: Seed, inputs: list[tuple[str, bytes]], *, exercise: bool = True,
            "ranges": list(seed.ranges), "warmup_hex": seed.data.hex(), "exercise": exercise,
            "inputs": [{"name": n, "hex": d.hex()} for n, d in inputs], "limit_mb": limit_mb,
            "repeat": repeat}
+    return run_probe(job, timeout)
+
+
+def run_probe(job: dict, timeout: float = 120) -> list[dict]:
+    """resource_probe.py on one job (its docstring has the format); one result dict per input."""
     proc = subprocess.run([sys.executable, str(PROBE)], input=json.dumps(job), text=True,
                           capture_output=True, timeout=timeout)
     assert proc.returncode == 0, (f"probe died with exit code {proc.returncode} "
@@ -75,13 +80,13 @@ def claim(seed_name: str, fields: dict[str, int], size: int | None = None, *,
 #: (case id, writer seed, hostile bytes): every one claims far more than its bytes hold.
 HOSTILE = [
     ("container: 2^31-1 columns in 100 B", "writer/container-4types",
-     claim("writer/container-4types", {"num_columns": INT31}, 100)),
+     claim("writer/container-4types", {"head.num_columns": INT31}, 100)),
     ("container: 2^31-1 indexes of a column in 100 B", "writer/container-4types",
-     claim("writer/container-4types", {"columns[0].num_indexes": INT31}, 100)),
+     claim("writer/container-4types", {"head.columns[0].num_indexes": INT31}, 100)),
     ("container: 2^31-1 byte head in 1 KB", "writer/container-4types",
      claim("writer/container-4types", {"len_head": INT31}, 1024)),
     ("container: 2^31-1 byte blob in 1 KB", "writer/container-4types",
-     claim("writer/container-4types", {"columns[0].indexes[0].len_blob": INT31}, 1024)),
+     claim("writer/container-4types", {"head.columns[0].indexes[0].len_blob": INT31}, 1024)),
     ("dv: bin claiming a 2 GB payload in 1 KB", "writer/array+run",
      claim("writer/array+run", {"bins[0].len_payload": INT31}, 1024, fill="random")),
     ("dv: 64-bit bin claiming 2^31-1 buckets", "writer/64-gaps",

@@ -1,6 +1,6 @@
 """Our 64-bit deletion-vector bins, read by an independent reader: pyiceberg's.
 
-A Paimon 64-bit bin (spec 6.3) is framed exactly as Iceberg's "deletion-vector-v1" Puffin blob:
+A Paimon 64-bit bin (formats/deletion_vectors.ksy `bitmap64`) is framed exactly as Iceberg's "deletion-vector-v1" Puffin blob:
 the length of magic + vector (4 bytes, big-endian), the magic D1 D33964, the vector as a
 portable 64-bit roaring bitmap, and the CRC-32 of magic + vector (big-endian). So each bin we
 write, cut out at the `(offset, length)` we record for it, is put as a blob into a minimal

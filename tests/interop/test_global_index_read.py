@@ -21,7 +21,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader, write_bitmap_global_index
 from paimon_schema.table import Table
 from paimon_schema.table.global_indexes import GlobalIndexPruning
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 
 ROWS = 300
 

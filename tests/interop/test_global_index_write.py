@@ -21,7 +21,7 @@ import paimon_schema as ps
 from paimon_schema.table import Table, TableError
 from paimon_schema.table.commit import CommitPlan, commit
 from paimon_schema.table.global_index_write import build_global_index, commit_global_index, plan_global_index
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 
 ROWS = 300
 

@@ -3,7 +3,7 @@ Java's reader does, row for row.
 
 The jar (Paimon 1.0-SNAPSHOT) writes V1 only and has no BOOLEAN bitmap, so those are covered by
 the fixtures in test_bitmap.py. Two JVM runs for the module: Java writes every blob, then Java
-answers every predicate over them. Where the jar's answer is not the newest Java's (spec §2.9),
+answers every predicate over them. Where the jar's answer is not the newest Java's (`BitmapFileIndex.Reader` on master),
 the spec wins and the difference is asserted here; none has been seen so far.
 """
 
@@ -68,7 +68,7 @@ def _strings(rng: random.Random) -> list:
 
 
 def _timestamps(rng: random.Random) -> list:
-    """TIMESTAMP(9): Java gets (millis, nanos of the milli); the key is the micros (§0.5), so
+    """TIMESTAMP(9): Java gets (millis, nanos of the milli); the key is the micros (formats/paimon_common.ksy `key_kind`), so
     timestamps in one microsecond are one key."""
     values = []
     for millis in [0, -1, 1745542802000, -1745] + [rng.randint(-2**50, 2**50) for _ in range(8)]:

@@ -1,8 +1,8 @@
 """The Java reference harness itself: Paimon's own writers reproduce the spec's examples.
 
 All requests go into ONE JVM batch (module-scoped fixture); each test checks one response.
-Hex examples are from spec/paimon-layouts.md (§1.3 container, §2.4 bitmap V1, §5.4 bloom,
-§6.5 deletion vectors).
+Hex examples: a two-column container, a bitmap V1 blob, a bloom filter (formats/bloom_filter.ksy's
+example) and a deletion-vector file, as Java writes them.
 """
 
 from __future__ import annotations

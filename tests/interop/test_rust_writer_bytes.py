@@ -10,7 +10,7 @@ against each blob in its container:
 - range-bitmap and bloom-filter: byte for byte equal.
 - bitmap V2: NOT equal, by design: pypaimon-rust writes the body (the stored bitmaps) in the
   index's sorted key order, with offsets to match, where Java writes it in `id2bitmap`'s HashMap
-  iteration order (spec 2.5; Rust has no Java HashMap). Everything else is equal: the header,
+  iteration order (formats/bitmap_index.ksy; Rust has no Java HashMap). Everything else is equal: the header,
   the null bitmap and its length, the blocks and their packing, every entry's key, singleton
   offset and length, every bitmap's bytes (run-optimized as in Java). Asserted exactly: our
   layout with its body rewritten in sorted key order (`sorted_body`) gives the Rust blob byte
@@ -18,7 +18,7 @@ against each blob in its container:
 - BSI: NOT equal, by design: pypaimon-rust does not call `runOptimize()` before serializing the
   BSI's roaring bitmaps (the existence bitmap and the slices), where Java's
   `BitSliceIndexRoaringBitmap` serializes through `RoaringBitmap32.serialize()`, which does
-  (spec 9.2): where a run container is smaller, Rust keeps the array or bitmap container.
+  (formats/roaring_bitmap.ksy): where a run container is smaller, Rust keeps the array or bitmap container.
   Everything else is equal. Asserted exactly both ways: the Rust blob with every bitmap
   run-optimized is our blob, and our blob with every bitmap re-serialized without run
   containers is the Rust blob.
@@ -26,7 +26,7 @@ against each blob in its container:
   sees. (1) Its order: pypaimon-rust iterates Rust HashMaps (randomly seeded per process), so
   columns and index types come in an order that changes from file to file, where Java writes
   columns in `String.hashCode` HashMap order and types as bloom-filter, bitmap, bsi,
-  range-bitmap (spec 1.7). (2) The body: the blobs tile it without gaps, but in another order
+  range-bitmap (`FileIndexFormat.Writer`). (2) The body: the blobs tile it without gaps, but in another order
   than the head's entries (a second iteration), where Java writes them in head order (spec
   1.2), so `write_file_index` over the same blobs in the head's order gives the same head but
   for the offsets and the blobs in head order. Asserted exactly: the parsed model written back
@@ -41,6 +41,7 @@ import dataclasses
 import math
 import struct
 
+import numpy as np
 import pyarrow as pa
 import pytest
 import rust_writer
@@ -165,9 +166,8 @@ def sorted_body(layout: BitmapLayout) -> BitmapLayout:
     def moved(entry):
         return entry._replace(offset=offsets[entry.key]) if entry.offset >= 0 else entry
 
-    return dataclasses.replace(layout, entries=[moved(e) for e in layout.entries],
-                               blocks=[[moved(e) for e in block] for block in layout.blocks],
-                               body=b"".join(parts))
+    return dataclasses.replace(layout, offsets=np.array([moved(e).offset for e in layout.entries], np.int64),
+                               body=b"".join(parts))     # blocks: the same entries, sorted
 
 
 def _rows(blob: bytes, data_type: str) -> dict:
@@ -190,7 +190,7 @@ def test_bitmap_v2_differs_only_in_body_order(written) -> None:
 
 
 def _bsi_bitmaps(blob: bytes, rewrite) -> bytes:
-    """The BSI blob (spec 4.2) with every roaring bitmap passed through `rewrite`."""
+    """The BSI blob (formats/bsi_index.ksy) with every roaring bitmap passed through `rewrite`."""
     out, pos = bytearray(blob[:6]), 6                      # version, row count, hasPositive
     for part in range(2):
         if blob[pos - 1]:                                  # the part's flag

@@ -37,7 +37,7 @@ INDEXES = {
     "range-bitmap": {c: {"chunk-size": "32b"} for c in ("i", "b", "s", "d")},
 }
 ABSENT = {"i": 123456, "b": 42, "s": "absent", "d": 2.6}
-BLOOM_SIZES = {"i": (480, 3), "b": (9592, 7), "s": (4_792_536, 3), "d": (4_792_536, 3)}   # spec 5.1
+BLOOM_SIZES = {"i": (480, 3), "b": (9592, 7), "s": (4_792_536, 3), "d": (4_792_536, 3)}   # formats/bloom_filter.ksy sizing
 
 
 def _table() -> pa.Table:
@@ -102,14 +102,8 @@ def test_bitmaps_are_v2_with_several_blocks(written) -> None:
         index = parsing.parse(lambda io: BitmapIndex(codec.kind, io), blob)
         assert (index.version, index.num_rows, index.has_null) == (2, f.row_count, True)
         assert index.index.num_blocks > 1
-        stored = {_key(e.key) for ref in index.index.blocks for e in ref.block.entries}
+        stored = {keys.raw_key(e.key) for ref in index.index.blocks for e in ref.block.entries}
         assert stored == _distinct_keys(codec, f.columns[column])
-
-
-def _key(key) -> int | bytes:
-    """A generated `paimon_common::key` as KeyCodec.encode gives it (strings: UTF-8 bytes)."""
-    value = key.value
-    return bytes(value.value) if hasattr(value, "value") else value
 
 
 def test_range_bitmaps_have_several_chunks(written) -> None:

@@ -1,7 +1,9 @@
 """The README's Python snippets run as written, in order: the layout snippet as is, the table
 snippets (reading, then writing; the writing one uses the reading one's `spark`) in a directory
 holding a table at the path they name (`warehouse/demo.db/orders`, forged here with the
-pipeline's columns, partitions, a bitmap index on `city` and deletion vectors)."""
+pipeline's columns, partitions, a bitmap index on `city` and deletion vectors); the S3 snippet
+with that table in the bucket it names on the loopback S3 server, whose endpoint and
+credentials it takes from the AWS environment variables set here."""
 
 from __future__ import annotations
 
@@ -37,7 +39,7 @@ def run(code: str, where: Path, namespace: dict | None = None) -> str:
 
 
 def test_readme_has_the_snippets() -> None:
-    assert len(snippets()) == 3
+    assert len(snippets()) == 4
 
 
 def test_layout_snippet(tmp_path: Path) -> None:
@@ -45,17 +47,26 @@ def test_layout_snippet(tmp_path: Path) -> None:
     assert printed == ["1 26 False 3", "BitMap([0, 2])", "IndexResult(rows=BitMap([0]))", "1"]
 
 
-def test_table_snippets(spark: Any, tmp_path: Path) -> None:
-    cities = ["Oslo", "Lima", "Pune", "Kyiv"]
-    n = 400
+CITIES = ["Oslo", "Lima", "Pune", "Kyiv"]
+
+
+def _orders(root: Path, n: int) -> Path:
+    """The pipeline's table, forged: `<root>/warehouse/demo.db/orders`, every tenth row deleted."""
     data = pa.table({"id": pa.array(range(n), pa.int64()),
-                     "city": [cities[i * len(cities) // n] for i in range(n)],
+                     "city": [CITIES[i * len(CITIES) // n] for i in range(n)],
                      "amount": pa.array([float(i % 97) for i in range(n)]),
                      "day": ["2024-05-01" if i < n // 2 else "2024-05-02" for i in range(n)]})
-    forge.write_table(tmp_path / "warehouse" / "demo.db" / "orders", data,
-                      {"id": "BIGINT", "city": "STRING", "amount": "DOUBLE", "day": "STRING"},
+    path = root / "warehouse" / "demo.db" / "orders"
+    forge.write_table(path, data, {"id": "BIGINT", "city": "STRING", "amount": "DOUBLE", "day": "STRING"},
                       partition_keys=["day"], bucket_of=[i % 2 for i in range(n)],
                       indexes={"city": {"bitmap": {}}}, deleted=range(0, n, 10))
+    return path
+
+
+def test_table_snippets(spark: Any, tmp_path: Path) -> None:
+    cities = CITIES
+    n = 400
+    _orders(tmp_path, n)
     namespace = {"__name__": "__readme__"}
     printed = run(snippets()[1], tmp_path, namespace).splitlines()
     expected = sum(1 for i in range(n) if i % 10 and cities[i * len(cities) // n] == "Lima"
@@ -63,6 +74,7 @@ def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     files = [line for line in printed if line.startswith("{'day'")]
     assert len(files) == 4
     assert printed[len(files)] == f"{expected} 2 of 4 files pruned"
+    assert printed[len(files) + 1] == "[1] []"              # the forged table: one snapshot, no tag
     below = sum(1 for i in range(n) if i % 10 and i % 97 < 50)
     assert printed[-1] == f"{below} 0"
     # writing: indexes rebuilt, then rows deleted; Java's semantics are tested in test_table_write
@@ -74,3 +86,18 @@ def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     assert sorted(read_arrow(table).column("id").to_pylist()) == kept
     assert printed == [f"{n - n // 10 - len(kept)} rows deleted in snapshot 5"]
 
+
+
+def test_s3_snippet(s3_server: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    from s3server import ACCESS_KEY, REGION, SECRET_KEY
+
+    n = 400
+    local = _orders(tmp_path / "local", n)
+    s3_server.create_bucket("demo-bucket")
+    s3_server.upload_tree(local, "demo-bucket", "warehouse/demo.db/orders")
+    for name, value in {"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
+                        "AWS_SECRET_ACCESS_KEY": SECRET_KEY, "AWS_REGION": REGION}.items():
+        monkeypatch.setenv(name, value)
+    printed = run(snippets()[3], tmp_path).splitlines()
+    kept = sum(1 for i in range(n) if i % 10 and CITIES[i * len(CITIES) // n] != "Oslo")
+    assert printed == [f"{kept} rows left after snapshot 3"]

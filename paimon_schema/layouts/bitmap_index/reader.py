@@ -1,7 +1,7 @@
 """Bitmap file indexes (formats/bitmap_index.ksy): a reader answering predicates as Java does.
 
 `BitmapIndexReader` answers `=`, `!=`, IN, NOT IN, IS NULL and IS NOT NULL exactly as the
-newest Java `BitmapFileIndex.Reader` (spec §2.8, §2.9), and REMAIN for everything else.
+newest Java `BitmapFileIndex.Reader` (formats/bitmap_index.ksy), and REMAIN for everything else.
 
 A V2 blob is read as Java reads it: the head and the secondary index when opened, then only the
 one index block a lookup needs and the bitmaps it returns. A V1 blob lists every key, unsorted,

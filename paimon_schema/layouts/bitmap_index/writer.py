@@ -11,26 +11,23 @@ import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from itertools import repeat
-from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
-from pyroaring import BitMap
 
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
+from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
-from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind
+from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
+from paimon_schema.layouts.roaring_writer import adjacent, serialize_bitmaps
 from paimon_schema.runtime import constructs
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
 
-if TYPE_CHECKING:      # numba compiles row_groups' kernels: imported by the first bulk build
-    from paimon_schema.layouts.bitmap_index.row_groups import Groups
 
 # ---------------------------------------------------------------------------------------------
 # Writing (`BitmapFileIndex.Writer`): the layout pass, then bytes
@@ -49,18 +46,49 @@ class _Entry(NamedTuple):
     length: int            # serialized length, -1 for a single row
 
 
-@dataclass(frozen=True)
+#: Keys of a layout: numeric kinds' as `KeyCodec.encode` gives them (int64; float kinds' bits
+#: as uint64), string kinds' bytes.
+Keys = np.ndarray | list[bytes]
+
+
+@dataclass(frozen=True, eq=False)
 class BitmapLayout:
-    """Everything `BitmapFileIndex.Writer` decides, before any byte is written."""
+    """Everything `BitmapFileIndex.Writer` decides, before any byte is written: the entries
+    as columns (a million keys cost no Python object each), `entries` and `blocks` as tuples
+    for the reference writer and the tests."""
 
     codec: KeyCodec
     version: int
     num_rows: int
     null_offset: int | None          # None: no null rows
     null_length: int                 # V2's nullBitmapLength (18 for a single, unstored row)
-    entries: list[_Entry]            # id2bitmap HashMap order (V1 entries; body order)
+    keys: Keys                       # id2bitmap HashMap order (V1 entries; body order)
+    offsets: np.ndarray              # int64 per entry: body offset, or -1 - row for a single row
+    lengths: np.ndarray              # int64 per entry: serialized length, -1 for a single row
     body: bytes                      # null bitmap (>= 2 rows), then key bitmaps in entry order
-    blocks: list[list[_Entry]]       # V2: sorted entries packed into index blocks
+    sorted_entries: np.ndarray       # V2: entry indices in Java's key order (V1: empty)
+    block_starts: np.ndarray         # V2: where each index block starts in `sorted_entries`
+
+    @property
+    def entries(self) -> list[_Entry]:
+        keys_ = self.keys.tolist() if isinstance(self.keys, np.ndarray) else self.keys
+        return list(map(_Entry._make, zip(keys_, self.offsets.tolist(), self.lengths.tolist())))
+
+    @property
+    def blocks(self) -> list[list[_Entry]]:
+        entries = self.entries
+        ordered = [entries[i] for i in self.sorted_entries.tolist()]
+        bounds = [*self.block_starts.tolist(), len(ordered)] if self.version == 2 and ordered else []
+        return [ordered[start:end] for start, end in zip(bounds, bounds[1:])]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, BitmapLayout):
+            return NotImplemented
+        return (self.codec, self.version, self.num_rows, self.null_offset, self.null_length, self.body) \
+            == (other.codec, other.version, other.num_rows, other.null_offset, other.null_length, other.body) \
+            and self.entries == other.entries and self.blocks == other.blocks
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 def build_bitmap_index(data_type: str | DataType, values: Iterable[object], *, version: int = 2,
@@ -127,28 +155,52 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
         entries.append(_Entry(key, cursor, len(serialized)))
         body.append(serialized)
         cursor += len(serialized)
-    blocks = _pack_blocks(codec, sorted(entries, key=lambda e: codec.order(e.key)), index_block_size) \
-        if version == 2 else []
-    return BitmapLayout(codec, version, len(row_keys), null_offset, null_length, entries,
-                        b"".join(body), blocks)
+    key_list = [e.key for e in entries]
+    sorted_entries = np.array(sorted(range(len(entries)), key=lambda i: codec.order(key_list[i])), np.int64) \
+        if version == 2 else np.zeros(0, np.int64)
+    block_starts = _pack_blocks(codec, [key_list[i] for i in sorted_entries.tolist()], index_block_size)
+    offsets = np.array([e.offset for e in entries], np.int64)
+    lengths = np.array([e.length for e in entries], np.int64)
+    return BitmapLayout(codec, version, len(row_keys), null_offset, null_length, _key_array(codec, key_list),
+                        offsets, lengths, b"".join(body), sorted_entries, block_starts)
 
 
-def _pack_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[list[_Entry]]:
-    """`BitmapIndexBlock.tryAdd`: a block counts 4 bytes plus `8 + key size` per entry and
-    closes when the next entry would pass `limit` (spec 2.6)."""
-    blocks: list[list[_Entry]] = []
-    size = 0
-    for entry in entries:
-        needed = 8 + codec.size(entry.key)
-        if 4 + needed > limit:
-            raise SchemaError(f"index-block-size {limit} cannot hold the key "
-                              f"{codec.decode(entry.key)!r} ({4 + needed} bytes); Java fails too")
-        if not blocks or size + needed > limit:
-            blocks.append([])
-            size = 4
-        blocks[-1].append(entry)
-        size += needed
-    return blocks
+def _key_array(codec: KeyCodec, keys_: list[Key]) -> Keys:
+    """Keys as a layout holds them (`Keys`)."""
+    if codec.kind == KeyKind.string:
+        return keys.string_keys(keys_)
+    return np.array(keys_, dtype=np.uint64 if codec.kind in (KeyKind.float32, KeyKind.float64) else np.int64)
+
+
+def _pack_blocks(codec: KeyCodec, sorted_keys: list[Key], limit: int) -> np.ndarray:
+    """`BitmapIndexBlock.tryAdd` over the keys in Java's order: where each block starts. A
+    block counts 4 bytes plus `8 + key size` per entry and closes when the next entry would
+    pass `limit` (formats/bitmap_index.ksy `index_block`); SchemaError for a key no block can hold."""
+    needed = 8 + np.fromiter(map(codec.size, sorted_keys), np.int64, len(sorted_keys))
+    starts = _block_starts(needed, limit)
+    if starts is None:
+        key = sorted_keys[int(np.argmax(needed))]
+        raise SchemaError(f"index-block-size {limit} cannot hold the key "
+                          f"{codec.decode(key)!r} ({4 + 8 + codec.size(key)} bytes); Java fails too")
+    return starts
+
+
+def _block_starts(needed: np.ndarray, limit: int) -> np.ndarray | None:
+    """Where each block starts, entries of `needed` bytes packed greedily into blocks of
+    `limit` bytes with a 4-byte head; None where an entry fits no block."""
+    if not len(needed):
+        return np.zeros(0, np.int64)
+    if int(needed.max()) + 4 > limit:
+        return None
+    if int(needed.min()) == int(needed.max()):         # fixed-size keys: a block holds as many
+        return np.arange(0, len(needed), (limit - 4) // int(needed[0]), dtype=np.int64)
+    ends = np.cumsum(needed)
+    starts, start = [], 0
+    while start < len(needed):
+        starts.append(start)
+        base = int(ends[start - 1]) if start else 0
+        start = int(np.searchsorted(ends, base + limit - 4, side="right"))
+    return np.array(starts, np.int64)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -201,7 +253,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     body: list[bytes] = []
     null_offset, null_length = None, 0
     if len(nulls):
-        null_bitmap = fresh_bitmap(nulls).serialize()
+        null_bitmap, _ = serialize_bitmaps(nulls, np.array([len(nulls)]))
         null_length = len(null_bitmap)
         if len(nulls) == 1:
             null_offset = -1 - int(nulls[0])
@@ -212,7 +264,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     # Java's order: the distinct keys in order of first occurrence, then the HashMap.
     kind = codec.kind
     java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
-    arrival = np.argsort(first_rows)
+    arrival = _arrival(num_rows, first_rows)
     last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
     trailing = last_row >= 0 and int(first_rows.max()) != last_row
     arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
@@ -229,53 +281,22 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     body.append(serialized)
     ends = cursor + np.cumsum(np.where(lengths > 0, lengths, 0))
     offsets = np.where(lengths > 0, ends - lengths, -1 - first_rows[order])
-    ordered_keys = [java_keys[i] for i in order.tolist()] if strings is not None \
-        else _hash_input(kind, group_keys[order]).tolist()
-    entries = list(map(tuple.__new__, repeat(_Entry),
-                       zip(ordered_keys, offsets.tolist(), lengths.tolist())))
+    ordered_keys: Keys = [java_keys[i] for i in order.tolist()] if strings is not None \
+        else _hash_input(kind, group_keys[order])
 
-    blocks: list[list[_Entry]] = []
-    if version == 2 and entries:
+    sorted_entries = block_starts = np.zeros(0, np.int64)
+    if version == 2 and len(order):
         position = np.empty(len(order), np.int64)
         position[order] = np.arange(len(order))
-        ordered = [entries[i] for i in position[_java_sorted(kind, group_keys, strings)].tolist()]
-        packed = _vector_blocks(codec, ordered, index_block_size)
-        if packed is None:
+        sorted_entries = position[_java_sorted(kind, group_keys, strings)]
+        needed = np.full(len(order), 8 + codec.size(0), np.int64) if strings is None \
+            else 12 + np.fromiter(map(len, ordered_keys), np.int64, len(order))[sorted_entries]
+        found = _block_starts(needed, index_block_size)
+        if found is None:
             return None
-        blocks = packed
-    return BitmapLayout(codec, version, num_rows, null_offset, null_length, entries,
-                        b"".join(body), blocks)
-
-
-def serialize_bitmaps(rows: np.ndarray | array.array, counts: np.ndarray, starts: np.ndarray | None = None,
-                      runs: np.ndarray | None = None) -> tuple[bytes, np.ndarray]:
-    """The run-optimized serializations of many bitmaps, back to back, and their lengths:
-    bitmap i holds `rows[starts[i]:starts[i] + counts[i]]` (ascending; `starts` defaults to
-    the bitmaps back to back). One `BitMap` per bitmap from a slice of one `array('I')`,
-    pyroaring's fastest input (a single 64-bit bitmap of `i << 32 | row`, cut into its 32-bit
-    parts, measured slower). `run_optimize` only changes a bitmap with two adjacent rows (a
-    run container of r runs takes 2 + 4r bytes, never less than the 2 per value of an array
-    or the 8 KiB of a bitmap container when every run is one value), so it runs only there
-    (`runs`, found here unless given): a quarter of the time of 100k small bitmaps."""
-    counts = np.asarray(counts, np.int64)
-    if starts is None:
-        starts = np.cumsum(counts) - counts
-    starts = np.asarray(starts, np.int64)
-    view = rows if isinstance(rows, array.array) and rows.typecode == "I" \
-        else array.array("I", np.asarray(rows, np.uint32).tobytes())
-    if runs is None:
-        runs = _adjacent(np.frombuffer(view, np.uint32), starts, counts)
-    ends = (starts + counts).tolist()
-    if not runs.any():
-        out = [BitMap(view[start:end], optimize=False).serialize() for start, end in zip(starts.tolist(), ends)]
-    else:
-        out = []
-        for start, end, has_runs in zip(starts.tolist(), ends, runs.tolist()):
-            bitmap = BitMap(view[start:end], optimize=False)
-            if has_runs:
-                bitmap.run_optimize()
-            out.append(bitmap.serialize())
-    return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))
+        block_starts = found
+    return BitmapLayout(codec, version, num_rows, null_offset, null_length, ordered_keys, offsets, lengths,
+                        b"".join(body), sorted_entries, block_starts)
 
 
 def _column(codec: KeyCodec, values: Column) -> _Column | None:
@@ -330,8 +351,6 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     by sorting. `signed`: `grouping` holds int64 bits, whose order is their signed order with
     the sign bit flipped; the hash table needs only equality, so the flip is paid on the few
     distinct keys (a pass over a million rows saved), the sort pays it on every row."""
-    from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
-
     few = group_rows(rows, grouping) if len(grouping) else None
     if few is not None:
         if not signed:
@@ -353,29 +372,41 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
         grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
         sorted_keys = packed >> np.uint64(row_bits)
     else:
-        order = np.argsort(grouping, kind="stable")
-        grouped = rows[order].astype(np.uint32)
+        # numpy's unstable argsort (SIMD) and, where keys repeat, a packed sort of (rank of
+        # the key, row) to put each group's rows in order: a stable argsort is 10x slower
+        order = np.argsort(grouping)
         sorted_keys = grouping[order]
         low = 0
+        new_key = sorted_keys[1:] != sorted_keys[:-1]
+        if new_key.all():
+            grouped = rows[order].astype(np.uint32)
+        else:
+            rank = np.empty(len(order), np.uint64)
+            rank[order] = np.concatenate(([0], np.cumsum(new_key, dtype=np.uint64)))
+            packed = (rank << np.uint64(row_bits)) | rows.astype(np.uint64)
+            packed.sort()
+            grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
     counts = np.diff(np.append(starts, len(rows)))
     return Groups(array.array("I", grouped.tobytes()), starts, counts, sorted_keys[starts] + np.uint64(low),
-                  _adjacent(grouped, starts, counts))
+                  adjacent(grouped, starts, counts))
 
 
-def _adjacent(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Whether each group `rows[start:start + count]` (ascending uint32) holds two adjacent rows."""
-    pairs = np.flatnonzero(rows[1:] - rows[:-1] == 1)     # rows[p], rows[p + 1] adjacent
-    return np.searchsorted(pairs, starts + counts - 1) > np.searchsorted(pairs, starts)
+def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
+    """The groups in order of their first rows (distinct, below `num_rows`): a scatter over
+    the rows, not a sort of a million groups."""
+    slots = np.full(num_rows, -1, np.int64)
+    slots[first_rows] = np.arange(len(first_rows))
+    return slots[slots >= 0]
 
 
 def _complement(num_rows: int, rows: np.ndarray | None) -> np.ndarray:
-    """The rows (uint64) of [0, num_rows) not in the ascending `rows` (None: every row)."""
+    """The rows (uint32) of [0, num_rows) not in the ascending `rows` (None: every row)."""
     if rows is None or len(rows) == num_rows:
-        return np.zeros(0, np.uint64)
+        return np.zeros(0, np.uint32)
     mask = np.ones(num_rows, bool)
     mask[rows] = False
-    return np.flatnonzero(mask).astype(np.uint64)
+    return np.flatnonzero(mask).astype(np.uint32)
 
 
 def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
@@ -387,7 +418,7 @@ def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
 
 
 def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | None) -> np.ndarray:
-    """Group indices in the order of Java's comparator (spec 2.2); `strings` as in `_Column`."""
+    """Group indices in the order of Java's comparator (formats/bitmap_index.ksy, V2); `strings` as in `_Column`."""
     if strings is not None:
         return np.array(sorted(range(len(group_keys)),
                                key=[strings[i] for i in group_keys.tolist()].__getitem__), np.int64)
@@ -399,57 +430,26 @@ def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | N
     return np.arange(len(group_keys), dtype=np.int64)    # groups ascend by signed value
 
 
-def _vector_blocks(codec: KeyCodec, entries: list[_Entry], limit: int) -> list[list[_Entry]] | None:
-    """`_pack_blocks` by block (fixed-size keys: a block holds (limit - 4) // entry size), None
-    where an entry does not fit any block."""
-    if codec.kind != KeyKind.string:
-        per_block = (limit - 4) // (8 + codec.size(0))
-        if per_block < 1:
-            return None
-        return [entries[i:i + per_block] for i in range(0, len(entries), per_block)]
-    needed = 8 + np.fromiter((codec.size(e.key) for e in entries), np.int64, len(entries))
-    if int(needed.max()) + 4 > limit:
-        return None
-    ends = np.cumsum(needed)
-    blocks, start = [], 0
-    while start < len(entries):
-        base = ends[start - 1] if start else 0
-        stop = int(np.searchsorted(ends, base + limit - 4, side="right"))
-        blocks.append(entries[start:stop])
-        start = stop
-    return blocks
-
-
 # ---------------------------------------------------------------------------------------------
 # Bytes
 
 
-_KEY, _OFFSET, _LENGTH = itemgetter(0), itemgetter(1), itemgetter(2)
-
-
-def _records(codec: KeyCodec, keys_: list[Key], *columns: Iterable[int]) -> tuple[np.ndarray, np.ndarray]:
+def _records(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Records `key, column0 (i32), column1 (i32), ...` back to back, with numpy: (bytes as
     uint8, size of each record)."""
     count = len(keys_)
     if codec.kind != KeyKind.string:
-        dtype = np.dtype([("key", keys.KEY_DTYPES[codec.kind])]
-                         + [(f"c{i}", ">i4") for i in range(len(columns))])
-        table = np.empty(count, dtype)
-        table["key"] = np.array(keys_, dtype=np.uint64 if codec.kind == KeyKind.float64
-                                else np.int64 if codec.kind != KeyKind.float32 else np.uint32)
-        for i, column in enumerate(columns):
-            table[f"c{i}"] = np.fromiter(column, np.int64, count)
-        return table.view(np.uint8), np.full(count, dtype.itemsize, np.int64)
-    strings = keys.string_keys(keys_)
+        table = _record_table(codec, keys_, *columns)
+        return table.view(np.uint8), np.full(count, table.dtype.itemsize, np.int64)
+    strings = keys.string_keys(list(keys_))
     lengths = np.fromiter(map(len, strings), np.int64, count)
     sizes = 4 + lengths + 4 * len(columns)
     starts = np.cumsum(sizes) - sizes
     out = np.empty(int(sizes.sum()), np.uint8)
     spread = starts[:, None] + np.arange(4)
 
-    def put(at: np.ndarray, values: Iterable[int]) -> None:
-        out[at[:, None] + np.arange(4)] = np.fromiter(values, np.int64, count).astype(">i4").view(
-            np.uint8).reshape(-1, 4)
+    def put(at: np.ndarray, values: np.ndarray) -> None:
+        out[at[:, None] + np.arange(4)] = np.asarray(values, np.int64).astype(">i4").view(np.uint8).reshape(-1, 4)
 
     out[spread] = lengths.astype(">i4").view(np.uint8).reshape(-1, 4)
     text = np.frombuffer(b"".join(strings), np.uint8)
@@ -460,32 +460,54 @@ def _records(codec: KeyCodec, keys_: list[Key], *columns: Iterable[int]) -> tupl
     return out, sizes
 
 
+def _record_table(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> np.ndarray:
+    """Fixed-size records `key, column0 (i32), ...` as a structured array."""
+    dtype = np.dtype([("key", keys.KEY_DTYPES[codec.kind])] + [(f"c{i}", ">i4") for i in range(len(columns))])
+    table = np.empty(len(keys_), dtype)
+    table["key"] = keys_
+    for i, column in enumerate(columns):
+        table[f"c{i}"] = column
+    return table
+
+
+def _take(keys_: Keys, indices: np.ndarray) -> Keys:
+    return keys_[indices] if isinstance(keys_, np.ndarray) else [keys_[i] for i in indices.tolist()]
+
+
 def write_layout(layout: BitmapLayout) -> bytes:
     """The blob for a layout, with numpy records: the fast path, proven equal to
     `write_with_codec`."""
     codec = layout.codec
-    head = _HEAD.pack(layout.version, layout.num_rows, len(layout.entries),
+    head = _HEAD.pack(layout.version, layout.num_rows, len(layout.keys),
                       layout.null_offset is not None)
     if layout.null_offset is not None:
         head += _S4.pack(layout.null_offset)
     if layout.version == 1:
-        entries = layout.entries
-        index, _ = _records(codec, list(map(_KEY, entries)), map(_OFFSET, entries))
+        index, _ = _records(codec, layout.keys, layout.offsets)
         return head + index.tobytes() + layout.body
-    ordered = [e for block in layout.blocks for e in block]
-    records, sizes = _records(codec, list(map(_KEY, ordered)), map(_OFFSET, ordered),
-                              map(_LENGTH, ordered))
-    ends = np.cumsum(sizes).tolist()
-    blocks, first = [], 0
-    for block in layout.blocks:
-        last = first + len(block)
-        blocks.append(_S4.pack(len(block)) + records[ends[first - 1] if first else 0:ends[last - 1]].tobytes())
-        first = last
-    block_offsets = np.cumsum([0] + [len(b) for b in blocks])
-    secondary, _ = _records(codec, [block[0].key for block in layout.blocks], block_offsets[:-1].tolist())
+    order = layout.sorted_entries
+    if codec.kind != KeyKind.string:         # records written in entry order, then moved at once
+        table = _record_table(codec, layout.keys, layout.offsets, layout.lengths)[order]
+        records, sizes = table.view(np.uint8), np.full(len(order), table.dtype.itemsize, np.int64)
+    else:
+        records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
+    ends = np.concatenate(([0], np.cumsum(sizes)))
+    bounds = np.append(layout.block_starts, len(order))
+    # every block: its entry count (i32), then its records, copied into one buffer
+    counts = np.diff(bounds)
+    record_bytes = ends[bounds[1:]] - ends[bounds[:-1]]
+    heads = np.concatenate(([0], np.cumsum(4 + record_bytes)))
+    blocks = bytearray(int(heads[-1]))
+    view = memoryview(records.tobytes())
+    for at, count, first, size in zip(heads[:-1].tolist(), counts.tolist(), ends[bounds[:-1]].tolist(),
+                                      record_bytes.tolist()):
+        blocks[at:at + 4] = _S4.pack(count)
+        blocks[at + 4:at + 4 + size] = view[first:first + size]
+    heads = heads[:-1]
+    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
     null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
-    return (head + null_length + _S4.pack(len(blocks)) + secondary.tobytes()
-            + _S4.pack(int(block_offsets[-1])) + b"".join(blocks) + layout.body)
+    return (head + null_length + _S4.pack(len(counts)) + secondary.tobytes()
+            + _S4.pack(len(blocks)) + blocks + layout.body)
 
 
 def write_with_codec(layout: BitmapLayout) -> bytes:
@@ -495,7 +517,7 @@ def write_with_codec(layout: BitmapLayout) -> bytes:
     head_size = _HEAD.size + (4 if has_null else 0)
 
     def key(k: Key) -> dict:
-        return {"value": {"len_value": len(k), "value": k} if isinstance(k, bytes) else k}
+        return key_model(codec.kind, k)
 
     def body_bitmap(offset: int, length: int) -> bytes:
         return layout.body[offset:offset + length]

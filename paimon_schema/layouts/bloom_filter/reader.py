@@ -38,13 +38,10 @@ class BloomFilterIndexReader(FileIndexReader):
         """
         dtype = DataType.parse(data_type)
         hash_function(dtype)                       # SchemaError before looking at the bytes
-        try:
-            parsed = parsing.parse(BloomFilter, blob)
-        except FormatError as exc:
-            if exc.path != "bitset":               # the spec's only check there: not empty
-                raise
+        parsed = parsing.parse(BloomFilter, blob)
+        if not len(parsed.bitset):                 # the spec says so; no target can check it
             raise FormatError("empty bit set: a bloom filter has at least 8 bits",
-                              offset=exc.offset, path=exc.path) from exc
+                              offset=parsing.field_start(parsed, "bitset"), path="bitset")
         return cls(parsed.num_hash_functions, parsed.bitset, dtype)
 
     def __repr__(self) -> str:

@@ -1,7 +1,7 @@
 """Range-bitmap file indexes (formats/range_bitmap.ksy): read and answer predicates.
 
 Answers are Java's `RangeBitmapFileIndex` / `RangeBitmap` at the newest Paimon in
-spec/paimon-layouts.md §3.8: a probe value is compared with the header's min and max, then
+`RangeBitmap`'s reader (formats/range_bitmap.ksy): a probe value is compared with the header's min and max, then
 looked up in the chunked dictionary (binary search over the chunks' first keys, then inside
 the floor chunk) to get its code, or the insertion code on a miss, and codes are compared on
 the bit-sliced index (paimon_schema.layouts.bitslice). Nulls never match; `!=` and NOT IN

@@ -151,6 +151,8 @@ public final class PaimonReference {
                     return readTable(request);
                 case "scan_table":
                     return scanTable(request);
+                case "create_tag":
+                    return createTag(request);
                 default:
                     throw new IllegalArgumentException("unknown op: " + op);
             }
@@ -895,7 +897,11 @@ public final class PaimonReference {
      * A build: FileIndexer.create(...).createWriter(), writeRecord per row, serializedBytes().
      * Column kinds (row i = 0..rows-1, k = (i * 2654435761) mod distinct):
      * int_mod: (int) (k * s - distinct * s / 2) with s = Integer.MAX_VALUE / distinct;
-     * string_mod: BinaryString.fromString(prefix + k); long_mul: i * 0x9E3779B97F4A7C15L (wraps).
+     * string_mod: BinaryString.fromString(prefix + k); long_mul: i * 0x9E3779B97F4A7C15L (wraps);
+     * file: the column benchmarks/build_indexes.py wrote (its grid of shapes): "path" holds a
+     * little-endian 8-byte value per row ("value": int, long, double bits or timestamp_micros)
+     * or, for "value": string, the rows' UTF-8 text separated by '\n'; "nulls" (optional) a
+     * byte per row, 1 for NULL.
      */
     private ObjectNode benchIndex(JsonNode request) throws Exception {
         String indexType = text(request, "index_type");
@@ -939,9 +945,12 @@ public final class PaimonReference {
         return out;
     }
 
-    private static Object[] benchColumn(JsonNode spec) {
+    private static Object[] benchColumn(JsonNode spec) throws java.io.IOException {
         String kind = text(spec, "kind");
         int rows = spec.get("rows").intValue();
+        if (kind.equals("file")) {
+            return fileColumn(spec, rows);
+        }
         long distinct = spec.has("distinct") ? spec.get("distinct").longValue() : 1;
         Object[] values = new Object[rows];
         for (int i = 0; i < rows; i++) {
@@ -959,6 +968,46 @@ public final class PaimonReference {
                     break;
                 default:
                     throw new IllegalArgumentException("unknown bench column kind: " + kind);
+            }
+        }
+        return values;
+    }
+
+    private static Object[] fileColumn(JsonNode spec, int rows) throws java.io.IOException {
+        String value = text(spec, "value");
+        byte[] data = java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(text(spec, "path")));
+        byte[] nulls = spec.has("nulls")
+                ? java.nio.file.Files.readAllBytes(java.nio.file.Paths.get(text(spec, "nulls")))
+                : new byte[rows];
+        Object[] values = new Object[rows];
+        if (value.equals("string")) {
+            String[] lines = new String(data, java.nio.charset.StandardCharsets.UTF_8).split("\n", -1);
+            for (int i = 0; i < rows; i++) {
+                values[i] = nulls[i] != 0 ? null : BinaryString.fromString(lines[i]);
+            }
+            return values;
+        }
+        java.nio.ByteBuffer buffer = java.nio.ByteBuffer.wrap(data).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < rows; i++) {
+            long bits = buffer.getLong(8 * i);
+            if (nulls[i] != 0) {
+                continue;
+            }
+            switch (value) {
+                case "int":
+                    values[i] = (int) bits;
+                    break;
+                case "long":
+                    values[i] = bits;
+                    break;
+                case "double":
+                    values[i] = Double.longBitsToDouble(bits);
+                    break;
+                case "timestamp_micros":
+                    values[i] = Timestamp.fromMicros(bits);
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown bench file value: " + value);
             }
         }
         return values;
@@ -1066,15 +1115,22 @@ public final class PaimonReference {
     }
 
     /**
-     * read_table: {"warehouse", "database", "table", "snapshot"?} -> {"fields": [name...],
-     * "rows": [[kind, v...]...]}: Paimon's own batch read (ReadBuilder, every split), values
-     * encoded as write_index takes them (FLOAT/DOUBLE as {"bits"} so NaN and -0.0 survive).
+     * read_table: {"warehouse", "database", "table", "snapshot"?, "options"?} -> {"fields":
+     * [name...], "rows": [[kind, v...]...]}: Paimon's own batch read (ReadBuilder, every split),
+     * values encoded as write_index takes them (FLOAT/DOUBLE as {"bits"} so NaN and -0.0
+     * survive). "options" are dynamic table options, e.g. scan.tag-name or scan.timestamp-millis.
      */
     private ObjectNode readTable(JsonNode request) throws Exception {
         org.apache.paimon.table.FileStoreTable table = openTable(request, false);
         if (request.has("snapshot")) {
             table = table.copy(java.util.Collections.singletonMap(
                     "scan.snapshot-id", request.get("snapshot").asText()));
+        }
+        JsonNode dynamic = request.get("options");
+        if (dynamic != null && dynamic.size() > 0) {
+            Map<String, String> map = new LinkedHashMap<>();
+            dynamic.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
+            table = table.copy(map);
         }
         RowType rowType = table.rowType();
         ObjectNode out = NODES.objectNode();
@@ -1097,6 +1153,16 @@ public final class PaimonReference {
             });
         }
         return out;
+    }
+
+    /**
+     * create_tag: {"warehouse", "database", "table", "tag", "snapshot"} -> {"path", "snapshot"}:
+     * Paimon's own tag of a snapshot (FileStoreTable.createTag: tag/tag-NAME).
+     */
+    private ObjectNode createTag(JsonNode request) throws Exception {
+        org.apache.paimon.table.FileStoreTable table = openTable(request, false);
+        table.createTag(text(request, "tag"), request.get("snapshot").asLong());
+        return tableResponse(table);
     }
 
     /**

@@ -914,7 +914,8 @@ def bench_index_request(
     **options: Any,
 ) -> dict[str, Any]:
     """A ``bench_index`` request: Java generates ``column`` (``{"kind": "int_mod" | "string_mod"
-    | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex),
+    | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex)
+    or reads it (``{"kind": "file", "rows", "path", "value", "nulls"?}``, the format there),
     builds the index ``warmup`` times untimed, then ``runs`` times timed, each after
     ``System.gc()``. The answer: ``times_ns`` of the timed builds, their ``median_ns``, the
     blob's ``length`` and ``sha256``."""
@@ -998,14 +999,26 @@ def delete_positions_request(
 
 def read_table_request(
     warehouse: str | os.PathLike[str], database: str, table: str, snapshot: int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``read_table`` request: Paimon's own batch read (answers ``{"fields", "rows"}``; decode
-    the rows with :func:`decode_rows`)."""
+    the rows with :func:`decode_rows`); ``options`` are dynamic table options (time travel:
+    ``scan.tag-name``, ``scan.timestamp-millis``, ...)."""
     request: dict[str, Any] = {"op": "read_table", "warehouse": str(warehouse),
                                "database": database, "table": table}
     if snapshot is not None:
         request["snapshot"] = int(snapshot)
+    if options:
+        request["options"] = {k: str(v) for k, v in options.items()}
     return request
+
+
+def create_tag_request(
+    warehouse: str | os.PathLike[str], database: str, table: str, tag: str, snapshot: int,
+) -> dict[str, Any]:
+    """A ``create_tag`` request: Paimon's own ``createTag(tag, snapshot)`` (``tag/tag-NAME``)."""
+    return {"op": "create_tag", "warehouse": str(warehouse), "database": database,
+            "table": table, "tag": tag, "snapshot": int(snapshot)}
 
 
 def scan_table_request(

@@ -1,0 +1,219 @@
+"""The compiled kernels (`runtime/kernels.c`) equal their numpy / pyroaring paths: bloom bit
+setting, row grouping, every key's roaring bitmap serialized straight from the grouped rows
+(over the shapes of columns tables hold) and the bit slices of BSI and range-bitmap."""
+
+from __future__ import annotations
+
+import array
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from pyroaring import BitMap
+
+import paimon_schema as ps
+from paimon_schema.layouts.bitmap_index import row_groups
+from paimon_schema.layouts.bitmap_index.row_groups import group_rows
+from paimon_schema.layouts import roaring_writer
+from paimon_schema.layouts.bloom_filter import kernel
+from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
+from tests.strategies import shaped_column, shaped_columns
+
+if kernel._kernels is None:
+    # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
+    # it, so there a missing extension fails.
+    reason = "the C extension paimon_schema.runtime._kernels is not built (no C compiler?)"
+    if oracles_required():
+        pytest.fail(f"{REQUIRE_ORACLES_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1), max_size=5000) | st.integers(0, 10_000).map(
+           lambda n: np.random.default_rng(n).integers(-2**63, 2**63 - 1, n, dtype=np.int64).tolist()),
+       st.booleans(), st.integers(0, 30), st.integers(1, 2**32 - 1) | st.integers(1, 100_000))
+def test_bloom_compiled_equals_numpy(values: list[int], mix: bool, k: int, num_bits: int) -> None:
+    num_bits = min(num_bits, 2**32 - 1)
+    size = (num_bits + 7) // 8 if num_bits < 2**24 else 2**21      # a bit set of 16 Mbit at most
+    num_bits = min(num_bits, size * 8)
+    array = np.array(values, np.int64)
+    compiled, numpy = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    kernel._kernels.bloom_add(compiled, array, mix, k, num_bits)
+    kernel.numpy_add(numpy, array, mix, k, num_bits)
+    np.testing.assert_array_equal(compiled, numpy)
+
+
+def test_bloom_refuses_a_bit_count_past_the_set() -> None:
+    with pytest.raises(ValueError, match="num_bits"):
+        kernel._kernels.bloom_add(np.zeros(1, np.uint8), np.zeros(1, np.int64), True, 3, 9)
+    with pytest.raises(ValueError, match="num_bits"):
+        kernel.numpy_add(np.zeros(1, np.uint8), np.zeros(1, np.int64), True, 3, 9)
+
+
+def _grouped(keys: np.ndarray, valid: np.ndarray | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Rows grouped by key by a stable sort: (rows, starts, counts)."""
+    rows = np.arange(len(keys)) if valid is None else np.flatnonzero(valid)
+    kept = keys[rows]
+    order = np.argsort(kept, kind="stable")
+    _, counts = np.unique(kept[order], return_counts=True)
+    return rows[order].astype(np.uint32), np.cumsum(counts) - counts, counts
+
+
+@settings(max_examples=60, deadline=None)
+@given(shaped_columns())
+def test_serialized_groups_equal_pyroaring(column: tuple[str, np.ndarray, np.ndarray | None]) -> None:
+    """Every group's serialization, written from the rows, equals pyroaring's run-optimized
+    `BitMap` of them (Java's runOptimize choices: array, bitmap or run containers)."""
+    _, keys, valid = column
+    rows, starts, counts = _grouped(keys, valid)
+    view = np.ascontiguousarray(rows)
+    blob, lengths = roaring_writer.serialize_bitmaps(view, counts, starts)
+    expected, expected_lengths = roaring_writer.roaring_bitmaps(array.array("I", view.tobytes()), counts, starts)
+    assert lengths.tolist() == expected_lengths.tolist()
+    assert blob == expected
+
+
+@pytest.mark.parametrize("rows", [
+    [], [0], [5, 6, 7], list(range(4096)), list(range(4097)), list(range(0, 8194, 2)),
+    list(range(0, 2 * 4097, 2)), list(range(65530, 65542)), [0, 65536, 131072, 196608, 2**32 - 1],
+    [0, 65536, 65537, 131072], list(range(0, 65536 * 5, 3)), list(range(2**32 - 70_000, 2**32)),
+    [r for r in range(70_000) if r % 64 < 32], [r for r in range(70_000) if r % 8 < 4]])
+def test_serialized_edges_equal_pyroaring(rows: list[int]) -> None:
+    """Container edges: 4096 and 4097 rows, runs at the tie (2 + 4r against 2 * cardinality and
+    8192), the offset table from four containers on, the last row 2**32 - 1."""
+    blob, lengths = roaring_writer.serialize_bitmaps(np.array(rows, np.uint32), np.array([len(rows)]))
+    expected = BitMap(rows)
+    expected.run_optimize()
+    assert blob == expected.serialize() and lengths.tolist() == [len(blob)]
+
+
+def test_serialize_refuses_groups_that_do_not_ascend() -> None:
+    with pytest.raises(ValueError, match="ascending"):
+        kernel._kernels.serialize_groups(np.array([3, 3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
+    with pytest.raises(ValueError, match="outside"):
+        kernel._kernels.serialize_groups(np.array([3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
+    with pytest.raises(ValueError, match="ascending"):
+        kernel._kernels.serialize_slices(np.array([4, 3], np.uint32), np.ones(2, np.uint64), 1)
+    with pytest.raises(ValueError, match="uint64 value per"):
+        kernel._kernels.serialize_slices(np.array([3], np.uint32), np.ones(2, np.uint64), 1)
+
+
+_TYPES = {"INT": lambda k: (k * 7919 - 2**30).astype(np.int32), "BIGINT": lambda k: k * -(2**40) + 3,
+          "DOUBLE": lambda k: k / 8 - 3.5, "STRING": lambda k: [f"v{x}" for x in k.tolist()]}
+
+
+@settings(max_examples=40, deadline=None)
+@given(shaped_columns(max_rows=120_000), st.sampled_from(sorted(_TYPES)), st.sampled_from([1, 2]))
+def test_bitmap_writer_equals_the_pyroaring_path(column: tuple[str, np.ndarray, np.ndarray | None],
+                                                 data_type: str, version: int) -> None:
+    """The whole bitmap index, built through the compiled grouping and serialization, equals
+    the blob of the package without them (numpy's sort, one pyroaring object per key)."""
+    _, keys, valid = column
+    values: Any = _TYPES[data_type](keys)
+    if valid is not None:
+        values = [v if ok else None for v, ok in zip(list(values), valid.tolist())]
+    compiled = ps.build_index("bitmap", data_type, values, version=version)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(roaring_writer, "_kernels", None)
+        patch.setattr(row_groups, "_kernels", None)
+        assert ps.build_index("bitmap", data_type, values, version=version) == compiled
+
+
+@settings(max_examples=60, deadline=None)
+@given(shaped_columns(max_rows=150_000), st.integers(0, 66), st.integers(0, 2**64 - 1))
+def test_serialized_slices_equal_pyroaring(column: tuple[str, np.ndarray, np.ndarray | None], count: int,
+                                           mix: int) -> None:
+    """Bit slices of values: low bits (few runs), high bits, past bit 63 (empty)."""
+    _, keys, valid = column
+    rows = np.arange(len(keys), dtype=np.uint32) if valid is None else np.flatnonzero(valid).astype(np.uint32)
+    values = keys[rows].astype(np.uint64) * np.uint64(mix | 1)
+    assert roaring_writer.serialize_slices(rows, values, count)[0] == roaring_writer.roaring_slices(rows, values, count)[0]
+
+
+@pytest.mark.parametrize("rows, values", [
+    (range(65536 * 2), lambda r: np.full(len(r), 2**64 - 1, np.uint64)),  # full containers: one run each
+    (range(2**32 - 70_000, 2**32), lambda r: r),                        # the last container, 2**32 - 1
+    (range(0, 3 * 65536, 2), lambda r: r // 2),                         # gaps: no runs in slice 0
+    (range(100, 70_000), lambda r: (r // 4096) % 3),                    # long runs in low slices
+    (list(range(5000)) + list(range(200_000, 204_000)), lambda r: r % 7)])  # an empty container between
+def test_serialized_slice_edges_equal_pyroaring(rows: Any, values: Any) -> None:
+    """The dense pass (a 64x64 bit transpose per 64 rows) at container edges and full words."""
+    row_array = np.array(rows, np.uint32)
+    value_array = np.asarray(values(row_array.astype(np.uint64)), np.uint64)
+    for count in (1, 7, 64, 65):
+        assert roaring_writer.serialize_slices(row_array, value_array, count)[0] \
+            == roaring_writer.roaring_slices(row_array, value_array, count)[0]
+
+
+@settings(max_examples=30, deadline=None)
+@given(shaped_columns(max_rows=100_000), st.sampled_from(["bsi", "range-bitmap"]), st.integers(-2**62, 2**62))
+def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarray, np.ndarray | None],
+                                                    index_type: str, offset: int) -> None:
+    _, keys, valid = column
+    values = np.ma.masked_array(keys * 977 + offset, mask=~valid) if valid is not None else keys * 977 + offset
+    compiled = ps.build_index(index_type, "BIGINT", values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(roaring_writer, "_kernels", None)
+        assert ps.build_index(index_type, "BIGINT", values) == compiled
+
+
+@pytest.mark.parametrize("shape", ["sorted", "cyclic", "clustered", "skewed", "random", "distinct", "mostly_null"])
+def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
+    """Past the hash table's 65536 keys and over many containers per key."""
+    keys, valid = shaped_column(shape, 400_000, 100_000 if shape != "clustered" else 3_000, 7)
+    values = np.ma.masked_array(keys, mask=~valid) if valid is not None else keys
+    compiled = ps.build_index("bitmap", "BIGINT", values, version=1)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(roaring_writer, "_kernels", None)
+        patch.setattr(row_groups, "_kernels", None)
+        assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
+
+
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=3000),
+       st.integers(1, 3000), st.data())
+@example([], 5, None)
+@example([7] * 10, 1, None)
+@example([1, 2], 1, None)                        # more keys than the limit: declined
+@example(list(range(2000)) * 2, 2000, None)      # the table doubles past 512 keys, twice
+def test_group_rows_equals_sorting(keys: list[int], limit: int, data: st.DataObject | None) -> None:
+    every_row = data is None or not keys or data.draw(st.booleans())
+    rows = np.arange(len(keys), dtype=np.int64)
+    if not every_row:                              # ascending rows with gaps, as with NULLs
+        assert data is not None
+        rows = np.cumsum(np.array(data.draw(st.lists(st.integers(1, 5), min_size=len(keys),
+                                                     max_size=len(keys))), np.int64))
+    array = np.array(keys, dtype=np.uint64)
+    result = group_rows(None if every_row else rows, array, limit)
+    distinct = np.unique(array)
+    if len(distinct) > limit:
+        assert result is None
+        return
+    assert result is not None
+    grouped = np.frombuffer(result.rows, np.uint32)
+    assert result.keys.tolist() == distinct.tolist()
+    for key, start, count, runs in zip(result.keys.tolist(), result.starts.tolist(), result.counts.tolist(),
+                                       result.runs.tolist()):
+        expected = rows[array == key]
+        assert grouped[start:start + count].tolist() == expected.tolist()
+        assert runs == bool((np.diff(expected) == 1).any())
+    assert int(result.counts.sum()) == len(keys)
+
+
+@pytest.mark.parametrize("distinct", [7, 70_000])       # the hash table, and past it the sort
+def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
+    """The bitmap writer hands int64 bits to `_group` unflipped (`signed`): the groups, their
+    order and their keys equal those of the sign-flipped keys."""
+    from paimon_schema.layouts.bitmap_index import writer
+
+    rng = np.random.default_rng(distinct)
+    keys = rng.integers(-2**63, 2**63 - 1, distinct, dtype=np.int64)
+    values = np.concatenate([keys, keys[rng.integers(0, distinct, 30_000)]])     # every key present
+    rng.shuffle(values)
+    raw = values.view(np.uint64)
+    signed = writer._group(len(values), None, raw, signed=True)
+    flipped = writer._group(len(values), None, raw ^ np.uint64(1 << 63))
+    assert signed.rows == flipped.rows
+    for got, expected in zip(signed[1:], flipped[1:]):
+        np.testing.assert_array_equal(got, expected)
+    assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
