@@ -12,7 +12,8 @@ deletion vectors), with row ids local to the range. Bytes are pypaimon's: btree 
 table's `btree-index.block-size` and `btree-index.bloom-filter.enabled`, bitmap version 1 with
 `bitmap-index.dictionary-block-size`. The index-manifest record is pypaimon's too (`_VERSION`
 1, bucket 0, `_SOURCE_META` null); the commit is an APPEND that adds index files only, through
-`commit.commit` (fresh names, atomic snapshot create, `CommitConflict` to a loser).
+`commit.commit` (fresh names, atomic snapshot create, `CommitConflict` to a loser, retried on
+the winner's snapshot by `retry.with_retries` as the other writers do).
 
 The work is split so Spark can run the middle step on executors (`spark/global_index.py`):
 `plan_global_index` (driver: checks, ranges, file tasks), `build_global_index` (one range:
@@ -25,7 +26,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,12 +40,13 @@ from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import ADD
 from paimon_schema.table.merge import FileTask, plan_read, read_task
 from paimon_schema.table.metadata import Table
+from paimon_schema.table.retry import RetryPolicy, with_retries
 from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
-__all__ = ["GlobalIndexPlan", "GlobalIndexResult", "IndexTask", "build_global_index",
-           "commit_global_index", "create_global_index", "plan_global_index"]
+__all__ = ["BuiltIndex", "GlobalIndexPlan", "GlobalIndexResult", "IndexTask", "build_global_index",
+           "commit_global_index", "create_global_index", "create_with_retries", "plan_global_index"]
 
 INDEX_TYPES = ("btree", "bitmap")
 RECORDS_PER_FILE = 25_000_000            # sorted-index.records-per-file
@@ -101,9 +103,36 @@ class GlobalIndexResult:
 def create_global_index(table: Any, column: str, index_type: str,
                         options: Mapping[str, Any] | None = None) -> GlobalIndexResult:
     """Build the `index_type` ("btree" or "bitmap") global index of `column` over the rows not
-    yet indexed and commit it; TableError naming why for a table or column it cannot index."""
-    plan = plan_global_index(table, column, index_type, options)
-    return commit_global_index(plan, [build_global_index(task) for task in plan.tasks])
+    yet indexed and commit it; TableError naming why for a table or column it cannot index.
+    A commit that loses to another writer is planned and committed again (Paimon's
+    `commit.max-retries`, `commit.min-retry-wait`, `commit.max-retry-wait`, `commit.timeout`
+    in the table options or `options`; `commit.max-retries=0` raises the `CommitConflict`)."""
+    return create_with_retries(table, column, index_type, options,
+                               lambda tasks: [build_global_index(task) for task in tasks])
+
+
+def create_with_retries(table: Any, column: str, index_type: str, options: Mapping[str, Any] | None,
+                        build: Callable[[Sequence[IndexTask]], Sequence[BuiltIndex]]) -> GlobalIndexResult:
+    """Plan, `build` the index files, commit; on `CommitConflict` plan again on the new latest
+    snapshot (`retry.RetryPolicy`) and build only the row ranges not built yet (rows the winner
+    appended; a range another writer indexed meanwhile is no longer planned)."""
+    tab = Table.open(table)
+    policy = RetryPolicy.of(tab.schema().options, options)
+    built: dict[tuple[bytes, int, int], BuiltIndex] = {}
+
+    def key(task: IndexTask) -> tuple[bytes, int, int]:
+        return task.partition, task.start, task.end
+
+    def attempt() -> GlobalIndexResult:
+        plan = plan_global_index(tab, column, index_type, options)
+        todo = [task for task in plan.tasks if key(task) not in built]
+        files = build(todo) if todo else []
+        if len(files) != len(todo):
+            raise RuntimeError(f"{len(files)} index files built for {len(todo)} row ranges")
+        built.update(zip(map(key, todo), files))
+        return commit_global_index(plan, [built[key(task)] for task in plan.tasks])
+
+    return with_retries(attempt, policy)
 
 
 def plan_global_index(table: Any, column: str, index_type: str,

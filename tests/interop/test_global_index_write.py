@@ -274,3 +274,48 @@ def test_split_columns_stay_refused(tmp_path: Path) -> None:
     for action in (lambda: read_arrow(table, "k = 3"), lambda: ps.create_global_index(table, "k", "bitmap")):
         with pytest.raises(TableError, match="columns split across files"):
             action()
+
+
+def test_lost_race_is_retried_on_the_winners_snapshot(tables: tuple[Path, Path], tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another writer appends rows just before our snapshot is published: the commit is planned
+    again on its snapshot (the appended rows continue the row range, which is built again over
+    all of them) and published after it; with `commit.max-retries=0` the conflict surfaces and
+    the table is as the winner left it."""
+    from paimon_schema.table import commit as table_commit
+    from paimon_schema.table import global_index_write
+
+    _, ours = tables
+    warehouse = tmp_path / "w"
+    shutil.copytree(ours, warehouse)
+    table = warehouse / "db.db" / "t"
+    raced = []
+
+    def race(step: str) -> None:
+        if step == "snapshot" and not raced:
+            raced.append(step)
+            _append(warehouse, _data(40, ROWS))
+
+    builds: list[int] = []
+    original = global_index_write.build_global_index
+
+    def counting(task: Any) -> Any:
+        builds.append(task.start)
+        return original(task)
+
+    monkeypatch.setattr(global_index_write, "build_global_index", counting)
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", race)
+    result = ps.create_global_index(table, "k", "bitmap")
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", None)
+    assert raced and builds == [0, 0]
+    assert [f[1:] for f in result.files] == [(0, ROWS + 39)]
+    assert result.snapshot_id == Table.open(table).snapshot().id == 7
+    everything = _pypaimon_read(warehouse)[0]
+    assert _rows(read_arrow(table, "k = 4")) == _rows(everything.filter(pc.equal(everything["k"], 4)))
+
+    raced.clear()
+    monkeypatch.setattr(table_commit, "FAULT_HOOK", race)
+    before = sorted(p.name for p in (table / "index").iterdir())
+    with pytest.raises(ps.CommitConflict):
+        ps.create_global_index(table, "s", "btree", {"commit.max-retries": "0"})
+    assert sorted(p.name for p in (table / "index").iterdir()) == before
