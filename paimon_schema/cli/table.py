@@ -22,6 +22,7 @@ from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.merge import ReadStats, global_index_pruning
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import DataField, TableSchema, type_root
 from paimon_schema.table.snapshots import Snapshot
@@ -285,6 +286,7 @@ def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str
     preds.to_arrow(predicate, arrow_schema(plan.schema, columns))     # literals fit their columns
     out = []
     counts = table.deleted_counts(plan.files)
+    pruning = global_index_pruning(table, plan, predicate, "FAILFAST", ReadStats())
     for f in plan.files:
         record = {"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                   "rows": f.row_count, "deleted": _deleted(counts, f)}
@@ -293,6 +295,8 @@ def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str
             record.update(result="skip", by="partition")
         else:
             record.update(_index_verdict(table, plan.schema, f, predicate, verdict))
+            if pruning is not None and verdict is None and record["result"] == "remain":
+                record.update(_global_verdict(pruning.candidates(f)))
         out.append(record)
     return {"table": table.path, "where": where,
             "snapshot": None if plan.snapshot is None else plan.snapshot.id, "files": out}
@@ -322,9 +326,19 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
     return record
 
 
+def _global_verdict(kept: Any) -> dict[str, Any]:
+    """A file the file index keeps whole, narrowed by the global indexes' row ids."""
+    if kept is None:
+        return {}
+    if not kept:
+        return {"result": "skip", "by": "global index"}
+    return {"result": "rows", "by": "global index", "candidates": presenters.positions_json(kept),
+            "_text": presenters.positions_text(kept)}
+
+
 def query_lines(doc: dict[str, Any]) -> Iterator[str]:
     yield f"{doc['table']} WHERE {doc['where']} (snapshot {doc['snapshot']})"
-    skipped = {"partition": 0, "file index": 0}
+    skipped = {"partition": 0, "file index": 0, "global index": 0}
     may = total = 0
     for f in doc["files"]:
         total += f["rows"]
@@ -341,8 +355,9 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
             may += live
             yield f"  {name}: REMAIN ({f['by']}): read {live:,} rows"
     n = len(doc["files"])
-    yield (f"{_n(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
-           f"({skipped['partition']} by partition, {skipped['file index']} by file index); "
+    by_global = f", {skipped['global index']} by global index" if skipped["global index"] else ""
+    yield (f"{_n(sum(skipped.values()), 'file')} of {n} skipped "
+           f"({skipped['partition']} by partition, {skipped['file index']} by file index{by_global}); "
            f"at most {_n(may, 'row')} of {total:,} can match")
 
 

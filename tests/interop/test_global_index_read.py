@@ -154,6 +154,10 @@ def test_cli_lists_dumps_and_verifies_global_indexes(indexed: tuple[Any, Path],
 
     listed = json.loads(capsys.readouterr().out)["global_indexes"]
     assert sorted(g["column"] for g in listed) == ["d", "k", "s"]
+    assert main(["table", str(path), "query", "--where", "k = -3 AND s = 's1'"]) == 0
+    out = capsys.readouterr().out
+    assert "SKIP by global index" in out and "ROWS 5 of 100 {1, 8, 22, 29, 36}" in out
+    assert "2 files of 3 skipped (0 by partition, 0 by file index, 2 by global index)" in out
     for g in Table.open(path).global_indexes():          # the column type from the manifest
         assert main(["dump", g.path]) == 0
         out = capsys.readouterr().out
