@@ -211,7 +211,10 @@ def _check_type(kind: str, dtype: DataType, column: str) -> None:
 def _records_per_file(options: Mapping[str, str]) -> int:
     for key in _OPTION_ALIASES:
         if options.get(key) is not None:
-            return int(options[key])
+            try:
+                return int(options[key])
+            except ValueError:
+                raise TableError(f"{key} = {options[key]!r} is not a number of records") from None
     return RECORDS_PER_FILE
 
 
