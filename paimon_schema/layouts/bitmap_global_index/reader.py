@@ -34,6 +34,7 @@ class BitmapGlobalIndexReader:
     _blocks: Block | None = None
     _first_orders: list[Any] | None = None
     _dictionaries: dict[int, Block] = field(default_factory=dict)
+    _orders: dict[int, list[Any]] = field(default_factory=dict)     # typed keys of version-2 blocks
 
     @classmethod
     def open(cls, source: Source, data_type: str | DataType | None) -> BitmapGlobalIndexReader:
@@ -133,7 +134,9 @@ class BitmapGlobalIndexReader:
         if i < 0:
             return None
         block = self._dictionary(i)
-        entries = [self.keys.order(k) for k in block.keys] if logical else block.keys
+        entries: list[Any] = block.keys
+        if logical:
+            entries = self._orders.get(i) or self._orders.setdefault(i, [self.keys.order(k) for k in block.keys])
         # Java scans the block to the first key not below the target: the same answer as a
         # binary search in a sorted block, and Java's answer in one that is not
         j = next((j for j, here in enumerate(entries) if here >= target), None)
