@@ -2,8 +2,9 @@
 
 `plan_read` (on the driver) decides which data files to read and which of their rows can
 match a filter: files are pruned by partition values, by the manifests' min/max statistics
-(`stats.stats_verdict`) and by their file indexes (`ps.evaluate` with the predicate made sound
-for SQL, see `predicates.for_file`); what survives becomes one
+(`stats.stats_verdict`), by their file indexes (`ps.evaluate` with the predicate made sound
+for SQL, see `predicates.for_file`) and, on data-evolution tables, by the snapshot's btree and
+bitmap global indexes (`global_indexes`: row ids no row of which can match); what survives becomes one
 `FileTask` per file, a small picklable description that a Spark task or a local loop hands to
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
