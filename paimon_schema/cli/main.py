@@ -54,8 +54,8 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
 from paimon_schema.cli.presenters import result_kind
-from paimon_schema.cli.arguments import (EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE, directory_argument,
-                                         rows_argument, warehouse_argument)
+from paimon_schema.cli.arguments import (EXIT_BAD_FILE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                                         directory_argument, rows_argument, warehouse_argument)
 
 MAX_ECHO = 200          # characters of the query echoed under its result
 
@@ -715,6 +715,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:             # `... | head`: the reader left; no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BAD_FILE
+    except KeyboardInterrupt:           # Ctrl-C: the commands' `finally`s have cleaned up
+        print(f"{args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":
