@@ -59,9 +59,9 @@ def column_type(schema: TableSchema, column: str) -> str | None:
     return raw if isinstance(raw, str) and DataField(0, "", raw).atomic_type is not None else None
 
 
-def _n(count: int, noun: str) -> str:
-    """`1 row`, `4,000 rows`."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def _n(count: int, noun: str, plural: str = "") -> str:
+    """`1 row`, `4,000 rows`, `2 indexes`."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def _deleted(f: DataFile) -> int | None:
@@ -90,13 +90,31 @@ def _table_kind(schema: TableSchema) -> str:
     return f"{kind} table ({', '.join(traits)})"
 
 
-def _file_indexes(schema: TableSchema) -> dict[str, list[str]]:
-    """{index type: columns} from the `file-index.<type>.columns` options."""
+def _index_options(schema: TableSchema) -> dict[str, list[str]]:
+    """{index type: columns} from the `file-index.<type>.columns` options (what a build
+    without `--index` builds, not what the files hold)."""
     out: dict[str, list[str]] = {}
     for key, value in schema.options.items():
         if key.startswith("file-index.") and key.endswith(".columns"):
             out[key[len("file-index."):-len(".columns")]] = [c.strip() for c in value.split(",") if c.strip()]
     return out
+
+
+def _indexes_present(table: Table, files: list[DataFile]) -> tuple[dict[str, dict[str, int]], int]:
+    """{index type: {column: data files whose container holds it}} over the live files, and
+    how many containers do not parse (`table DIR indexes` names them)."""
+    out: dict[str, dict[str, int]] = {}
+    unreadable = 0
+    for f in files:
+        try:
+            container = table.file_index(f)
+        except ps.FormatError:
+            unreadable += 1
+            continue
+        for e in [] if container is None else container.entries:
+            per_column = out.setdefault(e.index_type, {})
+            per_column[e.column] = per_column.get(e.column, 0) + 1
+    return {t: out[t] for t in sorted(out)}, unreadable
 
 
 # -- views --------------------------------------------------------------------------------------
@@ -113,11 +131,13 @@ def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
     # cardinalities from the index manifest; metadata before Paimon 1.0 has none: count the bins
     deleted = [len(_deletion_vector(table, f)) if _deleted(f) is None else _deleted(f)
                for f in files if f.deletion_file is not None]
+    present, unreadable = _indexes_present(table, files)
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
         "columns": [{"name": f.name, "type": type_text(f.type)} for f in schema.fields],
         "partition_keys": list(schema.partition_keys), "primary_keys": list(schema.primary_keys),
-        "file_indexes": _file_indexes(schema),
+        "file_indexes": present, "unreadable_file_indexes": unreadable,
+        "file_index_options": _index_options(schema),
         "snapshot": None if snap is None else {"id": snap.id, "commit_kind": snap.commit_kind,
                                                "time_millis": snap.time_millis},
         "data_files": len(files), "rows": sum(f.row_count for f in files),
@@ -136,8 +156,15 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
     if any(keys):
         yield "  " + "; ".join(k for k in keys if k)
     if doc["file_indexes"]:
-        yield "  file indexes: " + "; ".join(f"{t} on {', '.join(cs)}"
-                                             for t, cs in doc["file_indexes"].items())
+        total = doc["data_files"]
+        yield "  file indexes: " + "; ".join(
+            f"{t} on " + ", ".join(c if n == total else f"{c} ({n} of {_n(total, 'file')})"
+                                   for c, n in columns.items())
+            for t, columns in doc["file_indexes"].items())
+    if doc["unreadable_file_indexes"]:
+        n = doc["unreadable_file_indexes"]
+        yield (f"  {_n(n, 'file index', 'file indexes')} {'does' if n == 1 else 'do'} not "
+               f"parse (see `table DIR indexes`)")
     snap = doc["snapshot"]
     if snap is None:
         yield "  no snapshot: nothing committed yet"
@@ -202,7 +229,7 @@ def deletion_vectors(table: Table, snapshot: int | None, limit: int | None) -> d
 def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
     for d in doc["deletion_vectors"]:
         bits = "64-bit" if d["bitmap64"] else "32-bit"
-        yield (f"{_where(d)}/{d['file']}: {d['cardinality']:,} of {d['rows']:,} rows deleted  "
+        yield (f"{_where(d)}/{d['file']}: {d['cardinality']:,} of {_n(d['rows'], 'row')} deleted  "
                f"({d['index_file']} at {d['offset']}, {d['length']} bytes, {bits})")
         yield f"  {d['_text']}"
     total = sum(d["cardinality"] for d in doc["deletion_vectors"])
@@ -248,7 +275,7 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
 
 def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
     for f in doc["files"]:
-        yield f"{_where(f)}/{f['file']}: {f['rows']:,} rows, index {f['stored']}"
+        yield f"{_where(f)}/{f['file']}: {_n(f['rows'], 'row')}, index {f['stored']}"
         for e in f["indexes"]:
             size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
@@ -326,7 +353,7 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
                    f"{f['_text']}")
         else:
             may += live
-            yield f"  {name}: REMAIN ({f['by']}): read {live:,} rows"
+            yield f"  {name}: REMAIN ({f['by']}): read {_n(live, 'row')}"
     n = len(doc["files"])
     yield (f"{_n(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
            f"({skipped['partition']} by partition, {skipped['file index']} by file index); "
@@ -369,7 +396,7 @@ def written_lines(doc: dict[str, Any]) -> Iterator[str]:
     elif doc["action"] == "index":
         yield (f"{doc['table']}: snapshot {doc['snapshot']}: file indexes of "
                f"{_n(doc['files'], 'data file')} rebuilt ({doc['embedded']} embedded in the "
-               f"manifest, {len(doc['sidecars'])} sidecars, {doc['index_bytes']:,} bytes)")
+               f"manifest, {_n(len(doc['sidecars']), 'sidecar')}, {_n(doc['index_bytes'], 'byte')})")
     else:
         yield (f"{doc['table']}: snapshot {doc['snapshot']}: {_n(doc['rows_deleted'], 'row')} "
                f"deleted from {_n(doc['files'], 'data file')}")

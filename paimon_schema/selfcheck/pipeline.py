@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from paimon_schema.values.results import plural
+
 FIELDS = [("id", "BIGINT"), ("city", "STRING"), ("amount", "DOUBLE"), ("day", "STRING")]
 WHERE = "city = 'Lima' AND amount < 50"
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Rome", "Doha", "Baku", "Riga"]
@@ -115,8 +117,8 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
         seconds = time.perf_counter() - started
         got = sorted(tuple(r) for r in rows)
         ok &= got == expected
-        pruned = f", {stats.files_skipped} of {stats.files} files pruned" if stats else ""
-        print(f"{name}: {len(got)} rows where {WHERE}{pruned}, {seconds:.2f} s, "
+        pruned = f", {stats.files_skipped} of {plural(stats.files, 'file')} pruned" if stats else ""
+        print(f"{name}: {plural(len(got), 'row')} where {WHERE}{pruned}, {seconds:.2f} s, "
               f"{'equal to' if got == expected else 'DIFFERENT FROM'} Java's read")
     print("first rows:", *expected[:5], sep="\n  ")
     return ok
