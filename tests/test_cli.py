@@ -688,3 +688,16 @@ def test_hex_dump_of_a_corrupt_file_is_located(capsys, tmp_path: Path, shared_fi
     bad.write_bytes(bytes(data))
     code, _, err = run(capsys, "dump", "--hex", "--layout", "dv", str(bad))
     assert code == 1 and "bins[0].magic" in err
+
+
+def test_query_errors_name_the_file_and_a_missing_file_comes_first(capsys, tmp_path: Path,
+                                                                   shared_fixtures: Path) -> None:
+    missing = str(tmp_path / "missing.index")
+    code, _, err = run(capsys, "query", missing, "--where", "a = 1")     # and no --row-type
+    assert code == 2 and err.startswith(f"query: {missing}: cannot read") and "type" not in err
+    container = str(shared_fixtures / CONTAINER_3COL)
+    for args in (["--where", "a = 1"], ["--where", "f1 = 1", "--row-type", "f1:INT", "--top-n", "1"],
+                 ["--where", "f1 = 1", "--row-type", "f1:INT", "--dv", missing, "--row-count", "8"]):
+        code, _, err = run(capsys, "query", container, *args)
+        assert code == 2 and err.startswith(f"query: {container}: "), (args, err)
+    assert f"--dv {missing}: cannot read" in err

@@ -133,7 +133,7 @@ def _parsed(path: str, parse: Callable[[bytes], Any]) -> tuple[bytes, Any]:
 def load_container(path: str) -> ps.FileIndexFile:
     def parse(data: bytes) -> ps.FileIndexFile:
         if detect(data) != "file-index":
-            raise UsageError(f"{path}: query needs a file-index container (no container magic)")
+            raise UsageError("query needs a file-index container (no container magic)")
         return ps.FileIndexFile.parse(data)
 
     return _parsed(path, parse)[1]
@@ -156,11 +156,18 @@ def _dv_range(text: str) -> tuple[int, int]:
 
 def load_deletion_vector(path: str, dv_range: str | None) -> DeletionVector:
     """The bitmap at `--dv-range` (or the file's only bin) of a deletion-vector file."""
-    if dv_range is not None:
-        offset, length = _dv_range(dv_range)
-        _, bitmap = _parsed(path, lambda data: ps.read_deletion_vector(data, offset, length))
-        return DeletionVector(path, offset, length, bitmap)
-    _, f = _parsed(path, ps.DeletionVectorFile.parse)
+    offset_length = None if dv_range is None else _dv_range(dv_range)
+    try:
+        data = read_bytes(path)
+    except UsageError as exc:               # named: the errors of `query` name its FILE
+        raise UsageError(f"--dv {path}: {exc}") from exc
+    try:
+        if offset_length is not None:
+            offset, length = offset_length
+            return DeletionVector(path, offset, length, ps.read_deletion_vector(data, offset, length))
+        f = ps.DeletionVectorFile.parse(data)
+    except ps.FormatError as exc:
+        raise BadFile(path, exc) from exc
     if len(f.bins) != 1:
         ranges = ", ".join(f"{b.offset}:{b.length}" for b in f.bins) or "none"
         raise UsageError(f"{path} holds {count(len(f.bins), 'bin')}: pass --dv-range "
@@ -512,13 +519,14 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
+        container = load_container(args.file)     # a missing file before a missing type
         types = types_for(args, args.file)
         if args.dv and args.row_count is None:
             args.row_count = _row_count_near(args.file)
         request = query_request(args, types)
-        result = run_query(load_container(args.file), request, types)
+        result = run_query(container, request, types)
     except (UsageError, ps.SchemaError) as exc:
-        print(f"query: {exc}", file=err)
+        print(f"query: {args.file}: {exc}", file=err)
         return EXIT_USAGE
     except BadFile as exc:
         print("\n".join(format_error_lines(exc.path, exc.error)), file=err)
