@@ -650,12 +650,22 @@ def test_pipeline_runs_the_spark_job(capsys, monkeypatch) -> None:
 # -- specs as documentation ---------------------------------------------------------------------
 
 
-def test_layouts_lists_every_spec(capsys) -> None:
+def test_layouts_lists_every_spec(capsys, tmp_path: Path) -> None:
+    """The files `dump --layout` takes, one a line; the embedded pieces on the last line."""
     code, out, _ = run(capsys, "layouts")
     assert code == 0
-    names = [line.split()[0] for line in out.splitlines()]
+    files, embedded = out.split("\n\n")
+    names = [line.split()[0] for line in files.splitlines()]
+    pieces = embedded.strip().rpartition(": ")[2].split(", ")
     specs = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "formats").glob("*.ksy"))
-    assert sorted(registry.LAYOUTS[n].spec for n in names) == specs      # one name per spec
+    assert sorted(registry.LAYOUTS[n].spec for n in names + pieces) == specs    # one name per spec
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    for name in names:          # each is a layout dump reads (exit 1: an empty file is bad bytes)
+        code, _, err = run(capsys, "dump", "--layout", name, "--type", "INT", str(empty))
+        assert code in (0, 1) and "not a file of its own" not in err, (name, err)
+    for name in pieces:
+        assert run(capsys, "diagram", name)[0] == 0
 
 
 def test_diagram_writes_the_checked_in_svg(capsys, tmp_path: Path) -> None:

@@ -414,13 +414,18 @@ def types_for(args: argparse.Namespace, path: str) -> Types:
 
 
 def cmd_layouts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """The layouts by the names every command takes, one line each, from the checked-in docs."""
+    """The layouts `dump --layout` and `verify --layout` take, one line each, from the
+    checked-in docs; then the pieces embedded in them, which only `diagram` takes."""
     summaries = dict((spec, summary) for spec, summary in _layout_summaries())
-    for name, layout in registry.LAYOUTS.items():
+    for name in registry.FILES:
+        layout = registry.LAYOUTS[name]
         stem = layout.spec.replace("_", "-")
         aliases = [*layout.aliases, *([stem] if stem != name else [])]
         also = f" (also: {', '.join(aliases)})" if aliases else ""
         print(f"{name:18}  {summaries.get(layout.spec, '')}{also}", file=out)
+    embedded = [name for name in registry.LAYOUTS if name not in registry.FILES]
+    print(f"\nembedded in the layouts above, no file of their own (`diagram` and docs/ show "
+          f"them): {', '.join(embedded)}", file=out)
     return EXIT_OK
 
 
@@ -690,7 +695,8 @@ def parser() -> argparse.ArgumentParser:
     table.add_argument("--all", action="store_true", help="list every deleted position")
     table.set_defaults(run=cmd_table)
 
-    layouts = sub.add_parser("layouts", help="list the layouts by the names the commands take")
+    layouts = sub.add_parser("layouts", help="list the layouts `dump` and `verify` read, by the "
+                                             "names the commands take")
     layouts.set_defaults(run=cmd_layouts)
 
     diagram = sub.add_parser("diagram", help="write a layout's diagram as SVG")
