@@ -21,6 +21,7 @@ from paimon_schema.cli.arguments import EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE
 from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.table.errors import TableError
+from paimon_schema.table.indexes import in_file_index
 from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import DataField, TableSchema, type_root
@@ -246,7 +247,8 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
             continue
         schema = table.schema(f.schema_id)
         entries = []
-        for e in container.entries:
+        paths = presenters.entry_paths(container)
+        for i, e in enumerate(container.entries):
             data_type = column_type(schema, e.column)
             entry: dict[str, Any] = {"column": e.column, "index_type": e.index_type,
                                      "data_type": data_type,
@@ -262,15 +264,28 @@ def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
             else:
                 try:
                     opened = presenters.open_blob(e.index_type, e.blob, data_type)
-                except presenters.UsageError as exc:
-                    entry["summary"] = str(exc)
-                else:
                     entry["summary"] = presenters.LAYOUTS[e.index_type].summary(opened)
                     entry["index"] = presenters.LAYOUTS[e.index_type].json(opened)
+                except presenters.UsageError as exc:
+                    entry["summary"] = str(exc)
+                except ps.FormatError as exc:
+                    entry.update(_blob_error(f, e, paths[i], exc))
             entries.append(entry)
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
-    return {"table": table.path, "files": out}
+    return {"table": table.path, "files": out,
+            "corrupt": sum("error" in e for f in out for e in f["indexes"])}
+
+
+def _blob_error(f: DataFile, e: ps.IndexEntry, path: str, exc: ps.FormatError) -> dict[str, Any]:
+    """A corrupt blob: the file it lies in, the offset in that file (a sidecar; for a
+    container embedded in the manifest, in the container) and the offset in the blob."""
+    located = in_file_index(exc.within(f"{path}.blob", e.offset), f)
+    blob = "" if exc.offset is None else f"; {exc.offset} in the blob"
+    at = "" if located.offset is None else f", offset {located.offset}{blob}"
+    return {"summary": f"CORRUPT: {exc.reason} ({located.file}: {located.path}{at})",
+            "error": {"file": located.file, "offset": located.offset, "blob_offset": exc.offset,
+                      "path": located.path, "reason": exc.reason}}
 
 
 def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
@@ -279,7 +294,8 @@ def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
         for e in f["indexes"]:
             size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
-    yield f"{_n(len(doc['files']), 'data file')} with a file index"
+    corrupt = f"; {_n(doc['corrupt'], 'corrupt index', 'corrupt indexes')}" if doc["corrupt"] else ""
+    yield f"{_n(len(doc['files']), 'data file')} with a file index{corrupt}"
 
 
 def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
@@ -326,8 +342,10 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
     try:
         result = ps.evaluate(container, file_predicate, row_type, row_count=f.row_count,
                              deletion_vector=dv)
-    except ps.SchemaError as exc:
-        raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
+    except ps.FormatError as exc:           # located in the container: the sidecar's offsets
+        raise in_file_index(exc, f) from exc
+    except ps.SchemaError as exc:           # an index its column's type cannot have
+        raise in_file_index(ps.FormatError(str(exc)), f) from exc
     kind = presenters.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
     if kind == "rows" and result.rows is not None:
@@ -489,7 +507,7 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write("\n")
     else:
         print("\n".join(lines(doc)), file=out)
-    return EXIT_OK
+    return EXIT_BAD_FILE if doc.get("corrupt") else EXIT_OK
 
 
 Lines = Callable[[dict[str, Any]], Iterator[str]]

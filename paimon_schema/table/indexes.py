@@ -16,7 +16,7 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+__all__ = ["deletion_vector", "file_index", "file_index_bytes", "hash_index", "in_file_index"]
 
 
 def deletion_vector(io: FileIO, data_file: DataFile, *,
@@ -30,10 +30,12 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
     try:
         return read_deletion_vector(chunk, 0, dv.length, verify_checksum=verify_checksum)
     except FormatError as exc:
-        raise FormatError(f"deletion vector of {data_file.file_name} in {dv.path} at offset "
-                          f"{dv.offset}: {exc.reason}",
-                          offset=None if exc.offset is None else exc.offset + dv.offset,
-                          path=exc.path) from exc
+        error = FormatError(f"deletion vector of {data_file.file_name} in {dv.path} at offset "
+                            f"{dv.offset}: {exc.reason}",
+                            offset=None if exc.offset is None else exc.offset + dv.offset,
+                            path=exc.path)
+        error.file = dv.path
+        raise error from exc
 
 
 def file_index_bytes(io: FileIO, data_file: DataFile) -> bytes | None:
@@ -52,9 +54,18 @@ def file_index(io: FileIO, data_file: DataFile) -> FileIndexFile | None:
     try:
         return FileIndexFile.parse(data)
     except FormatError as exc:
-        raise FormatError(f"file index of {data_file.file_name} "
-                          f"({data_file.index_sidecar or 'embedded in the manifest'}): "
-                          f"{exc.reason}", offset=exc.offset, path=exc.path) from exc
+        raise in_file_index(exc, data_file) from exc
+
+
+def in_file_index(exc: FormatError, data_file: DataFile) -> FormatError:
+    """A FormatError of a data file's container (or of a blob in it, located in the container
+    by `FormatError.within`) naming its file: the sidecar, whose offsets these are, or the
+    manifest entry that embeds it (offsets in the embedded container)."""
+    where = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
+    error = FormatError(f"file index of {data_file.file_name} ({where}): {exc.reason}",
+                        offset=exc.offset, path=exc.path)
+    error.file = where
+    return error
 
 
 def hash_index(io: FileIO, index_file: IndexFile) -> Any:
