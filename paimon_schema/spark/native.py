@@ -51,6 +51,7 @@ from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
+from paimon_schema.table import predicates as table_predicates
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import TableSchema
@@ -74,11 +75,14 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
     BETWEEN, IS NULL) prune files and rows first. A string Spark understands but the pruner
-    does not is applied without pruning.
+    does not is applied without pruning. A literal that does not compare with its column
+    (`amount < 'x'`) is a SchemaError naming both, as in `read_arrow`, before Spark runs.
     """
     predicate = _predicate(where)
     table = Table.open(table_dir, filesystem)
     plan = plan_read(table, predicate, snapshot, mode=mode)
+    if predicate is not None:       # a literal that does not compare: SchemaError, as read_arrow
+        table_predicates.to_arrow(predicate, plan.schema)
     ddl = spark_schema_ddl(plan.table_schema)
     groups: dict[tuple, list[FileTask]] = {}
     others = []

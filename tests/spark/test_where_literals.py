@@ -66,3 +66,17 @@ def test_query_file_says_the_same(tmp_path: Path, capsys: Any) -> None:
 def test_read_table_refuses_it_before_spark_runs(spark: Any, table: Path) -> None:
     with pytest.raises(ps.SchemaError, match=MESSAGE):
         ps_spark.read_table(spark, str(table), "id = 99999999999999999999999")
+
+
+def test_read_table_refuses_what_read_arrow_refuses(spark: Any, tmp_path: Path) -> None:
+    """Our SchemaError naming the column and the literal, not Spark's CAST_INVALID_INPUT."""
+    root = tmp_path / "t"
+    forge.write_table(root, pa.table({"amount": pa.array([1.0, 60.0]), "city": ["Lima", "Oslo"]}),
+                      {"amount": "DOUBLE", "city": "STRING"})
+    cases = {"amount < 'x'": r"amount < 'x': column 'amount' is double, and 'x' \(a string\)",
+             "city = 5": r"city = 5: column 'city' is string, and 5 \(a number\)"}
+    for where, message in cases.items():
+        for read in (ps_spark.read_arrow, lambda path, w: ps_spark.read_table(spark, path, w)):
+            with pytest.raises(ps.SchemaError, match=message):
+                read(str(root), where)
+    assert ps_spark.read_table(spark, str(root), "amount < 50").count() == 1
