@@ -69,11 +69,13 @@ def spark_session() -> Any:
     from pyspark.sql import SparkSession
 
     from paimon_schema.runtime import progress
+    from paimon_schema.spark import QUIET_LOGGING
 
     with progress.step("starting Spark (local[2], a JVM)"):
         spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
                  .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.driver.extraJavaOptions", QUIET_LOGGING)
                  .config("spark.sql.shuffle.partitions", "2")
                  .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")

@@ -10,11 +10,20 @@ Spark functions).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from paimon_schema.table.merge import ReadStats, read_arrow
 
-__all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
+__all__ = ["QUIET_LOGGING", "ReadStats", "read_arrow", "read_table", "register",
+           "rewrite_file_index"]
+
+#: `spark.driver.extraJavaOptions` for a session whose stderr shows errors only: Spark's log4j
+#: configured to ERROR before the JVM logs anything (its startup lines and WARNs come before a
+#: `setLogLevel` could act; `register` comes later still). With
+#: `spark.ui.showConsoleProgress=false`, the README's session prints nothing on stderr.
+QUIET_LOGGING = "-Dlog4j2.configurationFile=" + \
+    Path(__file__).with_name("log4j2-quiet.properties").as_uri()
 
 
 def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:

@@ -9,12 +9,15 @@ import contextlib
 import io
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 import forged_tables as forge
+from oracles import import_oracle
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -45,17 +48,26 @@ def test_layout_snippet(tmp_path: Path) -> None:
     assert printed == ["1 26 False 3", "BitMap([0, 2])", "IndexResult(rows=BitMap([0]))", "1"]
 
 
-def test_table_snippets(spark: Any, tmp_path: Path) -> None:
-    cities = ["Oslo", "Lima", "Pune", "Kyiv"]
-    n = 400
+CITIES = ["Oslo", "Lima", "Pune", "Kyiv"]
+
+
+def forge_orders(root: Path, n: int) -> None:
+    """The pipeline's table at `root/warehouse/demo.db/orders`, `n` rows."""
+    cities = CITIES
     data = pa.table({"id": pa.array(range(n), pa.int64()),
                      "city": [cities[i * len(cities) // n] for i in range(n)],
                      "amount": pa.array([float(i % 97) for i in range(n)]),
                      "day": ["2024-05-01" if i < n // 2 else "2024-05-02" for i in range(n)]})
-    forge.write_table(tmp_path / "warehouse" / "demo.db" / "orders", data,
+    forge.write_table(root / "warehouse" / "demo.db" / "orders", data,
                       {"id": "BIGINT", "city": "STRING", "amount": "DOUBLE", "day": "STRING"},
                       partition_keys=["day"], bucket_of=[i % 2 for i in range(n)],
                       indexes={"city": {"bitmap": {}}}, deleted=range(0, n, 10))
+
+
+def test_table_snippets(spark: Any, tmp_path: Path) -> None:
+    cities = CITIES
+    n = 400
+    forge_orders(tmp_path, n)
     namespace = {"__name__": "__readme__"}
     printed = run(snippets()[1], tmp_path, namespace).splitlines()
     expected = sum(1 for i in range(n) if i % 10 and cities[i * len(cities) // n] == "Lima"
@@ -74,3 +86,19 @@ def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     assert sorted(read_arrow(table).column("id").to_pylist()) == kept
     assert printed == [f"{n - n // 10 - len(kept)} rows deleted in snapshot 5"]
 
+
+
+def test_the_spark_snippet_prints_nothing_on_stderr(tmp_path: Path) -> None:
+    """Run alone, with its own JVM (the session fixture's would be reused, and its stderr is
+    not this test's): no Spark log lines, no progress bars. The one line left is the JVM's own
+    notice of the incubator module Spark 4 adds, which no option silences."""
+    import_oracle("pyspark")
+    forge_orders(tmp_path, 400)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", snippets()[1]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    below = sum(1 for i in range(400) if i % 10 and i % 97 < 50)
+    assert done.stdout.splitlines()[-1] == f"{below} 0"
+    assert [line for line in done.stderr.splitlines()
+            if line != "WARNING: Using incubator modules: jdk.incubator.vector"] == []
