@@ -196,14 +196,16 @@ def test_verify_with_an_explicit_layout(capsys, copy) -> None:
     assert code == 1 and "offset=5 path=bins[0].magic" in out
 
 
-def test_verify_reports_warnings(capsys, copy) -> None:
+def test_verify_fails_on_what_java_does_not_write(capsys, copy) -> None:
     def add_head_slack(data: bytearray) -> None:         # len_head + 2, two bytes of slack
         head = struct.unpack_from(">i", data, 12)[0]
         struct.pack_into(">i", data, 12, head + 2)
         data[head:head] = b"\0\0"
 
-    code, out, _ = run(capsys, "verify", copy(CONTAINER_EMPTY_ENTRY, add_head_slack))
-    assert code == 0 and "OK " in out and "WARN " in out and "unused bytes" in out
+    path = copy(CONTAINER_EMPTY_ENTRY, add_head_slack)
+    code, out, _ = run(capsys, "verify", path)      # readable, but Java writes no slack: exit 1
+    assert code == 1 and out.startswith(f"FAIL {path} (file-index: ")
+    assert f"FAIL {path}: 2 unused bytes at the end of the head" in out.splitlines()
 
 
 def test_verify_a_truncated_hash_index(capsys, tmp_path: Path) -> None:

@@ -28,6 +28,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import hexdump
+from paimon_schema.cli.coverage import check_coverage
 from paimon_schema.cli.presenters import (
     INDEX_TYPES,
     LAYOUTS,
@@ -470,9 +471,11 @@ class Verified:
         if self.error is not None:
             yield f"FAIL {self.file}: {self.error}"
             return
-        yield f"OK {self.file} ({self.layout}: {self.summary}, {count(self.size or 0, 'byte')})"
+        verdict = "OK" if self.code == EXIT_OK else "FAIL"
+        yield f"{verdict} {self.file} ({self.layout}: {self.summary}, {count(self.size or 0, 'byte')})"
         yield from self.details
-        yield from (f"WARN {self.file}: {w}" for w in self.warnings)
+        # what a reader tolerates but Java's writer never writes: the file is not Java's
+        yield from (f"FAIL {self.file}: {w}" for w in self.warnings)
 
     def json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"file": self.file, "ok": self.code == EXIT_OK}
@@ -493,11 +496,13 @@ def verify_one(path: str, layout_name: str, types: Types) -> Verified:
         layout, data, model = load(path, layout_name, types)
         warnings = [*warnings_of(model), *layout.check(model)]
         details = list(layout.details(model))
+        check_coverage(layout.name, data, types)
     except UsageError as exc:
         return Verified(path, EXIT_USAGE, error=exc)
     except ps.FormatError as exc:
         return Verified(path, EXIT_BAD_FILE, error=exc)
-    return Verified(path, EXIT_OK, layout.name, len(data), layout.summary(model), details, warnings)
+    code = EXIT_BAD_FILE if warnings else EXIT_OK     # each says Java did not write the file
+    return Verified(path, code, layout.name, len(data), layout.summary(model), details, warnings)
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
