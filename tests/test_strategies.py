@@ -7,10 +7,11 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, find, settings
+from hypothesis import HealthCheck, Phase, find, settings
 from strategies import columns, values_for
 
-SEARCH = settings(max_examples=5_000, database=None, suppress_health_check=list(HealthCheck))
+SEARCH = settings(max_examples=5_000, database=None, phases=[Phase.generate],   # no shrinking
+                  suppress_health_check=list(HealthCheck))
 COLUMNS = columns({t: values_for(t) for t in ("INT", "DOUBLE", "FLOAT", "STRING")})
 
 

@@ -19,20 +19,35 @@ from paimon_schema.values.errors import FormatError
 def check_coverage(layout: str, data: bytes, types: Types) -> None:
     """FormatError at the first byte of `data` that no field of `layout` reads, or that two
     fields read. Container blobs are opened with their columns' `types` (a keyed blob without
-    its type counts as read whole)."""
+    its type counts as read whole); an opened blob's own fields must tile the blob."""
     root = parse_generated(layout, data, types.data_type)
-    spans = sorted((f.offset, f.offset + f.size, f.path)
-                   for f in hexdump.fields(root, data, types.of)
-                   if f.offset is not None and f.size > 0 and not f.opened)
-    end, last = 0, ""
-    for start, stop, path in spans:
-        if start > end:
-            raise FormatError(f"{count(start - end, 'byte')} before {path} read by no field "
-                              f"(a gap after {last or 'the start'})", offset=end, path=path)
-        if start < end:
-            raise FormatError(f"{path} overlaps {last}: {count(min(end, stop) - start, 'byte')} "
-                              f"read twice", offset=start, path=path)
-        end, last = stop, path
-    if end < len(data):
-        raise FormatError(f"{count(len(data) - end, 'byte')} after the end of the {layout} "
-                          f"(after {last or 'nothing'}) read by no field", offset=end)
+    fields = [f for f in hexdump.fields(root, data, types.of) if f.offset is not None]
+    _tile(fields, "", 0, len(data), f"the {layout}")
+
+
+def _tile(fields: list[hexdump.Field], prefix: str, begin: int, end: int, what: str) -> None:
+    """The fields under `prefix` (those inside an opened field apart) must read every byte of
+    [begin, end) once; then each opened field's own, over its bytes."""
+    inner = [o.path + "." for o in fields if o.opened and o.path.startswith(prefix)]
+    own = [f for f in fields if f.path.startswith(prefix) and f.size > 0
+           and not any(f.path.startswith(p) for p in inner)]
+    at, last = begin, ""
+    for f in sorted(own, key=lambda f: (f.offset, f.offset + f.size)):
+        assert f.offset is not None
+        if f.offset > at:
+            raise FormatError(f"{count(f.offset - at, 'byte')} before {f.path} read by no field "
+                              f"(a gap after {last or 'the start of ' + what})", offset=at,
+                              path=f.path)
+        if f.offset < at:
+            raise FormatError(f"{f.path} overlaps {last}: "
+                              f"{count(min(at, f.offset + f.size) - f.offset, 'byte')} read twice",
+                              offset=f.offset, path=f.path)
+        at, last = f.offset + f.size, f.path
+    if at < end:
+        raise FormatError(f"{count(end - at, 'byte')} at the end of {what} (after "
+                          f"{last or 'nothing'}) read by no field", offset=at,
+                          path=prefix.rstrip("."))
+    for f in own:
+        if f.opened:
+            assert f.offset is not None
+            _tile(fields, f.path + ".", f.offset, f.offset + f.size, f.path)
