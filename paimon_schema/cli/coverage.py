@@ -32,8 +32,8 @@ def _tile(fields: list[hexdump.Field], prefix: str, begin: int, end: int, what: 
     own = [f for f in fields if f.path.startswith(prefix) and f.size > 0
            and not any(f.path.startswith(p) for p in inner)]
     at, last = begin, ""
-    for f in sorted(own, key=lambda f: (f.offset, f.offset + f.size)):
-        assert f.offset is not None
+    for f in sorted(own, key=lambda f: (f.offset or 0, f.size)):
+        assert f.offset is not None         # `check_coverage` keeps fields that have one
         if f.offset > at:
             raise FormatError(f"{count(f.offset - at, 'byte')} before {f.path} read by no field "
                               f"(a gap after {last or 'the start of ' + what})", offset=at,

@@ -240,7 +240,7 @@ def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
 def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
     """Every data file's container, each blob opened with its column's type from the schema
     the file was written with."""
-    out = []
+    out: list[dict[str, Any]] = []
     for f in _sorted(table.data_files(snapshot)):
         container = table.file_index(f)
         if container is None:
