@@ -38,3 +38,13 @@ def shared_fixtures() -> Path:
     if not SHARED_FIXTURES.is_dir():
         oracle_unavailable(f"{SHARED_FIXTURES} does not exist (../shared is not beside the checkout)")
     return SHARED_FIXTURES
+
+
+@pytest.fixture(scope="session")
+def s3_server():
+    """A real S3 API server (moto) on 127.0.0.1, started once and stopped with the session."""
+    server_module = require_oracle(lambda: __import__("s3server"))
+    server = server_module.S3Server()
+    server.start()
+    yield server
+    server.stop()

@@ -22,6 +22,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.layouts import file_index, registry
+from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, detect
 from paimon_schema.values.types import DataType
 
@@ -592,6 +593,66 @@ def _hash_json(hashes: np.ndarray) -> dict[str, Any]:
     return {"count": len(hashes), "hashes": hashes.tolist()}
 
 
+# -- btree global index -------------------------------------------------------------------------
+
+
+def _btree_parse(data: bytes, types: Types) -> BTreeGlobalIndexReader:
+    return BTreeGlobalIndexReader.open(data, types.data_type or "")
+
+
+def _btree_key(reader: BTreeGlobalIndexReader, key: bytes) -> str:
+    try:
+        return repr(reader.keys.decode(key))
+    except (ValueError, OverflowError):
+        return "0x" + key.hex()
+
+
+def _btree_text(reader: BTreeGlobalIndexReader) -> Iterator[str]:
+    f = reader.footer
+    yield (f"btree global index ({reader.keys.data_type}), {count(len(reader.blocks), 'data block')}, "
+           f"null bitmap: {'yes' if f.has_null_bitmap else 'no'}, "
+           f"bloom filter: {f'{f.len_bloom_filter} bytes' if f.has_bloom_filter else 'no'}")
+    limit = _cut(MAX_KEYS)
+    for n, (key, rows) in enumerate(reader.entries()):
+        if limit is not None and n == limit:
+            yield "  … (more keys: --all lists them)"
+            break
+        yield f"  {_btree_key(reader, key)}: {positions_text(BitMap64(rows.tolist()))}"
+    if f.has_null_bitmap:
+        yield f"  null: {positions_text(reader.is_null())}"
+
+
+def _btree_json(reader: BTreeGlobalIndexReader) -> dict[str, Any]:
+    f = reader.footer
+    return {"data_type": str(reader.keys.data_type),
+            "footer": {"bloom_filter": [f.ofs_bloom_filter, f.len_bloom_filter, f.num_expected_entries],
+                       "index_block": [f.ofs_index_block, f.len_index_block],
+                       "null_bitmap": [f.ofs_null_bitmap, f.len_null_bitmap], "version": f.version},
+            "data_blocks": [[b.offset, b.size] for b in reader.blocks],
+            "keys": [{"key": _btree_key(reader, key), **positions_json(BitMap64(rows.tolist()))}
+                     for key, rows in reader.entries()],
+            "null_rows": positions_json(reader.is_null())}
+
+
+def _btree_summary(reader: BTreeGlobalIndexReader) -> str:
+    keys = rows = 0
+    for _, ids in reader.entries():
+        keys, rows = keys + 1, rows + len(ids)
+    return (f"{count(keys, 'key')}, {count(rows, 'row')} in {count(len(reader.blocks), 'data block')}, "
+            f"{count(len(reader.is_null()), 'null row')}")
+
+
+def _btree_check(reader: BTreeGlobalIndexReader) -> Iterator[str]:
+    """Every block and entry read (CRCs, order, row ids), and the null bitmap."""
+    seen = BitMap64(reader.is_null())
+    for _, ids in reader.entries():
+        rows = BitMap64(ids.tolist())
+        if len(rows) != len(ids) or seen.intersection_cardinality(rows):
+            yield "a row id is listed twice (under one key, two keys, or a key and null)"
+            return
+        seen |= rows
+
+
 LAYOUTS: dict[str, Layout] = {
     "deletion-vectors": Layout("deletion-vectors", lambda data, _: ps.DeletionVectorFile.parse(data),
                                _dv_text, _dv_json, _dv_summary),
@@ -607,6 +668,8 @@ LAYOUTS: dict[str, Layout] = {
                          lambda ix: iter(())),     # decoded in full when opened
     "range-bitmap": _index_layout("range-bitmap", _range_text, _range_json, _range_summary,
                                   _range_check),
+    "btree-global-index": Layout("btree-global-index", _btree_parse, _btree_text, _btree_json,
+                                 _btree_summary, _btree_check, needs_type=True),
 }
 
 

@@ -20,13 +20,14 @@ from paimon_schema.generated.binary_row import BinaryRow
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
 from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-from paimon_schema.layouts import deletion_vectors, file_index, paimon_common
+from paimon_schema.layouts import btree_global_index, deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
 from paimon_schema.layouts.bsi_index import BsiIndexReader, build_bsi
@@ -104,6 +105,8 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("deletion-vectors", "deletion_vectors", DeletionVectors, aliases=("dv",),
            signature=deletion_vectors.has_signature),
     Layout("hash-index", "hash_index", HashIndex, aliases=("hash",)),
+    Layout("btree-global-index", "btree_global_index", BtreeGlobalIndex, aliases=("btree",),
+           signature=btree_global_index.has_signature),
     Layout("roaring-bitmap", "roaring_bitmap", RoaringBitmap, aliases=("roaring",), embedded=True),
     Layout("paimon-common", "paimon_common", PaimonCommon, embedded=True),
     Layout("binary-row", "binary_row", BinaryRow, embedded=True),

@@ -35,6 +35,7 @@ from pyroaring import BitMap
 import paimon_schema as ps
 from paimon_schema.cli import main as cli_main
 from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.registry import INDEX_TYPES
 
 #: The ../shared/fixtures folder beside the checkout (same as tests/conftest.py).
@@ -42,7 +43,11 @@ SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 #: Seeds up to this size get every truncation, 200 flips and 50 overwrites in CI.
 MAX_SEED = 64 * 1024
 
-LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring")
+LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree")
+#: The Java-written btree global index files of the sample table (INT keys), fixture README §6.
+BTREE_FIXTURES = ("paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-1e092fe2-2c76-4682-bfec-50ebecd3957a-0",
+                  "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-360cfb9c-6646-44cb-aec5-d156a379b4d2-0",
+                  "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-806143e3-9271-4934-9ca5-636a815c46a0-0")
 
 
 # ----------------------------------------------------------------------------------- seeds
@@ -143,6 +148,8 @@ def fixture_seeds(root: Path = SHARED_FIXTURES) -> list[Seed]:
                               data_type=stems[stem]))
     for (index_type, rel), data_type in FIXTURE_BLOBS.items():
         seeds.append(Seed(rel, index_type, (root / rel).read_bytes(), data_type=data_type))
+    for rel in BTREE_FIXTURES:
+        seeds.append(Seed(rel, "btree", (root / rel).read_bytes(), data_type="INT"))
     return _distinct(seeds)
 
 
@@ -225,6 +232,16 @@ def writer_seeds() -> list[Seed]:
             bitmap.run_optimize()
         seeds.append(Seed(f"writer/{name}", "roaring", bitmap.serialize()))
 
+    for name, data_type, values, options in [
+            ("btree-int-nulls-blocks", "INT", [5, None, -3, 5, 2**31 - 1, None, 0] * 20, {"block_size": 48}),
+            ("btree-string-bloom", "STRING", ["", "a", "é", "\U0001f600", None, "ab"] * 8,
+             {"block_size": 64, "bloom_filter": True}),
+            ("btree-double", "DOUBLE", [1.5, -0.0, 0.0, float("nan"), None, -1e300] * 5, {}),
+            ("btree-timestamp9", "TIMESTAMP(9)", [1_700_000_000_123_456, -5, None] * 9, {"block_size": 40}),
+            ("btree-decimal-wide", "DECIMAL(25, 3)", [10**20, -1, 0, None] * 9, {"java_null_bitmap": False}),
+            ("btree-only-nulls", "BIGINT", [None] * 70, {})]:
+        seeds.append(Seed(f"writer/{name}", "btree", write_btree_global_index(data_type, values, **options).data,
+                          data_type=data_type))
     bitmap_seed("roaring-empty", BitMap())
     bitmap_seed("roaring-array", BitMap([1, 2, 3, 1000, 65535]), optimize=False)
     bitmap_seed("roaring-runs", BitMap(range(100, 5000)) | BitMap([70000, 70001]))
@@ -514,6 +531,11 @@ def entry_points(seed: Seed, data: bytes, *, cli_too: bool = False,
                                               layout, seed.data_type)))
     elif layout == "roaring":
         calls.append(("roaring.deserialize", lambda: len(roaring.deserialize(data)[0])))
+    elif layout == "btree":
+        assert seed.data_type is not None
+        calls.append((f"BTreeGlobalIndexReader.open(..., {seed.data_type!r})",
+                      lambda: _exercise_btree(BTreeGlobalIndexReader.open(data, seed.data_type or ""))
+                      if exercise else BTreeGlobalIndexReader.open(data, seed.data_type or "")))
     else:
         raise ValueError(layout)
     if cli_too and layout in CLI_LAYOUTS:
@@ -527,6 +549,30 @@ class MislocatedError(AssertionError):
 
 
 CLI_LAYOUTS = {"dv": "dv", "container": "file-index", "hash": "hash"}
+
+
+def _exercise_btree(reader: BTreeGlobalIndexReader) -> None:
+    """Every query a pipeline asks, on probes of the column type and on the file's own keys."""
+    keys = list(reader.entries())
+    reader.is_null()
+    reader.is_not_null()
+    data_type = str(reader.keys.data_type)
+    own = []
+    for key, _ in keys[:2]:
+        try:
+            own.append(reader.keys.decode(key))
+        except (ValueError, OverflowError):
+            continue         # a key no Python value holds (a date past year 9999): probes suffice
+    for probe in probes(data_type)[:4] + own:
+        try:
+            reader.equal(probe)
+            reader.less_than(probe)
+            reader.greater_or_equal(probe)
+            reader.isin([probe, None])
+        except ps.SchemaError:
+            continue         # a probe the type does not take, or a decoded key outside its range
+    if reader.keys.data_type.is_string:
+        reader.starts_with("a")
 
 
 def _nothing(*args: Any) -> None:

@@ -59,6 +59,8 @@ def mutate(seed: Seed, rng: random.Random) -> tuple[bytes, str]:
         data, steps = seed.data[:cut], f"truncate {cut}"
     if seed.layout == "dv" and rng.random() < 0.7:
         data, steps = structure.fix_dv_checksums(data), f"{steps}; CRCs recomputed"
+    if seed.layout == "btree" and rng.random() < 0.7:
+        data, steps = structure.fix_btree_checksums(data), f"{steps}; CRCs recomputed"
     return data, steps
 
 

@@ -26,6 +26,8 @@ from kaitaistruct import KaitaiStruct
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
@@ -61,7 +63,7 @@ def _parser(seed: Seed) -> Any:
         kind = range_bitmap_keys(seed.data_type).kind
         return lambda io: RangeBitmap(kind, io)
     return {"bloom-filter": BloomFilter, "bsi": BsiIndex, "roaring": RoaringBitmap,
-            "hash": HashIndex}[layout]
+            "hash": HashIndex, "btree": BtreeGlobalIndex}[layout]
 
 
 @cache
@@ -158,6 +160,29 @@ def fix_dv_checksums(data: bytes) -> bytes:
             break
         out[end:end + 4] = zlib.crc32(bytes(out[pos + 4:end])).to_bytes(4, "big")
         pos = end + 4
+    return bytes(out)
+
+
+def fix_btree_checksums(data: bytes) -> bytes:
+    """Recompute the CRC32 of the null bitmap, the index block and every data block it names,
+    wherever the footer and the index entries still locate them inside the file."""
+    out = bytearray(data)
+    try:
+        footer = sst.read_footer(sst.Source(data))
+    except ps.FormatError:
+        return data
+    spans = [(footer.ofs_index_block, footer.len_index_block)]
+    try:
+        index = sst.read_block(sst.Source(data), *spans[0], "index_block", verify_checksum=False)
+        spans += [sst.parse_handle(index, i)[1:] for i in range(len(index))]
+    except ps.FormatError:
+        pass
+    for offset, size in spans:
+        if offset + size + 5 <= len(out):
+            out[offset + size + 1:offset + size + 5] = zlib.crc32(bytes(out[offset:offset + size + 1])).to_bytes(4, "little")
+    if footer.has_null_bitmap and footer.ofs_null_bitmap + footer.len_null_bitmap + 4 <= len(out):
+        end = footer.ofs_null_bitmap + footer.len_null_bitmap
+        out[end:end + 4] = zlib.crc32(bytes(out[footer.ofs_null_bitmap:end])).to_bytes(4, "little")
     return bytes(out)
 
 

@@ -40,7 +40,7 @@ def test_mutations(seed: Seed) -> None:
 def test_every_layout_has_seeds(shared_fixtures: Path) -> None:
     """Fixture seeds for every layout Paimon has real files of; writer seeds for the rest."""
     fixture = {s.layout for s in fuzzlib.fixture_seeds(shared_fixtures)}
-    assert fixture >= {"dv", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring"}
+    assert fixture >= {"dv", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree"}
     assert {s.layout for s in SEEDS} == set(fuzzlib.LAYOUTS)
     assert all(len(s.data) <= fuzzlib.MAX_SEED for s in SEEDS)
 

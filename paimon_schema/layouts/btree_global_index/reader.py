@@ -1,0 +1,330 @@
+"""Queries over one btree global index file: equal / in / ranges / is-null / prefix -> row ids.
+
+Opening reads the footer and the index block (one entry per data block, keyed by its last
+key); a point lookup then reads the one data block whose last key is the first at or above
+the literal, and a range the blocks it spans, as Java's `BTreeIndexReader` does. Keys are
+compared in the column type's order (`keys.BTreeKeys`), found by binary search inside a
+block; the row ids of a run of entries are decoded in bulk (`sst.decode_row_ids`). Results
+are `BitMap64`s of row ids relative to the file's row range.
+"""
+
+from __future__ import annotations
+
+import array
+import struct
+import zlib
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from pyroaring import BitMap64
+
+from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, bloom_test
+from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
+from paimon_schema.layouts.btree_global_index.sst import (
+    FOOTER_SIZE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer,
+    row_ids_of)
+from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.types import DataType
+
+_U4 = struct.Struct("<I")
+_U8 = struct.Struct("<Q")
+DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
+
+
+@dataclass(frozen=True)
+class DataBlockHandle:
+    """Index entry `i`: data block `offset`, `size` (stored, without trailer), its last key."""
+
+    offset: int
+    size: int
+    last_key: bytes
+
+
+class BTreeGlobalIndexReader:
+    """One btree global index file of a column of type `data_type`, read on demand."""
+
+    def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
+                 cache_size: int = DEFAULT_CACHE_SIZE) -> None:
+        self.source = source
+        self.cache_size = cache_size
+        self._cache: dict[int, Block] = {}       # insertion order = least recently used first
+        self._cached_bytes = 0
+        self.keys = keys
+        self.verify_checksum = verify_checksum
+        self.footer: Footer = read_footer(source)
+        f = self.footer
+        index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block",
+                           verify_checksum=verify_checksum)
+        self.blocks: list[DataBlockHandle] = []
+        self._last_orders: list[Any] = []
+        for i in range(len(index)):
+            key, offset, size = parse_handle(index, i)
+            where = f"index_block.entries[{i}]"
+            start = index.start(i)
+            order = keys.order_of_key(bytes(key), f"{where}.key", index.file_offset + start)
+            if self._last_orders and order <= self._last_orders[-1]:
+                raise index.error("index keys must ascend (each is its data block's last key)",
+                                  start, f"{where}.key")
+            if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
+                raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
+                                  start, f"{where}.value")
+            if offset + size + TRAILER_SIZE > source.size - FOOTER_SIZE:
+                raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
+                                  start, f"{where}.value")
+            self.blocks.append(DataBlockHandle(offset, size, bytes(key)))
+            self._last_orders.append(order)
+        self._bloom: bytes | None = None
+        width = keys.width
+        # the comparison key of stored bytes, checked: `order_of_key` locates a failure
+        self._order_bytes = keys.order_bytes if width is None else \
+            (lambda k: keys.order_bytes(k) if len(k) == width else _wrong_width())
+
+    @classmethod
+    def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
+             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE) -> BTreeGlobalIndexReader:
+        """A reader over the file's bytes, a seekable binary file or a path; FormatError on bad
+        bytes, SchemaError for a type Java's btree index does not support. The data blocks
+        read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
+        0: every lookup reads and checks its block again)."""
+        return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
+                   cache_size=cache_size)
+
+    # -- queries
+
+    def equal(self, value: object) -> BitMap64:
+        """Rows whose key equals `value` (None: no row, as SQL's `= NULL`)."""
+        if value is None:
+            return BitMap64()
+        internal = self.keys.internal(value)
+        return _bitmap(self._lookup(self.keys.encode_internal(internal), self.keys.order_internal(internal)))
+
+    def isin(self, values: Iterable[object]) -> BitMap64:
+        """Rows whose key is one of `values` (None among them matches nothing)."""
+        result = BitMap64()
+        internals = [self.keys.internal(v) for v in values if v is not None]
+        for order, key in sorted({(self.keys.order_internal(v), self.keys.encode_internal(v)) for v in internals}):
+            result |= _bitmap(self._lookup(key, order))
+        return result
+
+    def less_than(self, value: object) -> BitMap64:
+        return self._range(None, True, self._order(value), False)
+
+    def less_or_equal(self, value: object) -> BitMap64:
+        return self._range(None, True, self._order(value), True)
+
+    def greater_than(self, value: object) -> BitMap64:
+        return self._range(self._order(value), False, None, True)
+
+    def greater_or_equal(self, value: object) -> BitMap64:
+        return self._range(self._order(value), True, None, True)
+
+    def between(self, low: object, high: object) -> BitMap64:
+        """Rows with `low <= key <= high` (SQL BETWEEN)."""
+        return self._range(self._order(low), True, self._order(high), True)
+
+    def is_not_null(self) -> BitMap64:
+        return self._range(None, True, None, True)
+
+    def is_null(self) -> BitMap64:
+        """Rows whose key is null (the null bitmap, read on first use)."""
+        f = self.footer
+        if not f.has_null_bitmap:
+            return BitMap64()
+        raw = bytes(self.source.read(f.ofs_null_bitmap, f.len_null_bitmap + 4))
+        return read_null_bitmap(raw, f.ofs_null_bitmap, verify_checksum=self.verify_checksum)
+
+    def starts_with(self, prefix: str) -> BitMap64:
+        """Rows whose string key starts with `prefix` (UTF-8 bytes), exactly."""
+        if not self.keys.data_type.is_string:
+            raise SchemaError(f"starts_with needs a string column, not {self.keys.data_type}")
+        low = self.keys.encode(prefix)
+        high = _prefix_end(low)
+        return self._range(low, True, high, False) if high is not None else self._range(low, True, None, True)
+
+    def entries(self) -> Iterator[tuple[bytes, np.ndarray]]:
+        """Every (key bytes, row ids) in key order, every block checked: what `verify` reads."""
+        previous = None
+        for b in range(len(self.blocks)):
+            block = self._data_block(b)
+            value_starts, value_ends = block.value_spans(0, len(block))
+            for i in range(len(block)):
+                key = bytes(block.key(i))
+                where = f"{block.path}.entries[{i}].key"
+                order = self.keys.order_of_key(key, where, block.file_offset + block.start(i))
+                if previous is not None and order <= previous:
+                    raise block.error("keys must ascend", block.start(i), where)
+                previous = order
+                yield key, decode_row_ids(block.data, value_starts[i:i + 1], value_ends[i:i + 1], block, [i])
+            if previous != self._last_orders[b]:
+                raise FormatError(f"data block {b} does not end with the key its index entry names",
+                                  offset=self.footer.ofs_index_block, path=f"index_block.entries[{b}].key")
+
+    # -- the walk
+
+    def _order(self, value: object) -> Any:
+        if value is None:
+            raise SchemaError("a range bound cannot be NULL")
+        return self.keys.order(value)
+
+    def _data_block(self, b: int) -> Block:
+        """Data block `b`, from the cache of the blocks read last (Java's `BlockCache`): a
+        block is read and checked once, however many lookups land in it."""
+        block = self._cache.pop(b, None)
+        if block is None:
+            handle = self.blocks[b]
+            block = read_block(self.source, handle.offset, handle.size, f"data_blocks[{b}].block",
+                               verify_checksum=self.verify_checksum)
+            self._cached_bytes += len(block.data)
+        else:
+            block.hits += 1
+        self._cache[b] = block
+        while self._cached_bytes > self.cache_size and self._cache:
+            self._cached_bytes -= len(self._cache.pop(next(iter(self._cache))).data)
+        return block
+
+    def _key_order(self, block: Block, i: int) -> Any:
+        key = block.key(i)
+        try:
+            return self._order_bytes(key)
+        except (ValueError, IndexError, struct.error, TypeError):
+            return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key",
+                                          block.file_offset + block.start(i))
+
+    def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
+        """Index of the block's first entry `>= order` (`> order` when not inclusive): a binary
+        search, over the block's key orders when a cached block has them in one array."""
+        if block.orders is None and block.hits and self.keys.bulk_order is not None:   # a cached block
+            rows = block.fixed_keys(self.keys.width or 0)
+            if rows is not None:
+                orders = self.keys.bulk_order(rows)
+                block.orders = orders if bool((np.diff(orders) > 0).all()) else None   # else: located below
+        if block.orders is not None:
+            return int(np.searchsorted(block.orders, order, side="left" if inclusive else "right"))
+        lo, hi = 0, len(block)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            key = self._key_order(block, mid)
+            if key < order or (not inclusive and key == order):
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo
+
+    def _lookup(self, key: bytes, order: Any) -> list[int] | np.ndarray:
+        """Row ids of one exact key: the bloom filter (if any), then one data block."""
+        if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
+                                                           bloom_hash(key)):
+            return []
+        b = bisect_left(self._last_orders, order)
+        if b == len(self.blocks):
+            return []
+        block = self._data_block(b)
+        i = self._first_at_or_above(block, order, True)
+        if i == len(block) or (block.orders[i] if block.orders is not None else self._key_order(block, i)) != order:
+            return []
+        _, start, end = block.entry(i)
+        if end - start <= 64:
+            return row_ids_of(block.data, start, end, block, i)
+        return decode_row_ids(block.data, np.array([start]), np.array([end]), block, [i])
+
+    def _range(self, low: Any, low_inclusive: bool, high: Any, high_inclusive: bool) -> BitMap64:
+        parts: list[np.ndarray] = []
+        b = 0 if low is None else bisect_left(self._last_orders, low)
+        while b < len(self.blocks):
+            block = self._data_block(b)
+            first = 0 if low is None else self._first_at_or_above(block, low, low_inclusive)
+            last_order = self._last_orders[b]
+            done = high is not None and (last_order > high or (not high_inclusive and last_order == high))
+            stop = self._first_at_or_above(block, high, not high_inclusive) if done else len(block)
+            if first < stop:
+                parts.append(self._row_ids(block, first, stop))
+            if done:
+                break
+            low = None
+            b += 1
+        return _bitmap(np.concatenate(parts) if parts else np.zeros(0, np.uint64))
+
+    def _row_ids(self, block: Block, first: int, stop: int) -> np.ndarray:
+        """Row ids of entries `first` .. `stop - 1` of a block."""
+        starts, ends = block.value_spans(first, stop)
+        return decode_row_ids(block.data, starts, ends, block, range(first, stop))
+
+    def _bloom_filter(self) -> bytes:
+        if self._bloom is None:
+            f = self.footer
+            self._bloom = bytes(self.source.read(f.ofs_bloom_filter, f.len_bloom_filter))
+        return self._bloom
+
+    def close(self) -> None:
+        """Close the file opened from a path; the reader must not be used afterwards."""
+        self.source.close()
+        self._cache.clear()
+
+    def __enter__(self) -> BTreeGlobalIndexReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        f = self.footer
+        return (f"<BTreeGlobalIndexReader {self.keys.data_type}: {len(self.blocks)} data blocks, "
+                f"null bitmap {'yes' if f.has_null_bitmap else 'no'}, "
+                f"bloom filter {'yes' if f.has_bloom_filter else 'no'}>")
+
+
+def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> BitMap64:
+    """The null bitmap and its CRC32 (`raw`: the bitmap bytes and 4), read at file offset `base`."""
+    n = len(raw) - 4
+    stored = _U4.unpack_from(raw, n)[0]
+    if verify_checksum and zlib.crc32(raw[:n]) != stored:
+        raise FormatError(f"null bitmap CRC32 mismatch: stored 0x{stored:08x}, computed 0x{zlib.crc32(raw[:n]):08x}",
+                          offset=base + n, path="null_bitmap.checksum")
+    view = memoryview(raw)[:n]
+    if n < 8:
+        raise FormatError("unexpected end of data: a 64-bit bitmap starts with an 8-byte bucket count",
+                          offset=base, path="null_bitmap.bitmap.num_buckets")
+    count = _U8.unpack_from(view, 0)[0]
+    pos, previous = 8, -1
+    for i in range(count):
+        where = f"null_bitmap.bitmap.buckets[{i}]"
+        if pos + 4 > n:
+            raise FormatError("unexpected end of data in a bucket key", offset=base + pos, path=f"{where}.key")
+        key = _U4.unpack_from(view, pos)[0]
+        if key <= previous:
+            raise FormatError("bucket keys must ascend", offset=base + pos, path=f"{where}.key")
+        previous = key
+        try:
+            pos += 4 + roaring.serialized_size(view, pos + 4)
+        except FormatError as exc:
+            raise exc.within(f"{where}.bitmap", base) from exc
+    if pos != n:
+        raise FormatError(f"{n - pos} bytes follow the null bitmap's last bucket", offset=base + pos,
+                          path="null_bitmap.bitmap")
+    try:
+        return roaring.deserialize64(view)
+    except FormatError as exc:
+        raise exc.within("null_bitmap.bitmap", base) from exc
+
+
+def _wrong_width() -> Any:
+    raise ValueError("a key of the wrong width")
+
+
+def _bitmap(ids: list[int] | np.ndarray) -> BitMap64:
+    if isinstance(ids, list):
+        return BitMap64(ids)
+    return BitMap64(array.array("Q", ids.astype(np.uint64, copy=False).tobytes()))
+
+
+def _prefix_end(prefix: bytes) -> bytes | None:
+    """The least byte string above every string starting with `prefix` (None: no bound)."""
+    stripped = prefix.rstrip(b"\xff")
+    if not stripped:
+        return None
+    return stripped[:-1] + bytes([stripped[-1] + 1])

@@ -1,0 +1,407 @@
+"""The SST file under a btree global index (formats/btree_global_index.ksy), read on demand.
+
+A `Source` hands out byte ranges of the file (bytes in memory, or a seekable file), so that
+opening reads the footer and the index block only and a lookup one data block more. Each
+block is checked as Java's `SstFileReader` checks it (trailer CRC32, compression byte, the
+block's own table) and every entry as it is decoded; a problem is a `FormatError` at the
+file offset, with the spec's field path (`data_blocks[2].block.entries[7].value`). Row-id
+lists are decoded in bulk by numpy (`decode_row_ids`).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts.btree_global_index.keys import read_var_len
+from paimon_schema.values.errors import FormatError
+
+FOOTER = struct.Struct("<QIQQIQIII")
+FOOTER_SIZE = FOOTER.size
+MAGIC = 0x50425449
+VERSION = int(BtreeGlobalIndex.FooterVersion.v1)
+TRAILER_SIZE = 5
+Compression = BtreeGlobalIndex.BlockCompression
+ALIGNED = int(BtreeGlobalIndex.BlockAlignedType.aligned)
+UNALIGNED = int(BtreeGlobalIndex.BlockAlignedType.unaligned)
+_U4 = struct.Struct("<I")
+_INT_MAX = 2**31 - 1
+
+
+class Source:
+    """Byte ranges of one file: `read(offset, length)`, counting what was read (`bytes_read`)."""
+
+    def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path) -> None:
+        self._file: IO[bytes] | None = None
+        self._owned: IO[bytes] | None = None
+        self._view: memoryview | None = None
+        if isinstance(data, (bytes, bytearray, memoryview)):
+            self._view = memoryview(data).cast("B")
+            self.size = len(self._view)
+        else:
+            if isinstance(data, (str, Path)):
+                data = self._owned = open(data, "rb")     # noqa: SIM115 - closed by `close`
+            self._file = data
+            self.size = data.seek(0, 2)
+        self.bytes_read = 0
+
+    def close(self) -> None:
+        """Close the file this source opened from a path (not one it was handed)."""
+        if self._owned is not None:
+            self._owned.close()
+
+    def read(self, offset: int, length: int) -> bytes | memoryview:
+        self.bytes_read += length
+        if self._view is not None:
+            return self._view[offset:offset + length]
+        assert self._file is not None
+        self._file.seek(offset)
+        return self._file.read(length)
+
+
+@dataclass(frozen=True)
+class Footer:
+    """The 52-byte `BTreeFileFooter`; absent parts have length 0 (`has_*` False)."""
+
+    ofs_bloom_filter: int
+    len_bloom_filter: int
+    num_expected_entries: int
+    ofs_index_block: int
+    len_index_block: int
+    ofs_null_bitmap: int
+    len_null_bitmap: int
+    version: int
+
+    @property
+    def has_bloom_filter(self) -> bool:
+        return bool(self.ofs_bloom_filter or self.len_bloom_filter or self.num_expected_entries)
+
+    @property
+    def has_null_bitmap(self) -> bool:
+        return bool(self.ofs_null_bitmap or self.len_null_bitmap)
+
+
+def read_footer(source: Source) -> Footer:
+    """The footer, with every handle checked to lie inside the file before it."""
+    if source.size < FOOTER_SIZE:
+        raise FormatError(f"unexpected end of data: a btree global index file has a {FOOTER_SIZE}-byte "
+                          f"footer, this file is {source.size} bytes", offset=source.size, path="footer")
+    base = source.size - FOOTER_SIZE
+    fields = FOOTER.unpack(bytes(source.read(base, FOOTER_SIZE)))
+    (ofs_bloom, len_bloom, num_expected, ofs_index, len_index, ofs_null, len_null, version, magic) = fields
+    if magic != MAGIC:
+        raise FormatError(f"not a btree global index file: footer magic 0x{magic:08x}, "
+                          f"expected 0x{MAGIC:08x} (bytes ITBP)", offset=base + 48, path="footer.magic")
+    if version != VERSION:
+        raise FormatError(f"unknown btree footer version {version} (known: {VERSION})",
+                          offset=base + 44, path="footer.version")
+    footer = Footer(ofs_bloom, len_bloom, num_expected, ofs_index, len_index, ofs_null, len_null, version)
+    _check_range(footer.ofs_index_block, footer.len_index_block + TRAILER_SIZE, base,
+                 base + 20, "footer.len_index_block", "index block")
+    if footer.has_null_bitmap:
+        _check_range(footer.ofs_null_bitmap, footer.len_null_bitmap + 4, base, base + 40,
+                     "footer.len_null_bitmap", "null bitmap")
+    if footer.has_bloom_filter:
+        _check_range(footer.ofs_bloom_filter, footer.len_bloom_filter, base, base + 8,
+                     "footer.len_bloom_filter", "bloom filter")
+        if footer.len_bloom_filter == 0 or footer.num_expected_entries == 0:
+            raise FormatError("a bloom filter needs a size and an expected entry count",
+                              offset=base + 8, path="footer.len_bloom_filter")
+    return footer
+
+
+def _check_range(offset: int, length: int, limit: int, at: int, path: str, what: str) -> None:
+    if offset + length > limit:
+        raise FormatError(f"the {what} ({length} bytes at {offset}) runs past the footer at {limit}",
+                          offset=at, path=path)
+
+
+class Block:
+    """One block's entries, decoded on demand: entry `i` starts at `start(i)` (its table is
+    read per access, so a lookup decodes only the entries its binary search touches)."""
+
+    def __init__(self, data: bytes | memoryview, count: int, len_entries: int, aligned_size: int,
+                 file_offset: int, path: str) -> None:
+        self.data = data                    # the (uncompressed) block
+        self.count = count
+        self.len_entries = len_entries      # the entries' bytes, before the block's table
+        self.aligned_size = aligned_size    # every entry's size, or 0 when unaligned
+        self.file_offset = file_offset      # where the block starts in the file (errors)
+        self.path = path                    # the block's field path (errors)
+        self.orders: np.ndarray | None = None   # every key's order, once a reader computed them
+        self.hits = 0                           # lookups that found this block cached
+
+    def fixed_keys(self, width: int) -> np.ndarray | None:
+        """Every key as a row of `width` bytes, or None unless every key has that width."""
+        starts = self.starts(0, self.count)
+        buf = np.frombuffer(self.data, dtype=np.uint8, count=self.len_entries)
+        if width >= 0x80 or not len(starts) or starts[-1] + 1 + width > len(buf) or (buf[starts] != width).any():
+            return None
+        rows: np.ndarray = buf[(starts + 1)[:, None] + np.arange(width)]
+        return rows
+
+    def __len__(self) -> int:
+        return self.count
+
+    def start(self, i: int) -> int:
+        if self.aligned_size:
+            return i * self.aligned_size
+        start: int = _U4.unpack_from(self.data, self.len_entries + 4 * i)[0]
+        if start >= self.len_entries:
+            raise self.error(f"entry {i} starts at {start}, past the entries ({self.len_entries} bytes)",
+                             self.len_entries + 4 * i, f"{self.path}.entry_positions[{i}]")
+        return start
+
+    def starts(self, first: int, stop: int) -> np.ndarray:
+        """Where entries `first` .. `stop - 1` start, checked to ascend inside the entries."""
+        if self.aligned_size:
+            return np.arange(first, stop, dtype=np.int64) * self.aligned_size
+        at = self.len_entries + 4 * first
+        positions = np.frombuffer(self.data, dtype="<u4", count=stop - first, offset=at).astype(np.int64)
+        bad = np.r_[False, np.diff(positions) <= 0] | (positions >= self.len_entries)
+        if first == 0 and len(positions):
+            bad[0] |= positions[0] != 0
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self.error("entry positions must start at 0 and ascend inside the entries",
+                             at + 4 * k, f"{self.path}.entry_positions[{first + k}]")
+        return positions
+
+    def key(self, i: int) -> bytes | memoryview:
+        """Entry `i`'s key bytes."""
+        data, pos = self.data, self.start(i)
+        try:
+            len_key, at = read_var_len(data, pos, 5)
+        except (IndexError, ValueError) as exc:
+            raise self.error(f"malformed key length: {exc}", pos, f"{self.path}.entries[{i}].len_key") from exc
+        if at + len_key > self.len_entries:
+            raise self.error(f"entry {i}'s key runs past the entries", pos, f"{self.path}.entries[{i}].len_key")
+        return data[at:at + len_key]
+
+    def entry(self, i: int) -> tuple[bytes | memoryview, int, int]:
+        """(key, start, end) of entry `i`'s value."""
+        data, pos = self.data, self.start(i)
+        where = f"{self.path}.entries[{i}]"
+        try:
+            len_key, at = read_var_len(data, pos, 5)
+            key_end = at + len_key
+            len_value, value_start = read_var_len(data, key_end, 5) if key_end < self.len_entries else (0, 0)
+        except (IndexError, ValueError) as exc:
+            raise self.error(f"malformed entry: {exc}", pos, f"{where}.len_key") from exc
+        value_end = value_start + len_value
+        if key_end >= self.len_entries or value_end > self.len_entries or len_value == 0:
+            raise self.error(f"entry {i} runs past the block's entries or has an empty value", pos,
+                             f"{where}.len_value")
+        return data[at:key_end], value_start, value_end
+
+    def value_spans(self, first: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end) of the values of entries `first` .. `stop - 1`, found in bulk; every
+        entry must end where the next starts (the last where the next begins or the entries
+        end), as `BlockWriter` lays them out."""
+        starts = self.starts(first, stop)
+        buf = np.frombuffer(self.data, dtype=np.uint8, count=self.len_entries)
+        len_key, at = _varints_at(buf, starts)
+        key_end = at + len_key
+        len_value, value_start = _varints_at(buf, np.minimum(key_end, len(buf)))
+        value_end = value_start + len_value
+        following = np.r_[starts[1:], self.start(stop) if stop < self.count else self.len_entries]
+        bad = (len_key < 0) | (len_value <= 0) | (key_end >= len(buf)) | (value_end != following)
+        if self.aligned_size and stop == self.count:
+            bad[-1] |= value_end[-1] != self.len_entries
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            raise self.error(f"entry {first + k} does not end where the next entry starts",
+                             int(starts[k]), f"{self.path}.entries[{first + k}].len_value")
+        return value_start, value_end
+
+    def error(self, message: str, pos: int, path: str) -> FormatError:
+        return FormatError(message, offset=self.file_offset + pos, path=path)
+
+
+def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The var_len_int at each position (-1 where malformed or cut off) and where it ends."""
+    if len(positions) and positions.max() < len(buf):
+        first = buf[positions]
+        if (first < 0x80).all():    # one byte each: the common case, a few numpy calls
+            return first.astype(np.int64), positions + 1
+    value = np.zeros(len(positions), np.int64)
+    end = positions.copy()
+    alive = np.ones(len(positions), bool)
+    for k in range(5):
+        at = positions + k
+        inside = at < len(buf)
+        value[alive & ~inside] = -1
+        alive &= inside
+        byte = buf[np.where(alive, at, 0)].astype(np.int64)
+        value[alive] |= (byte[alive] & 0x7F) << (7 * k)
+        stops = alive & (byte < 0x80)
+        end[stops] = at[stops] + 1
+        alive &= ~stops
+    value[alive] = -1               # longer than 5 bytes
+    return value, end
+
+
+def read_block(source: Source, offset: int, length: int, path: str, *, verify_checksum: bool = True) -> Block:
+    """The block at `offset` (`length` stored bytes, then its trailer), checked and decompressed."""
+    raw = source.read(offset, length + TRAILER_SIZE)
+    if len(raw) < length + TRAILER_SIZE:
+        raise FormatError("unexpected end of data inside a block", offset=offset + len(raw), path=path)
+    compression = raw[length]
+    if compression not in (0, 1, 2, 3):
+        raise FormatError(f"unknown block compression {compression} (known: 0 none, 1 zstd, 2 lz4, 3 lzo)",
+                          offset=offset + length, path=f"{path}.compression")
+    stored_crc = _U4.unpack_from(raw, length + 1)[0]
+    if verify_checksum:
+        actual = zlib.crc32(raw[:length + 1])
+        if actual != stored_crc:
+            raise FormatError(f"block CRC32 mismatch: stored 0x{stored_crc:08x}, computed 0x{actual:08x}",
+                              offset=offset + length + 1, path=f"{path}.checksum")
+    data: bytes | memoryview = raw[:length]
+    # Offsets inside a compressed block cannot be mapped to the file: its errors point at the block.
+    base = offset
+    if compression:
+        data = _decompress(data, Compression(compression), offset, path)
+    n = len(data)
+    table = n - 5 if not compression else 0
+    if n < 5:
+        raise FormatError(f"a block of {n} bytes has no room for its 5-byte table",
+                          offset=base, path=f"{path}.entry_size_or_count")
+    aligned, tail = data[n - 1], _U4.unpack_from(data, n - 5)[0]
+    if aligned == ALIGNED:
+        if tail == 0 or (n - 5) % tail:
+            raise FormatError(f"aligned entries of {tail} bytes cannot fill {n - 5} bytes",
+                              offset=base + table, path=f"{path}.entry_size_or_count")
+        return Block(data, (n - 5) // tail, n - 5, tail, base, path)
+    if aligned == UNALIGNED:
+        len_entries = n - 5 - 4 * tail
+        if len_entries < 0 or (tail == 0) != (len_entries == 0):
+            raise FormatError(f"{tail} entries do not fit a block of {n} bytes",
+                              offset=base + table, path=f"{path}.entry_size_or_count")
+        return Block(data, tail, len_entries, 0, base, path)
+    raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
+                      offset=base + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
+
+
+def _decompress(stored: bytes | memoryview, compression: Any, offset: int, path: str) -> bytes:
+    """A compressed block's bytes (`SstFileReader.decompressBlock`): zstd through `zstandard`;
+    lz4 and lzo are named and refused (neither Java's default nor anything pypaimon writes)."""
+    where = f"{path}.compressed"
+    try:
+        expected, pos = read_var_len(stored, 0, 5)
+    except (IndexError, ValueError) as exc:
+        raise FormatError(f"malformed uncompressed length: {exc}", offset=offset,
+                          path=f"{where}.len_uncompressed") from exc
+    if compression != Compression.zstd:
+        raise FormatError(f"{compression.name}-compressed blocks are not supported (none and zstd are)",
+                          offset=offset + len(stored), path=f"{path}.compression")
+    try:
+        import zstandard
+    except ImportError as exc:   # pragma: no cover - installed with the test and spark extras
+        raise FormatError("a zstd-compressed block needs the zstandard package",
+                          offset=offset + len(stored), path=f"{path}.compression") from exc
+    try:
+        data: bytes = zstandard.ZstdDecompressor().decompress(bytes(stored[pos:]), max_output_size=expected)
+    except zstandard.ZstdError as exc:
+        raise FormatError(f"corrupt zstd block: {exc}", offset=offset + pos, path=f"{where}.payload") from exc
+    if len(data) != expected:
+        raise FormatError(f"a zstd block decompressed to {len(data)} bytes, not the {expected} it records",
+                          offset=offset, path=f"{where}.len_uncompressed")
+    return data
+
+
+def decode_row_ids(data: bytes | memoryview, starts: np.ndarray, ends: np.ndarray, block: Block,
+                   entries: Sequence[int]) -> np.ndarray:
+    """The row ids of the values at `starts[j]:ends[j]` of `block` (entry `entries[j]`),
+    concatenated as uint64. Each value is a var_len_int count, then that many var_len_long
+    ids; one numpy pass over the values' bytes finds every varint's end."""
+    if len(starts) == 0:
+        return np.zeros(0, np.uint64)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    lengths = ends - starts
+    value_starts = np.zeros(len(starts), np.int64)
+    np.cumsum(lengths[:-1], out=value_starts[1:])
+    if len(starts) == 1:
+        joined = buf[int(starts[0]):int(ends[0])]
+    else:                           # the values' bytes, back to back
+        joined = buf[np.arange(int(value_starts[-1] + lengths[-1])) + np.repeat(starts - value_starts, lengths)]
+    terminal = joined < 0x80
+    last = value_starts + lengths - 1
+    if not terminal[last].all():
+        j = int(np.flatnonzero(~terminal[last])[0])
+        raise block.error("a row id runs past the end of its value", int(ends[j]) - 1,
+                          f"{block.path}.entries[{entries[j]}].value.row_ids")
+    var_ends = np.flatnonzero(terminal)
+    var_starts = np.empty_like(var_ends)
+    var_starts[0] = 0
+    var_starts[1:] = var_ends[:-1] + 1
+    sizes = var_ends - var_starts + 1
+    longest = int(sizes.max())
+    if longest > 9:
+        k = int(np.flatnonzero(sizes > 9)[0])
+        j = int(np.searchsorted(value_starts, var_starts[k], side="right") - 1)
+        raise block.error("a var-len long longer than 9 bytes",
+                          int(starts[j] + var_starts[k] - value_starts[j]),
+                          f"{block.path}.entries[{entries[j]}].value.row_ids")
+    payload = (joined & 0x7F).astype(np.uint64)
+    values = payload[var_starts]
+    for k in range(1, longest):
+        more = np.flatnonzero(sizes > k)
+        values[more] |= payload[var_starts[more] + k] << np.uint64(7 * k)
+    count_index = np.searchsorted(var_starts, value_starts)
+    counts = values[count_index]
+    held = np.r_[count_index[1:], len(var_starts)] - count_index - 1
+    bad = (counts != held.astype(np.uint64)) | (counts == 0) | (sizes[count_index] > 5)
+    if bad.any():
+        j = int(np.flatnonzero(bad)[0])
+        raise block.error(f"the value says {int(counts[j])} row ids but holds {int(held[j])}",
+                          int(starts[j]), f"{block.path}.entries[{entries[j]}].value.num_row_ids")
+    if len(starts) == 1:
+        ids: np.ndarray = values[1:]
+        return ids
+    keep = np.ones(len(values), bool)
+    keep[count_index] = False
+    return values[keep]
+
+
+def row_ids_of(data: bytes | memoryview, start: int, end: int, block: Block, i: int) -> list[int]:
+    """One short value's row ids, decoded in Python (cheaper than numpy for a few ids)."""
+    where = f"{block.path}.entries[{i}].value"
+    try:
+        count, pos = read_var_len(data, start, 5)
+        ids = []
+        for _ in range(count):
+            row, pos = read_var_len(data, pos, 9)
+            ids.append(row)
+    except (IndexError, ValueError) as exc:
+        raise block.error(f"malformed row ids: {exc}", start, f"{where}.row_ids") from exc
+    if pos != end or count == 0:
+        raise block.error(f"the value says {count} row ids but holds {'more' if pos < end else 'fewer'}",
+                          start, f"{where}.num_row_ids")
+    return ids
+
+
+def parse_handle(block: Block, i: int) -> tuple[bytes | memoryview, int, int]:
+    """Index entry `i`: its key and the handle (offset, stored size) of its data block."""
+    key, start, end = block.entry(i)
+    value = block.data[start:end]
+    try:
+        offset, pos = read_var_len(value, 0, 9)
+        size, pos = read_var_len(value, pos, 5)
+    except (IndexError, ValueError) as exc:
+        raise block.error(f"malformed block handle: {exc}", start, f"{block.path}.entries[{i}].value") from exc
+    if pos != len(value) or size > _INT_MAX:
+        raise block.error("a block handle is a var_len_long offset and a var_len_int size, nothing more",
+                          start, f"{block.path}.entries[{i}].value")
+    return key, offset, size
+
+
+def has_signature(data: bytes | memoryview) -> bool:
+    """Whether `data` is a btree global index file by its look: the footer's magic at the end."""
+    return len(data) >= FOOTER_SIZE and bytes(data[-4:]) == _U4.pack(MAGIC)

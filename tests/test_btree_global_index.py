@@ -1,0 +1,434 @@
+"""Btree global index files: our writer gives pypaimon 2.1.0's bytes and Java's structure, our
+reader answers every query like the truth (and like pypaimon's reader), reads lazily, and
+reports bad bytes located; the generated parser reads what the reader reads."""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import struct
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import import_oracle
+from strategies import values_for
+
+from paimon_schema import FormatError, SchemaError
+from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts import registry
+from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
+from paimon_schema.layouts.btree_global_index.keys import btree_keys
+from paimon_schema.generated import btree_global_index_codec
+from paimon_schema.runtime import constructs
+from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.values.types import float32, float_bits
+
+TABLE = Path("paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e")
+TYPES = ["INT", "BIGINT", "SMALLINT", "TINYINT", "BOOLEAN", "DATE", "TIME", "FLOAT", "DOUBLE", "STRING",
+         "DECIMAL(10, 2)", "DECIMAL(25, 3)", "TIMESTAMP(3)", "TIMESTAMP(6)"]
+
+
+def _java_sortable(data_type: str, value: Any) -> bool:
+    """pypaimon agrees with Java except on -0.0 (merged with 0.0) and on NaNs other than Java's
+    one (their bits kept): the spec's doc records both; the byte-identity property leaves them out."""
+    if not isinstance(value, float):
+        return True
+    if math.isnan(value):
+        width = 32 if data_type == "FLOAT" else 64
+        return float_bits(value, width, canonical=False) == float_bits(value, width, canonical=True)
+    return not (value == 0 and math.copysign(1.0, value) < 0)
+
+
+@st.composite
+def columns(draw: st.DrawFn, data_type: str) -> list[Any]:
+    value = values_for(data_type).filter(lambda v: _java_sortable(data_type, v))
+    if data_type == "FLOAT":
+        value = value.map(float32).filter(lambda v: _java_sortable(data_type, v))
+    return draw(st.lists(st.none() | value, min_size=1, max_size=300))
+
+
+# -- pypaimon 2.1.0 as the oracle -------------------------------------------------------------------
+
+
+class _Output(io.BytesIO):
+    def close(self) -> None:
+        self.written = self.getvalue()
+
+
+class _FileIO:
+    """The slice of pypaimon's FileIO its btree writer and reader use, in memory."""
+
+    def __init__(self, data: bytes = b"") -> None:
+        self.data = data
+
+    def check_or_mkdirs(self, path: str) -> None:
+        pass
+
+    def new_output_stream(self, path: str) -> _Output:
+        self.out = _Output()
+        return self.out
+
+    def new_input_stream(self, path: str) -> io.BytesIO:
+        return io.BytesIO(self.data)
+
+    def delete_quietly(self, path: str) -> None:
+        pass
+
+
+def _pypaimon_serializer(data_type: str) -> Any:
+    import_oracle("pypaimon")
+    from pypaimon.globalindex.key_serializer import create_serializer
+    from pypaimon.schema.data_types import AtomicType
+
+    return create_serializer(AtomicType(data_type.replace(" ", "")))
+
+
+def _pypaimon_value(data_type: str, value: Any) -> Any:
+    import decimal
+    return decimal.Decimal(value) if data_type.startswith("DECIMAL") and value is not None else value
+
+
+def pypaimon_write(data_type: str, values: list[Any], *, block_size: int, bloom_filter: bool) -> tuple[bytes, bytes]:
+    """pypaimon's file and `_INDEX_META` for a column: its writer fed (key, row id) in key order,
+    then the nulls (its contract: keys ascending, as Java's builders sort them)."""
+    from pypaimon.globalindex.btree.btree_index_writer import BTreeIndexWriter
+
+    keys = btree_keys(data_type)
+    present = sorted(((keys.order(v), i, v) for i, v in enumerate(values) if v is not None),
+                     key=lambda p: (p[0], p[1]))
+    fio = _FileIO()
+    writer = BTreeIndexWriter(fio, "/index", _pypaimon_serializer(data_type), block_size=block_size,
+                              bloom_filter_enabled=bloom_filter)
+    for _, row, value in present:
+        writer.write(_pypaimon_value(data_type, value), row)
+    for row, value in enumerate(values):
+        if value is None:
+            writer.write(None, row)
+    (entry,) = writer.finish()
+    return fio.out.written, entry.meta
+
+
+#: days from 1970-01-01 to Python's date.min and date.max: pypaimon decodes keys into `datetime`s
+_DAYS = (-719_162, 2_932_896)
+
+
+def _pypaimon_can_read(data_type: str, values: list[Any]) -> bool:
+    """Whether every key is a date or datetime Python can hold (pypaimon's reader decodes them)."""
+    per_day = {"DATE": 1, "TIMESTAMP(3)": 86_400_000, "TIMESTAMP(6)": 86_400_000_000}.get(data_type)
+    return per_day is None or all(v is None or _DAYS[0] * per_day <= v < _DAYS[1] * per_day for v in values)
+
+
+def pypaimon_reader(data_type: str, data: bytes, meta: bytes) -> Any:
+    from pypaimon.globalindex.btree.btree_index_reader import BTreeIndexReader
+    from pypaimon.globalindex.global_index_meta import GlobalIndexIOMeta
+
+    return BTreeIndexReader(_pypaimon_serializer(data_type), _FileIO(data), "/index",
+                            GlobalIndexIOMeta("btree.index", len(data), meta))
+
+
+@pytest.mark.parametrize("data_type", TYPES)
+@given(data=st.data(), block_size=st.sampled_from([1, 16, 64, 300, 65536]), bloom=st.booleans())
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_writer_gives_pypaimons_bytes_and_its_reader_reads_ours(data_type: str, data: st.DataObject,
+                                                                block_size: int, bloom: bool) -> None:
+    values = data.draw(columns(data_type))
+    ours = write_btree_global_index(data_type, values, block_size=block_size, bloom_filter=bloom,
+                                    java_null_bitmap=False)
+    theirs, meta = pypaimon_write(data_type, values, block_size=block_size, bloom_filter=bloom)
+    assert ours.data == theirs
+    assert ours.index_meta == meta
+    if not _pypaimon_can_read(data_type, values):
+        return
+    reader = pypaimon_reader(data_type, ours.data, ours.index_meta)
+    mine = BTreeGlobalIndexReader.open(ours.data, data_type)
+    present = [v for v in values if v is not None]
+    for probe in present[:3]:
+        literal = _pypaimon_value(data_type, probe)
+        assert set(reader.visit_equal(literal).results()) == set(mine.equal(probe))
+        assert set(reader.visit_less_than(literal).results()) == set(mine.less_than(probe))
+        assert set(reader.visit_greater_or_equal(literal).results()) == set(mine.greater_or_equal(probe))
+    assert set(reader.visit_is_null().results()) == set(mine.is_null())
+    assert set(reader.visit_is_not_null().results()) == set(mine.is_not_null())
+
+
+# -- queries against the truth ---------------------------------------------------------------------
+
+
+def _truth(data_type: str, values: list[Any], keep: Callable[[Any], bool]) -> set[int]:
+    keys = btree_keys(data_type)
+    return {i for i, v in enumerate(values) if v is not None and keep(keys.order(v))}
+
+
+@pytest.mark.parametrize("data_type", ["INT", "DOUBLE", "STRING", "DECIMAL(25, 3)", "TIMESTAMP(6)"])
+@given(data=st.data(), block_size=st.sampled_from([1, 40, 4096]))
+@settings(max_examples=30, deadline=None)
+def test_every_query_answers_like_the_truth(data_type: str, data: st.DataObject, block_size: int) -> None:
+    values = data.draw(st.lists(st.none() | values_for(data_type), min_size=1, max_size=200))
+    f = write_btree_global_index(data_type, values, block_size=block_size, bloom_filter=data.draw(st.booleans()))
+    reader = BTreeGlobalIndexReader.open(f.data, data_type)
+    keys = btree_keys(data_type)
+    probes = data.draw(st.lists(values_for(data_type), min_size=2, max_size=4)) + values[:2]
+    for probe in (p for p in probes if p is not None):
+        o = keys.order(probe)
+        assert set(reader.equal(probe)) == _truth(data_type, values, lambda k, o=o: k == o)
+        assert set(reader.less_than(probe)) == _truth(data_type, values, lambda k, o=o: k < o)
+        assert set(reader.less_or_equal(probe)) == _truth(data_type, values, lambda k, o=o: k <= o)
+        assert set(reader.greater_than(probe)) == _truth(data_type, values, lambda k, o=o: k > o)
+        assert set(reader.greater_or_equal(probe)) == _truth(data_type, values, lambda k, o=o: k >= o)
+    ordered = sorted((p for p in probes if p is not None), key=keys.order)
+    low, high = ordered[0], ordered[-1]
+    lo, hi = keys.order(low), keys.order(high)
+    assert set(reader.between(low, high)) == _truth(data_type, values, lambda k: lo <= k <= hi)
+    assert set(reader.isin(probes + [None])) == _truth(data_type, values,
+                                                     lambda k: k in {keys.order(p) for p in probes if p is not None})
+    assert set(reader.is_null()) == {i for i, v in enumerate(values) if v is None}
+    assert set(reader.is_not_null()) == _truth(data_type, values, lambda k: True)
+    if data_type == "STRING":
+        for prefix in {p[:1] for p in probes if p is not None} | {"", "\U0001f600"}:
+            assert set(reader.starts_with(prefix)) == {i for i, v in enumerate(values)
+                                                       if v is not None and v.startswith(prefix)}
+
+
+def test_a_reader_opened_from_a_path_closes_its_file(tmp_path: Path) -> None:
+    path = tmp_path / "btree.index"
+    path.write_bytes(_sample())
+    with BTreeGlobalIndexReader.open(path, "INT") as reader:
+        assert set(reader.equal(1)) == set(range(2, 180, 6))
+    assert reader.source._owned is not None and reader.source._owned.closed
+
+
+def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block() -> None:
+    values = [i % 50_000 for i in range(200_000)]
+    f = write_btree_global_index("INT", values)
+    counted = _CountingFile(f.data)
+    reader = BTreeGlobalIndexReader.open(counted, "INT")
+    footer = reader.footer
+    opened = 52 + footer.len_index_block + 5
+    assert counted.bytes_read == opened and len(reader.blocks) > 10
+    assert set(reader.equal(31_337)) == {31_337, 81_337, 131_337, 181_337}
+    block = next(b for b in reader.blocks if b.last_key >= struct.pack("<i", 31_337)
+                 and btree_keys("INT").order_of_key(b.last_key, "", 0) >= 31_337)
+    assert counted.bytes_read == opened + block.size + 5
+    assert counted.bytes_read < len(f.data) // 10
+
+
+class _CountingFile(io.BytesIO):
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.bytes_read = 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        chunk = super().read(n)
+        self.bytes_read += len(chunk)
+        return chunk
+
+
+# -- Java's files ----------------------------------------------------------------------------------
+
+
+def _java_files(shared_fixtures: Path) -> list[tuple[str, bytes, np.ndarray, bytes]]:
+    """(file name, bytes, the indexed column in row-id order, `_INDEX_META`) of the sample
+    table's btree files: row ids number the rows of the source files the manifest lists."""
+    import_oracle("fastavro")
+    import_oracle("pyarrow.parquet")
+    import fastavro
+    import pyarrow.parquet as pq
+    table = shared_fixtures / TABLE
+    found: dict[str, tuple[str, bytes, np.ndarray, bytes]] = {}
+    for manifest in sorted((table / "manifest").glob("index-manifest-*")):
+        with manifest.open("rb") as fh:
+            for record in fastavro.reader(fh):
+                if record["_INDEX_TYPE"] != "btree":
+                    continue
+                meta = record["_GLOBAL_INDEX"]
+                sources = re.findall(rb"(data-[0-9a-f-]+\.parquet)(.{8})", meta["_SOURCE_META"], re.S)
+                scores = np.concatenate([
+                    pq.read_table(table / "bucket-0" / name.decode(), columns=["score"])["score"].to_numpy(zero_copy_only=False) for name, _ in sources])
+                assert len(scores) == sum(int.from_bytes(n, "big") for _, n in sources)
+                name = record["_FILE_NAME"]
+                found[name] = (name, (table / "index" / name).read_bytes(), scores, meta["_INDEX_META"])
+    assert len(found) == 3
+    return list(found.values())
+
+
+def test_java_files_answer_like_the_tables_data(shared_fixtures: Path) -> None:
+    for name, data, scores, _ in _java_files(shared_fixtures):
+        reader = BTreeGlobalIndexReader.open(data, "INT")
+        for value in sorted(set(scores.tolist())):
+            assert set(reader.equal(value)) == set(np.flatnonzero(scores == value).tolist()), name
+            assert set(reader.less_than(value)) == set(np.flatnonzero(scores < value).tolist()), name
+        assert set(reader.between(2, 5)) == set(np.flatnonzero((scores >= 2) & (scores <= 5)).tolist())
+        assert set(reader.is_not_null()) == set(range(len(scores)))
+        assert not reader.is_null()
+
+
+def test_our_writer_gives_javas_files_but_for_the_row_id_order_within_a_key(shared_fixtures: Path) -> None:
+    """Java's builder lists a key's row ids in its sorter's order, ours ascending (the spec's
+    doc); sizes, blocks, keys, row-id sets, footer and `_INDEX_META` are Java's."""
+    for name, data, scores, meta in _java_files(shared_fixtures):
+        ours = write_btree_global_index("INT", scores.tolist())
+        assert len(ours.data) == len(data) and ours.data[-52:] == data[-52:], name
+        assert ours.index_meta == meta
+        java, mine = BTreeGlobalIndexReader.open(data, "INT"), BTreeGlobalIndexReader.open(ours.data, "INT")
+        assert java.blocks == mine.blocks
+        assert [(k, sorted(r.tolist())) for k, r in java.entries()] == \
+            [(k, sorted(r.tolist())) for k, r in mine.entries()]
+
+
+def test_the_generated_parser_reads_what_the_reader_reads(shared_fixtures: Path) -> None:
+    files = [("INT", data) for _, data, _, _ in _java_files(shared_fixtures)]
+    files.append(("STRING", write_btree_global_index("STRING", ["b", None, "a", "b"] * 40, block_size=64,
+                                                     bloom_filter=True).data))
+    for data_type, data in files:
+        parsed = parsing.parse(BtreeGlobalIndex, data)
+        reader = BTreeGlobalIndexReader.open(data, data_type)
+        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.entries] \
+            == [(h.offset, h.size, h.last_key) for h in reader.blocks]
+        assert [len(b.block.stored) for b in parsed.data_blocks] == [h.size for h in reader.blocks]
+        generated = [(bytes(e.key), [r.value for r in e.value.row_ids])
+                     for b in parsed.data_blocks for e in b.block.entries]
+        assert generated == [(k, r.tolist()) for k, r in reader.entries()]
+        assert parsed.footer.has_null_bitmap == reader.footer.has_null_bitmap
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["interpreted", "compiled"])
+def test_the_generated_codec_round_trips_and_decodes_what_kaitai_decodes(shared_fixtures: Path, compiled: bool) -> None:
+    codec = btree_global_index_codec.btree_global_index
+    codec = codec.compile() if compiled else codec
+    files = [data for _, data, _, _ in _java_files(shared_fixtures)]
+    files += [_sample(), write_btree_global_index("STRING", ["b", None, "a"] * 30, block_size=32, bloom_filter=True).data]
+    for data in files:
+        model = constructs.parse(codec, data)
+        assert codec.build(model) == data
+        parsed = parsing.parse(BtreeGlobalIndex, data)
+        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["entries"]] == \
+            [bytes(e.key) for b in parsed.data_blocks for e in b.block.entries]
+        assert model["footer"]["ofs_index_block"] == parsed.footer.ofs_index_block
+
+
+# -- bad bytes --------------------------------------------------------------------------------------
+
+
+def _sample() -> bytes:
+    return write_btree_global_index("INT", [3, None, 1, 2, 3, None] * 30, block_size=40).data
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]
+
+
+def _query_all(data: bytes) -> None:
+    reader = BTreeGlobalIndexReader.open(data, "INT")
+    reader.is_null()
+    list(reader.entries())
+
+
+@pytest.mark.parametrize("where, path", [
+    (lambda r: r.blocks[1].offset + 2, "data_blocks[1].block.checksum"),
+    (lambda r: r.footer.ofs_index_block, "index_block.checksum"),
+    (lambda r: r.footer.ofs_null_bitmap + 9, "null_bitmap.checksum"),
+    (lambda r: r.blocks[0].offset + r.blocks[0].size + 1, "data_blocks[0].block.checksum"),
+])
+def test_a_crc_mismatch_is_located(where: Callable[[Any], int], path: str) -> None:
+    data = _sample()
+    bad = _flip(data, where(BTreeGlobalIndexReader.open(data, "INT")))
+    with pytest.raises(FormatError, match="CRC32 mismatch") as info:
+        _query_all(bad)
+    assert info.value.path == path and info.value.offset is not None
+
+
+def test_a_wrong_magic_a_short_file_and_a_foreign_type_are_refused() -> None:
+    data = _sample()
+    with pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(data[:-1] + b"Q", "INT")
+    assert (info.value.path, info.value.offset) == ("footer.magic", len(data) - 4)
+    with pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(data[-30:], "INT")
+    assert info.value.path == "footer"
+    with pytest.raises(SchemaError, match="BINARY"):
+        BTreeGlobalIndexReader.open(data, "BYTES")
+    with pytest.raises(SchemaError):
+        write_btree_global_index("INT", [])
+
+
+def test_an_entry_whose_row_ids_disagree_with_its_count_is_located() -> None:
+    data = bytearray(write_btree_global_index("INT", [7, 7, 7]).data)
+    assert data[5:8] == b"\x04\x03\x00"            # len_value 4, count 3, first row id 0
+    data[6] = 2
+    data[16:20] = struct.pack("<I", zlib.crc32(bytes(data[:16])))     # stored block + compression byte
+    with pytest.raises(FormatError, match="says 2 row ids but holds") as info:
+        BTreeGlobalIndexReader.open(bytes(data), "INT").equal(7)
+    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.entries[0].value.num_row_ids", 6)
+
+
+def test_the_registry_detects_dumps_and_hex_dumps_it() -> None:
+    data = _sample()
+    assert registry.detect(data) == "btree-global-index"
+    assert registry.find("btree").name == "btree-global-index"
+    root = registry.parse_generated("btree", data)
+    assert root.footer.magic == 0x50425449
+
+
+def test_a_zstd_block_is_read_and_lz4_is_named() -> None:
+    zstandard = import_oracle("zstandard")
+    plain = write_btree_global_index("INT", [1, 2, 2, 3] * 100, block_size=1 << 20).data
+    reader = BTreeGlobalIndexReader.open(plain, "INT")
+    (block,) = reader.blocks
+    stored = plain[:block.size]
+    compressed = _var(block.size) + zstandard.ZstdCompressor().compress(stored)  # type: ignore[attr-defined]
+    rebuilt = _with_block(plain, reader, compressed, 1)
+    assert set(BTreeGlobalIndexReader.open(rebuilt, "INT").equal(2)) == {i for i in range(400) if i % 4 in (1, 2)}
+    with pytest.raises(FormatError, match="lz4-compressed blocks are not supported") as info:
+        BTreeGlobalIndexReader.open(_with_block(plain, reader, compressed, 2), "INT").equal(2)
+    assert info.value.path == "data_blocks[0].block.compression"
+
+
+def _var(n: int) -> bytes:
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def _with_block(plain: bytes, reader: BTreeGlobalIndexReader, stored: bytes, compression: int) -> bytes:
+    """`plain` with its one data block replaced by `stored` (compression byte `compression`),
+    the index block and footer rewritten to match."""
+    f = reader.footer
+    block = stored + bytes([compression]) + struct.pack("<I", zlib.crc32(stored + bytes([compression])))
+    key = reader.blocks[0].last_key
+    handle = _var(0) + _var(len(stored))
+    entry = _var(len(key)) + key + _var(len(handle)) + handle
+    index = entry + struct.pack("<I", len(entry)) + b"\x00"
+    index_block = index + b"\x00" + struct.pack("<I", zlib.crc32(index + b"\x00"))
+    footer = struct.pack("<QIQQIQIII", 0, 0, 0, len(block), len(index), 0, 0, 1, 0x50425449)
+    assert not f.has_null_bitmap and not f.has_bloom_filter
+    return block + index_block + footer
+
+
+def test_the_command_line_dumps_verifies_and_hex_dumps_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from paimon_schema.cli import main as cli
+
+    good, bad = tmp_path / "btree.index", tmp_path / "bad.index"
+    data = _sample()
+    good.write_bytes(data)
+    bad.write_bytes(_flip(data, BTreeGlobalIndexReader.open(data, "INT").footer.ofs_index_block))
+    assert cli.main(["dump", str(good), "--type", "INT"]) == 0
+    out = capsys.readouterr().out
+    assert "btree global index (INT), 3 data blocks" in out and "  3: {0, 4, 6, 10" in out and "  null: {1, 5," in out
+    assert cli.main(["verify", str(good), "--type", "INT"]) == 0
+    assert "OK" in capsys.readouterr().out
+    assert cli.main(["verify", str(bad), "--type", "INT"]) == 1
+    assert "index_block.checksum" in capsys.readouterr().out
+    assert cli.main(["dump", str(good), "--hex"]) == 0
+    assert "data_blocks[0].block.entries[0].key" in capsys.readouterr().out
+    assert cli.main(["dump", str(good), "--html"]) == 0
+    page = capsys.readouterr().out
+    assert page.startswith("<!DOCTYPE html>") and "footer" in page and "magic" in page
