@@ -4,9 +4,10 @@ The generated parser of the file's layout records where each field lies (the wal
 dump, `hexdump.fields`), with a container's blobs and a deletion-vector bin's bitmap opened and
 walked too; bytes a spec reads whole and then parses again (a B-tree block's stored bytes and
 its entries) are a container of the fields inside them, as an opened blob is. Java's writers
-leave no byte unread and read none twice, so bytes that no field reads (a gap, garbage after the end, the rest of a blob read as the wrong layout) and bytes
-that two fields read (blobs whose lengths make them overlap, a blob inside the head) mean the
-file is not what Java wrote: a FormatError at the first such byte.
+leave no byte unread and read none twice, so bytes that no field reads (a gap, garbage after
+the end, the rest of a blob read as the wrong layout) and bytes that two fields read (blobs
+whose lengths make them overlap, a blob inside the head) mean the file is not what Java
+wrote: a FormatError at the first such byte.
 """
 
 from __future__ import annotations
