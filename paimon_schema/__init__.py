@@ -20,18 +20,16 @@ from paimon_schema.query.masks import apply_deletion_vector, delete_mask, keep_m
 from paimon_schema.query.predicate import col
 from paimon_schema.query.where import parse_where
 from paimon_schema.values import types
-from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.errors import CommitConflict, FormatError, SchemaError, TableError
 from paimon_schema.values.results import IndexResult
 
 if TYPE_CHECKING:       # what `__getattr__` returns, for type checkers
-    from paimon_schema.table.commit import CommitConflict
     from paimon_schema.table.delete import delete_where
     from paimon_schema.table.file_index_rewrite import rewrite_file_index
 
 #: writers that need the `table` dependencies (pyarrow, fastavro): imported on first use
 _WRITERS = {"rewrite_file_index": "paimon_schema.table.file_index_rewrite",
-            "delete_where": "paimon_schema.table.delete",
-            "CommitConflict": "paimon_schema.table.commit"}
+            "delete_where": "paimon_schema.table.delete"}
 
 
 def __getattr__(name: str) -> object:
@@ -65,6 +63,7 @@ __all__ = [
     "FormatError",
     "IndexEntry",
     "SchemaError",
+    "TableError",
     "read_deletion_vector",
     "read_hash_index",
     "write_deletion_vectors",

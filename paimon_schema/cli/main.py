@@ -695,7 +695,12 @@ def parser() -> argparse.ArgumentParser:
                             "file-index.bloom-filter.id.fpp=0.001")
     table.add_argument("--replace", action="store_true",
                        help="with index: drop the index entries it does not rebuild")
-    table.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
+    version = table.add_mutually_exclusive_group()
+    version.add_argument("--snapshot", metavar="ID", type=int, help="a snapshot id (default: latest)")
+    version.add_argument("--tag", metavar="NAME", help="the snapshot a tag holds (tag/tag-NAME)")
+    version.add_argument("--as-of", metavar="TIME",
+                         help="the latest snapshot committed at or before TIME: epoch "
+                              "milliseconds or an ISO timestamp in local time")
     table.add_argument("--json", action="store_true", help="print one JSON document")
     table.add_argument("--all", action="store_true", help="list every deleted position")
     table.set_defaults(run=cmd_table)

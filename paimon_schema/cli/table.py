@@ -25,6 +25,7 @@ from paimon_schema.table.indexes import in_file_index
 from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import DataField, TableSchema, type_root
+from paimon_schema.table.snapshots import Snapshot
 
 # -- pieces -------------------------------------------------------------------------------------
 
@@ -65,8 +66,9 @@ def _n(count: int, noun: str, plural: str = "") -> str:
     return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
-def _deleted(f: DataFile) -> int | None:
-    return None if f.deletion_file is None else f.deletion_file.cardinality
+def _deleted(counts: dict[str, int], f: DataFile) -> int | None:
+    """The rows the file's deletion vector deletes (`Table.deleted_counts`), None without one."""
+    return None if f.deletion_file is None else counts[f.path]
 
 
 def _deletion_vector(table: Table, f: DataFile) -> BitMap | BitMap64:
@@ -121,17 +123,16 @@ def _indexes_present(table: Table, files: list[DataFile]) -> tuple[dict[str, dic
 # -- views --------------------------------------------------------------------------------------
 
 
-def overview(table: Table, snapshot: int | None) -> dict[str, Any]:
-    snap = table.snapshot(snapshot)
+def overview(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
+    snap = snapshot if isinstance(snapshot, Snapshot) else table.snapshot(snapshot)
     schema = table.schema(None if snap is None else snap.schema_id)
     files = table.data_files(snap) if snap is not None else []
     index_files = table.index_files(snap) if snap is not None else []
     kinds: dict[str, int] = {}
     for ix in index_files:
         kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
-    # cardinalities from the index manifest; metadata before Paimon 1.0 has none: count the bins
-    deleted = [len(_deletion_vector(table, f)) if _deleted(f) is None else _deleted(f)
-               for f in files if f.deletion_file is not None]
+    counts = table.deleted_counts(files)
+    deleted = [counts[f.path] for f in files if f.deletion_file is not None]
     present, unreadable = _indexes_present(table, files)
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
@@ -178,13 +179,15 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
            + ("".join(f"; {_n(n, t + ' index file')}" for t, n in doc["index_files"].items())))
 
 
-def files(table: Table, snapshot: int | None) -> dict[str, Any]:
+def files(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
+    data_files = table.data_files(snapshot)
+    counts = table.deleted_counts(data_files)
     return {"table": table.path, "files": [
         {"partition": f.partition_path, "bucket": f.bucket, "level": f.level, "file": f.file_name,
-         "path": f.path, "rows": f.row_count, "deleted": _deleted(f), "size": f.file_size,
+         "path": f.path, "rows": f.row_count, "deleted": _deleted(counts, f), "size": f.file_size,
          "schema_id": f.schema_id, "file_index": f.index_stored,
          "deletion_vector": None if f.deletion_file is None else f.deletion_file.index_file}
-        for f in _sorted(table.data_files(snapshot))]}
+        for f in _sorted(data_files)]}
 
 
 def _sorted(data_files: list[DataFile]) -> list[DataFile]:
@@ -211,7 +214,7 @@ def _table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> Iterator
                         for c, w, n in zip(row, widths, numeric)).rstrip()
 
 
-def deletion_vectors(table: Table, snapshot: int | None, limit: int | None) -> dict[str, Any]:
+def deletion_vectors(table: Table, snapshot: Snapshot | int | None, limit: int | None) -> dict[str, Any]:
     out = []
     for f in _sorted(table.data_files(snapshot)):
         dv = f.deletion_file
@@ -237,7 +240,7 @@ def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
     yield f"{_n(len(doc['deletion_vectors']), 'deletion vector')}, {_n(total, 'row')} deleted"
 
 
-def indexes(table: Table, snapshot: int | None) -> dict[str, Any]:
+def indexes(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
     """Every data file's container, each blob opened with its column's type from the schema
     the file was written with."""
     out: list[dict[str, Any]] = []
@@ -298,7 +301,7 @@ def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
     yield f"{_n(len(doc['files']), 'data file')} with a file index{corrupt}"
 
 
-def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
+def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str, Any]:
     """What the table's metadata says about `where` (Spark SQL) for each data file a read
     reads: skipped by its partition values, skipped or narrowed by its file index (deletion
     vector applied), or read whole."""
@@ -315,9 +318,10 @@ def query(table: Table, where: str, snapshot: int | None) -> dict[str, Any]:
     columns = sorted({leaf.column for leaf in preds.leaves(predicate)})
     preds.to_arrow(predicate, arrow_schema(plan.schema, columns))     # literals fit their columns
     out = []
+    counts = table.deleted_counts(plan.files)
     for f in plan.files:
         record = {"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
-                  "rows": f.row_count, "deleted": _deleted(f)}
+                  "rows": f.row_count, "deleted": _deleted(counts, f)}
         verdict = preds.partition_verdict(predicate, f.partition)
         if verdict is False:
             record.update(result="skip", by="partition")
@@ -492,7 +496,13 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     try:
         table = open_table(args.dir)
-        doc, lines = _view(args, table)
+        version = None
+        if args.snapshot is not None or args.tag is not None or args.as_of is not None:
+            if args.view in ("index", "delete"):
+                raise presenters.UsageError("--snapshot, --tag and --as-of go with the views; "
+                                            "a write always builds on the latest snapshot")
+            version = table.travel(args.snapshot, args.tag, args.as_of)
+        doc, lines = _view(args, table, version)
     except ps.CommitConflict as exc:          # another writer won the snapshot: nothing written
         print(f"table: {exc} (nothing was written; run it again)", file=err)
         return EXIT_BAD_FILE
@@ -513,17 +523,18 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 Lines = Callable[[dict[str, Any]], Iterator[str]]
 
 
-def _view(args: argparse.Namespace, table: Table) -> tuple[dict[str, Any], Lines]:
+def _view(args: argparse.Namespace, table: Table,
+          version: Snapshot | None) -> tuple[dict[str, Any], Lines]:
     if args.view == "files":
-        return files(table, args.snapshot), files_lines
+        return files(table, version), files_lines
     if args.view == "dv":
-        return deletion_vectors(table, args.snapshot, None if args.all else presenters.MAX_RANGES), dv_lines
+        return deletion_vectors(table, version, None if args.all else presenters.MAX_RANGES), dv_lines
     if args.view == "indexes":
-        return indexes(table, args.snapshot), indexes_lines
+        return indexes(table, version), indexes_lines
     if args.view == "query":
-        return query(table, args.where, args.snapshot), query_lines
+        return query(table, args.where, version), query_lines
     if args.view == "index":
         return build_indexes(table, args), written_lines
     if args.view == "delete":
         return delete(table, args.where), written_lines
-    return overview(table, args.snapshot), overview_lines
+    return overview(table, version), overview_lines

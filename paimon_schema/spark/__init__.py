@@ -2,18 +2,29 @@
 
 `register(spark)` adds the Python data sources `paimon`, `paimon-deletion-vectors` and
 `paimon-file-index`; `read_table(spark, table_dir, where)` reads a table's live Parquet files
-with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow` is
-the same merge-on-read in pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds
-file indexes for a table's data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
+with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow`
+(`paimon_schema.table.read_arrow`, kept here for older callers) is the same merge-on-read in
+pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds file indexes for a table's
+data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
 Spark functions).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, overload
 
-from paimon_schema.table.merge import ReadStats, read_arrow
+from paimon_schema.query.predicate import Predicate
+from paimon_schema.table.fileio import FileSystemLike
+from paimon_schema.table.merge import ReadStats
+from paimon_schema.table.metadata import TableLike
+from paimon_schema.table.scan import read_arrow
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from paimon_schema.table.file_index_rewrite import RewriteResult
 
 __all__ = ["QUIET_LOGGING", "ReadStats", "read_arrow", "read_table", "register",
            "rewrite_file_index"]
@@ -26,7 +37,7 @@ QUIET_LOGGING = "-Dlog4j2.configurationFile=" + \
     Path(__file__).with_name("log4j2-quiet.properties").as_uri()
 
 
-def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
+def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:
     """Register the data sources `paimon`, `paimon-deletion-vectors`, `paimon-file-index`;
     see `sources.register` (errors read as our messages, not Python tracebacks)."""
     from paimon_schema.spark.sources import register as _register
@@ -34,17 +45,43 @@ def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
     _register(spark, hide_tracebacks=hide_tracebacks)
 
 
-def read_table(spark: Any, table_dir: Any, where: Any = None, **kwargs: Any) -> Any:
-    """The table's rows through Spark's native Parquet scan; see `native.read_table`."""
+@overload
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = ..., *,
+               snapshot: int | None = ..., columns: Sequence[str] | None = ...,
+               with_stats: Literal[False] = ..., mode: str = ...,
+               filesystem: FileSystemLike | None = ...,
+               options: Mapping[str, str] | None = ...) -> DataFrame: ...
+
+
+@overload
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = ..., *,
+               snapshot: int | None = ..., columns: Sequence[str] | None = ...,
+               with_stats: Literal[True], mode: str = ...,
+               filesystem: FileSystemLike | None = ...,
+               options: Mapping[str, str] | None = ...) -> tuple[DataFrame, ReadStats]: ...
+
+
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = None, *,
+               snapshot: int | None = None, columns: Sequence[str] | None = None,
+               with_stats: bool = False, mode: str = "FAILFAST",
+               filesystem: FileSystemLike | None = None,
+               options: Mapping[str, str] | None = None) -> DataFrame | tuple[DataFrame, ReadStats]:
+    """The table's rows through Spark's native Parquet scan; see `native.read_table`
+    (`options`: Paimon's time-travel options, `scan.snapshot-id`, `scan.tag-name`,
+    `scan.timestamp-millis`)."""
     from paimon_schema.spark.native import read_table as _read_table
 
-    return _read_table(spark, table_dir, where, **kwargs)
+    df, stats = _read_table(spark, table_dir, where, snapshot=snapshot, columns=columns,
+                            mode=mode, filesystem=filesystem, options=options)
+    return (df, stats) if with_stats else df
 
 
-def rewrite_file_index(spark: Any, table_dir: Any, columns: Any = None, options: Any = None,
-                       where: Any = None, **kwargs: Any) -> Any:
+def rewrite_file_index(spark: SparkSession, table_dir: TableLike,
+                       columns: Mapping[str, str | Sequence[str]] | None = None,
+                       options: Mapping[str, str] | None = None,
+                       where: Predicate | str | None = None, *, replace: bool = False) -> RewriteResult:
     """`paimon_schema.rewrite_file_index` as a Spark job, one task per data file; see
     `write.rewrite_file_index`."""
     from paimon_schema.spark.write import rewrite_file_index as _rewrite
 
-    return _rewrite(spark, table_dir, columns, options, where, **kwargs)
+    return _rewrite(spark, table_dir, columns, options, where, replace=replace)

@@ -37,8 +37,8 @@ import json
 import logging
 import struct
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -50,11 +50,16 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
-from paimon_schema.table.merge import FileTask, plan_read, read_deletion_file, read_task
 from paimon_schema.table import predicates as table_predicates
+from paimon_schema.table.fileio import FileSystemLike
+from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_deletion_file, read_task
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.schema import TableSchema
+from paimon_schema.table.snapshots import TimeTravel
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["read_table"]
 
@@ -67,24 +72,33 @@ _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 
                    "CAST(CAST(unix_micros({}) AS DECIMAL(20, 0)) / 1000000 AS DECIMAL(18, 6)))")
 
 
-def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None, *,
+def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str | None = None, *,
                snapshot: int | None = None, columns: Sequence[str] | None = None,
-               with_stats: bool = False, mode: str = "FAILFAST", filesystem: Any = None) -> Any:
-    """The table's rows as a Spark DataFrame (with `with_stats=True`: `(df, ReadStats)`).
+               mode: str = "FAILFAST", filesystem: FileSystemLike | None = None,
+               options: Mapping[str, str] | None = None) -> tuple[DataFrame, ReadStats]:
+    """The table's rows as a Spark DataFrame, and what pruning skipped.
 
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
     BETWEEN, IS NULL) prune files and rows first. A string Spark understands but the pruner
     does not is applied without pruning. A literal that does not compare with its column
     (`amount < 'x'`) is a SchemaError naming both, as in `read_arrow`, before Spark runs.
+    `snapshot`, or Paimon's options in `options` (`scan.snapshot-id`, `scan.tag-name`,
+    `scan.timestamp-millis`, `scan.timestamp`), pick the version read.
     """
     predicate = _predicate(where)
     table = Table.open(table_dir, filesystem)
-    plan = plan_read(table, predicate, snapshot, mode=mode)
+    travel = TimeTravel.from_options(dict(options or {}))
+    if snapshot is not None:
+        if travel.snapshot not in (None, snapshot):
+            raise TableError(f"snapshot={snapshot} and scan.snapshot-id={travel.snapshot} differ")
+        travel = travel._replace(snapshot=snapshot).checked()
+    snap = None if travel == TimeTravel() else travel.resolve(table.io, table.path)
+    plan = plan_read(table, predicate, snap, mode=mode)
     if predicate is not None:       # a literal that does not compare: SchemaError, as read_arrow
         table_predicates.to_arrow(predicate, plan.schema)
     ddl = spark_schema_ddl(plan.table_schema)
-    groups: dict[tuple, list[FileTask]] = {}
+    groups: dict[tuple[Any, ...], list[FileTask]] = {}
     others = []
     for task in plan.tasks:
         if task.format == "parquet":
@@ -103,7 +117,7 @@ def read_table(spark: Any, table_dir: Any, where: Predicate | str | None = None,
     if columns is not None:
         df = df.select(*[quote(c) for c in columns])
     log.info("read_table %s: %s", table.path, plan.stats.as_dict())
-    return (df, plan.stats) if with_stats else df
+    return df, plan.stats
 
 
 def _predicate(where: Predicate | str | None) -> Predicate | None:
@@ -136,7 +150,7 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
         schema = raw.schema.json()
     stored = {f["name"]: f["type"] if isinstance(f["type"], str) else f["type"]["type"]
               for f in json.loads(schema)["fields"]}
-    parts: dict[tuple, list[FileTask]] = {}
+    parts: dict[tuple[Any, ...], list[FileTask]] = {}
     for task in tasks:
         constants = tuple(c.constant for c in task.columns if c.file_column not in stored)
         masked = task.deletion_file is not None or task.candidate_rows is not None

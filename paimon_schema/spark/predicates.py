@@ -6,17 +6,21 @@ a predicate is in `paimon_schema.table.predicates`.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from paimon_schema.query.predicate import Leaf, Predicate
 from paimon_schema.query.where import null_safe_equal
 from paimon_schema.table.arrow_types import quote
 from paimon_schema.table.predicates import _fold, conjunction
 
+if TYPE_CHECKING:
+    from pyspark.sql import Column
+    from pyspark.sql.datasource import Filter
+
 __all__ = ["from_spark_filters", "to_spark_column"]
 
 
-def from_spark_filters(filters: Iterable[Any]) -> Predicate | None:
+def from_spark_filters(filters: Iterable[Filter]) -> Predicate | None:
     """The conjunction of Spark's pushed filters (`pyspark.sql.datasource` Filter objects)
     that map to predicates; the others are left out (Spark evaluates every filter again)."""
     return conjunction(p for p in (_spark_filter(f) for f in filters) if p is not None)
@@ -51,7 +55,7 @@ def _spark_filter(f: Any) -> Predicate | None:
     return None
 
 
-def to_spark_column(predicate: Predicate) -> Any:
+def to_spark_column(predicate: Predicate) -> Column:
     """The predicate as a Spark Column (Spark evaluates it with its own semantics)."""
     from pyspark.sql import functions as F
 
@@ -73,4 +77,5 @@ def to_spark_column(predicate: Predicate) -> Any:
         return {"equal": c == lit, "not_equal": c != lit, "less_than": c < lit,
                 "less_or_equal": c <= lit, "greater_than": c > lit, "greater_or_equal": c >= lit}[function]
 
-    return _fold(predicate, leaf_col)
+    column: Column = _fold(predicate, leaf_col)
+    return column

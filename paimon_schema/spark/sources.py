@@ -4,9 +4,10 @@
 Planning (`partitions()`) reads the manifests in Spark's planner worker; a partition is a
 group of data files of about Paimon's split target size, at least one per CPU (`paimon`, see
 `splits`), one data file (`paimon-file-index`) or one deletion-vector index file, so the work
-spreads over executors. Readers yield Arrow record batches, never rows. Every source takes the option
-`snapshot` (an id) for time travel; `paimon` also takes `mode` (`FAILFAST` / `PERMISSIVE`, for
-corrupt file indexes).
+spreads over executors. Readers yield Arrow record batches, never rows. Every source travels in
+time with Paimon's own options: `scan.snapshot-id` (or `snapshot`), `scan.tag-name`,
+`scan.timestamp-millis` (the latest snapshot at or before it) or `scan.timestamp`; `paimon` also
+takes `mode` (`FAILFAST` / `PERMISSIVE`, for corrupt file indexes).
 
 Filter pushdown (`spark.sql.python.filterPushdown.enabled`, Spark 4.1+): `paimon` uses the
 pushed filters to prune files and rows with the file indexes, and hands every filter back, so
@@ -24,12 +25,15 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from numpy.typing import NDArray
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
+from pyspark.sql.types import StructType
 
 from paimon_schema.layouts.bitmap_index.reader import BitmapIndexReader
 from paimon_schema.layouts.bsi_index import BsiIndexReader
 from paimon_schema.layouts.range_bitmap.reader import RangeBitmapIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, open_index
+from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import spark_arrow_schema, spark_schema_ddl
 from paimon_schema.table.merge import FileTask, plan_read, read_task
@@ -38,6 +42,7 @@ from paimon_schema.table.fileio import LocalFileIO
 from paimon_schema.table.manifests import DeletionFile
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import TableSchema, type_root
+from paimon_schema.table.snapshots import Snapshot, TimeTravel
 from paimon_schema.values.errors import FormatError
 from paimon_schema.values.options import memory_size
 
@@ -49,7 +54,7 @@ log = logging.getLogger("paimon_schema.spark")
 HIDE_TRACEBACK = "spark.sql.execution.pyspark.udf.hideTraceback.enabled"
 
 
-def register(spark: Any, *, hide_tracebacks: bool | None = None) -> None:
+def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:
     """Register the three sources, and turn on Python data source filter pushdown (Spark 4.1+;
     off by default): sources that do not push filters hand them all back, as before.
 
@@ -73,12 +78,17 @@ def _path(options: Any) -> str:
     path = options.get("path")
     if not path:
         raise TableError("load(path) needs the table directory")
-    return path
+    return str(path)
 
 
-def _snapshot(options: Any) -> int | None:
-    value = options.get("snapshot")
-    return None if value in (None, "") else int(value)
+def _travel(options: Any) -> TimeTravel:
+    """The version the options ask for (Paimon's `scan.*` names, or `snapshot`)."""
+    return TimeTravel.from_options(dict(options))
+
+
+def _snapshot(table: Table, travel: TimeTravel) -> Snapshot | None:
+    """The snapshot to read: the one asked for, or None for the latest."""
+    return None if travel == TimeTravel() else travel.resolve(table.io, table.path)
 
 
 def _flag(options: Any, key: str) -> bool:
@@ -100,9 +110,10 @@ def _local(path: str) -> str:
     return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
-def _schema_of(table: Table, snapshot: int | None) -> TableSchema:
-    """The schema a read of `snapshot` returns (the latest schema without a snapshot)."""
-    return table.schema(None if snapshot is None else table.snapshot(snapshot).schema_id)
+def _schema_of(table: Table, travel: TimeTravel) -> TableSchema:
+    """The schema a read returns: the snapshot's when one is asked for, else the latest."""
+    snap = _snapshot(table, travel)
+    return table.schema(None if snap is None else snap.schema_id)
 
 
 @dataclass
@@ -123,27 +134,28 @@ class PaimonSource(DataSource):
 
     def schema(self) -> str:
         table = Table.open(_path(self.options))
-        return spark_schema_ddl(_schema_of(table, _snapshot(self.options)))
+        return spark_schema_ddl(_schema_of(table, _travel(self.options)))
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _PaimonReader(_path(self.options), _snapshot(self.options),
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _PaimonReader(_path(self.options), _travel(self.options),
                              str(self.options.get("mode", "FAILFAST")))
 
 
 class _PaimonReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, mode: str) -> None:
+    def __init__(self, path: str, travel: TimeTravel, mode: str) -> None:
         self.path = path
-        self.snapshot = snapshot
+        self.travel = travel
         self.mode = mode
-        self.where: preds.Predicate | None = None
+        self.where: Predicate | None = None
 
-    def pushFilters(self, filters: list[Any]) -> list[Any]:
+    def pushFilters(self, filters: list[Filter]) -> list[Filter]:
         """Prune with what maps to predicates; hand every filter back to Spark."""
         self.where = preds.from_spark_filters(filters)
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        plan = plan_read(self.path, self.where, self.snapshot, mode=self.mode)
+        table = Table.open(self.path)
+        plan = plan_read(table, self.where, _snapshot(table, self.travel), mode=self.mode)
         schema = spark_arrow_schema(plan.table_schema)
         return [_Partition((tasks, schema)) for tasks in splits(plan.tasks, plan.table_schema)] \
             or [_Partition(None)]
@@ -201,14 +213,14 @@ class DeletionVectorsSource(DataSource):
         _table_or_file(_path(self.options))          # a bad path fails at load(), not in a task
         return _DV_DDL + (", position BIGINT" if _flag(self.options, "explode") else "")
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _DeletionVectorsReader(_path(self.options), _snapshot(self.options),
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _DeletionVectorsReader(_path(self.options), _travel(self.options),
                                       _flag(self.options, "explode"))
 
 
 class _DeletionVectorsReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, explode: bool) -> None:
-        self.path, self.snapshot, self.explode = path, snapshot, explode
+    def __init__(self, path: str, travel: TimeTravel, explode: bool) -> None:
+        self.path, self.travel, self.explode = path, travel, explode
 
     def partitions(self) -> Sequence[InputPartition]:
         table = _table_or_file(self.path)
@@ -223,7 +235,7 @@ class _DeletionVectorsReader(DataSourceReader):
                                   offset=exc.offset, path=exc.path) from None
             return [_Partition(("file", self.path))]
         by_index: dict[str, list[tuple[str, int, str, DeletionFile]]] = {}
-        for f in table.data_files(self.snapshot):
+        for f in table.data_files(_snapshot(table, self.travel)):
             if f.deletion_file is not None:
                 by_index.setdefault(f.deletion_file.path, []).append(
                     (f.partition_path, f.bucket, f.file_name, f.deletion_file))
@@ -253,8 +265,8 @@ class _DeletionVectorsReader(DataSourceReader):
                               dv.length, _is_64(bitmap), bitmap))
         yield self._batch(items)
 
-    def _batch(self, items: list[tuple]) -> pa.RecordBatch:
-        columns: dict[str, list] = {name: [] for name in _DV_SCHEMA.names}
+    def _batch(self, items: list[tuple[Any, ...]]) -> pa.RecordBatch:
+        columns: dict[str, list[Any]] = {name: [] for name in _DV_SCHEMA.names}
         positions: list[NDArray[np.int64]] = []
         for partition_path, bucket, file_name, index_file, offset, length, is64, bitmap in items:
             repeat = 1
@@ -310,18 +322,18 @@ class FileIndexSource(DataSource):
         extra = ", `values` ARRAY<STRUCT<value: STRING, rows: ARRAY<INT>>>" if _flag(self.options, "values") else ""
         return _FI_DDL + extra
 
-    def reader(self, schema: Any) -> DataSourceReader:
-        return _FileIndexReader(_path(self.options), _snapshot(self.options),
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return _FileIndexReader(_path(self.options), _travel(self.options),
                                 _flag(self.options, "values"))
 
 
 class _FileIndexReader(DataSourceReader):
-    def __init__(self, path: str, snapshot: int | None, values: bool) -> None:
-        self.path, self.snapshot, self.values = path, snapshot, values
+    def __init__(self, path: str, travel: TimeTravel, values: bool) -> None:
+        self.path, self.travel, self.values = path, travel, values
 
     def partitions(self) -> Sequence[InputPartition]:
         table = Table.open(self.path)
-        files = [f for f in table.data_files(self.snapshot)
+        files = [f for f in table.data_files(_snapshot(table, self.travel))
                  if f.embedded_index is not None or f.index_sidecar is not None]
         return [_Partition((table, f)) for f in files] or [_Partition(None)]
 
@@ -355,7 +367,7 @@ def _column_type(schema: TableSchema, column: str) -> Any:
     return field.type
 
 
-def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple:
+def _summary(index_type: str, blob: bytes | None, data_type: Any, values: bool) -> tuple[Any, ...]:
     """(row_count, distinct_values, null_count[, values]) of one index; None where the index
     does not record it (a bloom filter records none of them)."""
     empty = (None, None, None) + ((None,) if values else ())

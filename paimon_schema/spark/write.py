@@ -5,7 +5,7 @@ broadcast tasks) and commits once, on the driver, exactly as the Python function
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -13,10 +13,16 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.table.file_index_rewrite import (RewriteResult, build_container, commit_rewrite,
                                        plan_rewrite)
 
+from paimon_schema.table.metadata import TableLike
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
 __all__ = ["rewrite_file_index"]
 
 
-def rewrite_file_index(spark: Any, table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
+def rewrite_file_index(spark: SparkSession, table: TableLike,
+                       columns: Mapping[str, str | Sequence[str]] | None = None,
                        options: Mapping[str, Any] | None = None,
                        where: Predicate | str | None = None, *, replace: bool = False) -> RewriteResult:
     """`paimon_schema.table.file_index_rewrite.rewrite_file_index` with one Spark task per data file: the

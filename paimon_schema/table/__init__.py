@@ -1,14 +1,19 @@
 """Floor 4, Paimon tables: `metadata` holds `Table`, which composes `fileio` (every byte of a
 table goes through a `FileIO`), `schema`, `snapshots`, `partitions`, `manifests`, `indexes` and
-`plan`; `merge` is the pyarrow merge-on-read, `predicates` turns a filter into what each data
-file's indexes, partitions and Arrow can answer, `arrow_types` maps Paimon types to Arrow and
-Spark. Writing: `commit` publishes a snapshot (manifests, `binary_row` partitions, atomic
-create), `file_index_rewrite` adds file indexes to data files, `delete` deletes rows as deletion
-vectors."""
+`plan`; `Table.scan` makes a `scan.TableScan` (files, statistics, Arrow / pandas / polars /
+DuckDB, streaming batches; `read_arrow` in one call), `merge` is the pyarrow merge-on-read,
+`predicates` turns a filter into what each data file's indexes, partitions and Arrow can answer,
+`arrow_types` maps Paimon types to Arrow and Spark. Writing: `commit` publishes a snapshot
+(manifests, `binary_row` partitions, atomic create), `file_index_rewrite` adds file indexes to
+data files, `delete` deletes rows as deletion vectors."""
 
 from paimon_schema.table.delete import delete_where
 from paimon_schema.table.errors import CommitConflict, TableError
 from paimon_schema.table.file_index_rewrite import rewrite_file_index
+from paimon_schema.table.merge import ReadStats
 from paimon_schema.table.metadata import Table
+from paimon_schema.table.scan import TableScan, read_arrow
+from paimon_schema.table.snapshots import Snapshot
 
-__all__ = ["CommitConflict", "Table", "TableError", "delete_where", "rewrite_file_index"]
+__all__ = ["CommitConflict", "ReadStats", "Snapshot", "Table", "TableError", "TableScan",
+           "delete_where", "read_arrow", "rewrite_file_index"]

@@ -30,8 +30,8 @@ from paimon_schema.table.commit import (CommitPlan, check_format, commit, create
                                         writable)
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.manifests import ADD, DELETION_VECTORS
-from paimon_schema.table.merge import BATCH_ROWS, _file_batches, evolve, plan_read
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.merge import BATCH_ROWS, FileTask, TaskPlan, _file_batches, evolve, plan_read
+from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
@@ -53,8 +53,8 @@ class DeleteResult:
     index_files: tuple[str, ...]
 
 
-def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None = None
-                      ) -> tuple[Any, dict[tuple[str, int, str], np.ndarray]]:
+def deleted_positions(table: TableLike, where: Predicate | str, snapshot: int | None = None
+                      ) -> tuple[TaskPlan, dict[tuple[str, int, str], np.ndarray]]:
     """(the read plan, {(partition path, bucket, file name): positions matching `where`}),
     files pruned by partition and index as a read would (deleted rows included)."""
     predicate = where_predicate(where)
@@ -62,7 +62,7 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
     expression = preds.to_arrow(predicate, plan.schema)
     out = {}
 
-    def positions(task: Any) -> np.ndarray:
+    def positions(task: FileTask) -> np.ndarray:
         found, offset = [], 0
         try:
             for batch in _file_batches(task, BATCH_ROWS):
@@ -86,7 +86,7 @@ def deleted_positions(table: Any, where: Predicate | str, snapshot: int | None =
     return plan, out
 
 
-def delete_where(table: Any, where: Predicate | str) -> DeleteResult:
+def delete_where(table: TableLike, where: Predicate | str) -> DeleteResult:
     """Delete the rows matching `where` (a `ps.col` predicate or a Spark SQL condition) from
     an append table with deletion vectors, as one new snapshot; see the module doc."""
     from pyroaring import BitMap, BitMap64

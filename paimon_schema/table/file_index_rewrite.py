@@ -33,7 +33,7 @@ from paimon_schema.table.commit import (CommitPlan, check_format, commit, create
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import ADD, DELETE, DataFile
-from paimon_schema.table.metadata import Table
+from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values import options as index_options
@@ -203,7 +203,7 @@ class RewriteResult:
     index_bytes: int
 
 
-def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
+def plan_rewrite(table: TableLike, columns: Mapping[str, str | Sequence[str]] | None = None,
                  options: Mapping[str, Any] | None = None, where: Predicate | str | None = None,
                  *, replace: bool = False) -> RewritePlan:
     """One `IndexTask` per live data file (of the partitions `where` selects)."""
@@ -245,7 +245,7 @@ def plan_rewrite(table: Any, columns: Mapping[str, str | Sequence[str]] | None =
     return RewritePlan(tab, snap, tuple(items), threshold)
 
 
-def rewrite_file_index(table: Any, columns: Mapping[str, str | Sequence[str]] | None = None,
+def rewrite_file_index(table: TableLike, columns: Mapping[str, str | Sequence[str]] | None = None,
                        options: Mapping[str, Any] | None = None,
                        where: Predicate | str | None = None, *, replace: bool = False,
                        workers: int | None = None) -> RewriteResult:

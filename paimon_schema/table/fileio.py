@@ -21,14 +21,21 @@ import threading
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import CommitConflict, TableError
 
-__all__ = ["ArrowFileIO", "FileIO", "LocalFileIO", "filesystem_for", "fileio_for", "open_fileio"]
+if TYPE_CHECKING:
+    import fsspec
+
+__all__ = ["ArrowFileIO", "FileIO", "FileSystemLike", "LocalFileIO", "filesystem_for", "fileio_for",
+           "open_fileio"]
+
+#: A filesystem a table may be on: a `pyarrow.fs` one, or an fsspec one (wrapped for pyarrow).
+FileSystemLike = Union[pafs.FileSystem, "fsspec.AbstractFileSystem"]
 
 
 class FileIO(ABC):
@@ -117,7 +124,7 @@ def filesystem_for(default: pafs.FileSystem, path: str) -> tuple[pafs.FileSystem
     return pafs.FileSystem.from_uri(path)
 
 
-def fileio_for(filesystem: Any) -> FileIO:
+def fileio_for(filesystem: FileSystemLike) -> FileIO:
     """The FileIO of a pyarrow filesystem, or of an fsspec one (wrapped)."""
     if not isinstance(filesystem, pafs.FileSystem):
         filesystem = pafs.PyFileSystem(pafs.FSSpecHandler(filesystem))
@@ -126,7 +133,8 @@ def fileio_for(filesystem: Any) -> FileIO:
     return ArrowFileIO(filesystem)
 
 
-def open_fileio(path: Any, filesystem: Any = None) -> tuple[FileIO, str]:
+def open_fileio(path: str | os.PathLike[str],
+                filesystem: FileSystemLike | None = None) -> tuple[FileIO, str]:
     """The FileIO and inner path of what `Table.open` takes: a local path (made absolute), a
     URI (`s3://...`, `file:///...`), or a path on `filesystem` (pyarrow or fsspec)."""
     text = str(path)

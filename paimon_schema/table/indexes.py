@@ -4,8 +4,10 @@ sidecar), and a bucket's HASH index. Errors name the file and give offsets in it
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
+import numpy as np
+from numpy.typing import NDArray
 from pyroaring import BitMap, BitMap64
 
 from paimon_schema.layouts.deletion_vectors import read_deletion_vector
@@ -16,7 +18,8 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deletion_vector", "file_index", "file_index_bytes", "hash_index", "in_file_index"]
+__all__ = ["deleted_counts", "deletion_vector", "file_index", "file_index_bytes", "hash_index",
+           "in_file_index"]
 
 
 def deletion_vector(io: FileIO, data_file: DataFile, *,
@@ -36,6 +39,34 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
                             path=exc.path)
         error.file = dv.path
         raise error from exc
+
+
+def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
+    """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
+    cardinality the index manifest records, or, where it records none (Paimon 1.0 and older),
+    the vector's own count, each vector file read once for all its bins."""
+    counts: dict[str, int] = {}
+    unrecorded: dict[str, list[DataFile]] = {}
+    for f in data_files:
+        dv = f.deletion_file
+        if dv is not None and dv.cardinality is None:
+            unrecorded.setdefault(dv.path, []).append(f)
+        else:
+            counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
+    for path, files in unrecorded.items():
+        data = io.read_bytes(path)
+        for f in files:
+            dv = f.deletion_file
+            assert dv is not None
+            try:
+                counts[f.path] = len(read_deletion_vector(data, dv.offset, dv.length))
+            except FormatError as exc:
+                error = FormatError(f"deletion vector of {f.file_name} in {path} at offset "
+                                    f"{dv.offset}: {exc.reason}", offset=exc.offset,
+                                    path=exc.path)
+                error.file = path
+                raise error from exc
+    return counts
 
 
 def file_index_bytes(io: FileIO, data_file: DataFile) -> bytes | None:
@@ -68,7 +99,7 @@ def in_file_index(exc: FormatError, data_file: DataFile) -> FormatError:
     return error
 
 
-def hash_index(io: FileIO, index_file: IndexFile) -> Any:
+def hash_index(io: FileIO, index_file: IndexFile) -> NDArray[np.int32]:
     """A HASH index file's key hashes (numpy int32, file order)."""
     if index_file.index_type != HASH:
         raise TableError(f"{index_file.file_name} is a {index_file.index_type} index, not HASH")

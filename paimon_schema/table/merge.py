@@ -8,8 +8,8 @@ for SQL, see `predicates.for_file`); what survives becomes one
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
 Arrow call, and evolves each batch to the table's schema by field id (renamed, dropped, widened
-and added columns; partition columns a file lacks). `read_arrow` does both and applies the
-exact filter.
+and added columns; partition columns a file lacks). `scan.TableScan` does both and applies the
+exact filter, whole (`read_tasks`, files side by side) or streaming.
 
 Where the time goes (`benchmarks/table_read.py`: 2M rows, 4 columns, in 8 Parquet files, 30 %
 deleted; CPU time of the 8 `read_task`s on one thread, a loaded 2-core machine): the decode,
@@ -19,8 +19,8 @@ vectors, footers and file opens, about 5 ms. So about 1.1x the CPU of the bare d
 (`pyarrow.parquet.read_table`), which the dictionaries keep there: string and binary columns
 dictionary-encoded in every data page (the footer says so, `parquet_footer`) are read as Arrow
 dictionaries, the deletion vector takes their int32 indices, and only the kept rows become
-strings, in `evolve`'s cast, cheaper than pyarrow's dense decode of every row. `read_arrow`
-reads whole row groups (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more
+strings, in `evolve`'s cast, cheaper than pyarrow's dense decode of every row. A whole read
+(`read_tasks`) reads whole row groups (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more
 decode here), and plans from a per-process cache of each snapshot's data files.
 
 Which files: a primary-key table in deletion-vector mode is read as Paimon reads it, from the
@@ -39,32 +39,36 @@ import os
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from paimon_schema.query.evaluate import evaluate
 from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.query.sql import parse_sql
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.fileio import FileIO
+from paimon_schema.table.fileio import FileIO, FileSystemLike
 from paimon_schema.table.manifests import DataFile, DeletionFile
-from paimon_schema.table.metadata import ReadPlan, Table
+from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
+from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.table.stats import file_stats, stats_verdict
 from paimon_schema.values.errors import FormatError, SchemaError
+from paimon_schema.values.results import IndexResult
 
-__all__ = ["FileTask", "ReadStats", "plan_read", "read_arrow", "read_task"]
+if TYPE_CHECKING:
+    from pyroaring import BitMap, BitMap64
+
+__all__ = ["FileTask", "ReadStats", "TableLike", "TaskPlan", "plan_read", "read_task", "read_tasks"]
 
 log = logging.getLogger("paimon_schema.spark")
 
 MODES = ("FAILFAST", "PERMISSIVE")
 BATCH_ROWS = 65_536
-#: `read_arrow`'s batches: whole row groups (up to 4M rows), it holds every row in the end anyway
+#: a whole read's batches: whole row groups (up to 4M rows), it holds every row in the end anyway
 WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 
@@ -73,8 +77,9 @@ READABLE_FORMATS = ("parquet", "orc")
 class ReadStats:
     """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
     included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
-    out inside read files; `rows_deleted` the rows deletion vectors remove from read files, as
-    the manifests record them (Paimon before 1.0 records no cardinality: not counted)."""
+    out inside read files; `rows_deleted` the rows deletion vectors remove from read files: the
+    cardinality the index manifest records, or (Paimon 1.0 and older record none) the deletion
+    vector's own count."""
 
     files: int = 0
     files_read: int = 0
@@ -133,17 +138,21 @@ class FileTask:
 
 @dataclass
 class TaskPlan:
-    """The outcome of `plan_read`: tasks in the table's file order, the output schema."""
+    """The outcome of `plan_read`: tasks in the table's file order (`files`: the data file of
+    each), the output schema, the snapshot read (None: the table has none)."""
 
     tasks: list[FileTask]
     schema: pa.Schema
     table_schema: TableSchema
     stats: ReadStats
+    files: list[DataFile] = field(default_factory=list)
+    snapshot: Snapshot | None = None
 
 
-def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None = None,
-              columns: Sequence[str] | None = None, mode: str = "FAILFAST",
-              filesystem: Any = None, *, with_filter_columns: bool = False) -> TaskPlan:
+def plan_read(table: TableLike, where: Predicate | None = None,
+              snapshot: Snapshot | int | None = None, columns: Sequence[str] | None = None,
+              mode: str = "FAILFAST", filesystem: FileSystemLike | None = None, *,
+              with_filter_columns: bool = False) -> TaskPlan:
     """Which files to read and how, with pruning; see the module doc. The output columns are
     `columns` (default: all), plus with `with_filter_columns` those `where` needs."""
     started = time.perf_counter()
@@ -162,7 +171,7 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
         out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
                         if c not in out_columns]
     stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
-    tasks = []
+    kept: list[tuple[DataFile, BitMap | None]] = []
     for data_file in plan.files:
         if data_file.format not in READABLE_FORMATS:
             raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
@@ -186,11 +195,15 @@ def plan_read(table: Any, where: Predicate | None = None, snapshot: int | None =
                     continue
                 if result is not None and result.rows is not None:
                     candidate = result.rows
-        tasks.append(_task(tab, plan, data_file, out_columns, candidate, stats))
+        kept.append((data_file, candidate))
+    read = [data_file for data_file, _ in kept]
+    deleted = tab.deleted_counts(read)
+    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats)
+             for data_file, candidate in kept]
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
-    return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats)
+    return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats, read, plan.snapshot)
 
 
 def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate) -> bool:
@@ -206,7 +219,7 @@ def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicat
 
 
 def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate, mode: str,
-                  stats: ReadStats) -> Any:
+                  stats: ReadStats) -> IndexResult | None:
     """`ps.evaluate` over the file's container, or None when the file has none (or, in
     PERMISSIVE mode, a corrupt one)."""
     if data_file.embedded_index is None and data_file.index_sidecar is None:
@@ -239,7 +252,7 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
 
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-          candidate: Any, stats: ReadStats) -> FileTask:
+          candidate: BitMap | None, deleted: int, stats: ReadStats) -> FileTask:
     file_schema = tab.schema(data_file.schema_id)
     written = None if data_file.write_cols is None else set(data_file.write_cols)
     columns = []
@@ -251,10 +264,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
                               data_file.partition.get(name)))
     if candidate is not None:
-        dv_card = data_file.deletion_file.cardinality if data_file.deletion_file else 0
-        stats.rows_skipped += max(0, data_file.row_count - (dv_card or 0) - len(candidate))
-    if data_file.deletion_file is not None:
-        stats.rows_deleted += data_file.deletion_file.cardinality or 0
+        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
+    stats.rows_deleted += deleted
     fileio, path = tab.io.resolve(data_file.path)
     return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
                     tuple(columns), data_file.deletion_file,
@@ -291,7 +302,7 @@ def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
         raise TableError(f"{task.path} has {offset} rows, its manifest entry says {task.row_count}")
 
 
-def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> Any:
+def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> BitMap | BitMap64 | None:
     """The deleted positions a `DeletionFile` points at (None without one)."""
     if deletion is None:
         return None
@@ -390,29 +401,7 @@ def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None 
 
 # ------------------------------------------------------------------------------ the whole read
 
-def read_arrow(table: Any, where: Predicate | str | None = None, snapshot: int | None = None,
-               columns: Sequence[str] | None = None, *, mode: str = "FAILFAST",
-               with_stats: bool = False, filesystem: Any = None) -> Any:
-    """The table's rows as a `pyarrow.Table` (with `with_stats=True`: `(table, ReadStats)`).
-
-    `where` is a `ps.col` predicate or a Spark SQL string of simple comparisons; it prunes
-    files (partition values, file indexes) and filters the rows exactly with Spark's
-    semantics. `columns` selects output columns (the filter may use others).
-    """
-    if isinstance(where, str):
-        where = parse_sql(where)
-    plan = plan_read(table, where, snapshot, columns, mode, filesystem, with_filter_columns=True)
-    exact = None if where is None else preds.to_arrow(where, plan.schema)  # bad literals fail here
-    batches = [b for part in _read_tasks(plan.tasks) for b in part]
-    result = pa.Table.from_batches(batches, schema=plan.schema)
-    if exact is not None:
-        result = result.filter(exact)
-    out_columns = list(columns) if columns is not None else [f.name for f in plan.table_schema.fields]
-    result = result.select(out_columns)
-    return (result, plan.stats) if with_stats else result
-
-
-def _read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
+def read_tasks(tasks: Sequence[FileTask]) -> list[list[pa.RecordBatch]]:
     """Each task's batches (`read_task`, whole row groups), in task order. Files are read on a
     thread pool (one worker per CPU, at most one per file): Parquet/ORC decode and the
     deletion-vector masks run in Arrow and numpy, which release the GIL, so files decode side by

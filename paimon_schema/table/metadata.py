@@ -2,16 +2,20 @@
 the pieces that each hold one job: `fileio` (the bytes, on any filesystem), `schema` and
 `snapshots` (the JSON entrances), `manifests` (the live data and index files of a snapshot),
 `indexes` (deletion vectors, file indexes, hash indexes of a data file) and `plan` (what a batch
-read reads). The names of those modules stay importable from here, where they used to live.
+read reads); `Table.scan` hands a read to `scan.TableScan`. The names of those modules stay
+importable from here, where they used to live.
 
 Needs the `table` dependencies: `pyarrow` and `fastavro[zstandard]`.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import os
 import posixpath
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, Union, overload
 
 import pyarrow.fs as pafs
 from pyroaring import BitMap, BitMap64
@@ -19,15 +23,30 @@ from pyroaring import BitMap, BitMap64
 from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.table import indexes
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.fileio import ArrowFileIO, FileIO, filesystem_for, open_fileio
+from paimon_schema.table.fileio import ArrowFileIO, FileIO, FileSystemLike, filesystem_for, open_fileio
 from paimon_schema.table.manifests import ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests
 from paimon_schema.table.plan import read_files, read_order
 from paimon_schema.table.schema import DataField, TableSchema, latest_schema_id, load_schema, type_root
-from paimon_schema.table.snapshots import Snapshot, latest_snapshot_id, load_snapshot
+from paimon_schema.table.snapshots import (
+    Snapshot,
+    TimeTravel,
+    latest_snapshot_id,
+    load_snapshot,
+    load_tag,
+    snapshot_ids,
+    tag_names,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+    from paimon_schema.query.predicate import Predicate
+    from paimon_schema.table.scan import TableScan
 
 __all__ = [
     "ADD", "DELETE", "DataField", "DataFile", "DeletionFile", "IndexFile", "ReadPlan", "Snapshot",
-    "Table", "TableError", "TableSchema", "filesystem_for", "type_root",
+    "Table", "TableError", "TableLike", "TableSchema", "filesystem_for", "type_root",
 ]
 
 
@@ -59,7 +78,7 @@ class Table:
         return f"<Table {self.path}{where}>"
 
     @classmethod
-    def open(cls, path: Any, filesystem: Any = None) -> Table:
+    def open(cls, path: TableLike, filesystem: FileSystemLike | None = None) -> Table:
         """The table at a local path or URI, or at a path on `filesystem` (pyarrow or fsspec);
         TableError when it is not a Paimon table directory."""
         if isinstance(path, Table):
@@ -123,6 +142,22 @@ class Table:
                 return None
         return load_snapshot(self.io, self.path, snapshot_id)
 
+    def snapshots(self) -> list[Snapshot]:
+        """Every snapshot there is (expired ones are gone), oldest first."""
+        return [load_snapshot(self.io, self.path, i) for i in snapshot_ids(self.io, self.path)]
+
+    def tags(self) -> dict[str, Snapshot]:
+        """{tag name: the snapshot it holds} (`tag/tag-NAME`), by name."""
+        return {name: load_tag(self.io, self.path, name) for name in tag_names(self.io, self.path)}
+
+    def travel(self, snapshot: int | None = None, tag: str | None = None,
+               as_of: int | dt.datetime | str | None = None) -> Snapshot | None:
+        """The snapshot a read of a snapshot id, a tag or a moment (epoch milliseconds, a
+        datetime: the latest snapshot committed at or before it) reads, as Paimon's
+        `scan.snapshot-id` / `scan.tag-name` / `scan.timestamp-millis` pick it; the latest
+        without any (None: nothing committed). At most one of the three."""
+        return TimeTravel(snapshot, tag, as_of).resolve(self.io, self.path)
+
     # ----------------------------------------------------------------- manifests
 
     def _snap(self, snapshot: Snapshot | int | None) -> Snapshot | None:
@@ -134,17 +169,17 @@ class Table:
         snap = self._snap(snapshot)
         return [] if snap is None else self._manifests.data_files(snap)
 
-    def live_entries(self, snapshot: Snapshot) -> list[dict]:
+    def live_entries(self, snapshot: Snapshot) -> list[dict[str, Any]]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
         return self._manifests.live_entries(snapshot)
 
-    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+    def data_file(self, entry: dict[str, Any], schema: TableSchema) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
         the snapshot's."""
         return self._manifests.data_file(entry, schema)
 
-    def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
+    def index_file(self, entry: dict[str, Any], schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
         return self._manifests.index_file(entry, schema)
 
@@ -160,6 +195,11 @@ class Table:
         """The data file's deleted positions (None without a deletion vector)."""
         return indexes.deletion_vector(self.io, data_file, verify_checksum=verify_checksum)
 
+    def deleted_counts(self, data_files: Iterable[DataFile]) -> dict[str, int]:
+        """{data file path: rows its deletion vector deletes}: the manifest's cardinality,
+        else the vector's own count (each vector file read once); 0 without one."""
+        return indexes.deleted_counts(self.io, data_files)
+
     def file_index_bytes(self, data_file: DataFile) -> bytes | None:
         """The data file's file-index container (embedded or sidecar), or None."""
         return indexes.file_index_bytes(self.io, data_file)
@@ -168,18 +208,36 @@ class Table:
         """The parsed container; a FormatError names the sidecar or the manifest entry."""
         return indexes.file_index(self.io, data_file)
 
-    def hash_index(self, index_file: IndexFile) -> Any:
+    def hash_index(self, index_file: IndexFile) -> NDArray[np.int32]:
         """A HASH index file's key hashes (numpy int32, file order)."""
         return indexes.hash_index(self.io, index_file)
 
     # ----------------------------------------------------------------- what a read reads
 
-    def plan(self, snapshot: int | None = None) -> ReadPlan:
-        """The files a batch read of the snapshot (default: the latest) reads, or TableError
-        for a table this library cannot merge."""
-        snap = self.snapshot(snapshot)
+    def plan(self, snapshot: Snapshot | int | None = None) -> ReadPlan:
+        """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
+        `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
+        schema is the snapshot's when one is named, else the latest."""
+        snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
         live = tuple(sorted(self.data_files(snap), key=read_order))
         return ReadPlan(self, snap, schema, read_files(self.path, schema, live), live)
+
+    def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,
+             snapshot: int | None = None, tag: str | None = None,
+             as_of: int | dt.datetime | str | None = None, *, mode: str = "FAILFAST") -> TableScan:
+        """A read of the table: `where` (a `ps.col` predicate or Spark SQL comparisons) prunes
+        files and filters rows, `columns` selects, `snapshot` / `tag` / `as_of` travel (see
+        `travel`; a snapshot or tag that does not exist fails here). The files are planned on
+        the first `files()`, `stats`, `to_arrow()`, `to_batches()`, ...; see `scan.TableScan`."""
+        from paimon_schema.table.scan import TableScan
+
+        travel = TimeTravel(snapshot, tag, as_of).checked()
+        snap = None if travel == TimeTravel() else travel.resolve(self.io, self.path)
+        return TableScan(self, where, columns, snap, mode=mode)
+
+
+#: What the readers and writers take for a table: an open `Table`, or a local path or URI.
+TableLike = Union[Table, str, "os.PathLike[str]"]

@@ -24,7 +24,7 @@ import datetime as dt
 import decimal
 import math
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,10 @@ from paimon_schema.query.where import check_integer
 from paimon_schema.table.metadata import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import INTEGER_RANGES, DataType, float32, internal
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.compute as pc
 
 __all__ = ["REMAIN", "check_columns", "conjunction", "for_file", "leaves", "partition_verdict",
            "to_arrow"]
@@ -293,9 +297,9 @@ def _compare(value: Any, literal: Any) -> int:
 
 # ------------------------------------------------------------------------------ Arrow
 
-def to_arrow(predicate: Predicate, schema: Any) -> Any:
-    """The exact filter as a `pyarrow.compute.Expression` over the columns of `schema`
-    (a `pyarrow.Schema`), with Spark's semantics."""
+def to_arrow(predicate: Predicate, schema: pa.Schema) -> pc.Expression:
+    """The exact filter as a `pyarrow.compute.Expression` over the columns of `schema`,
+    with Spark's semantics."""
     import pyarrow.compute as pc
 
     def leaf_expr(leaf: Leaf) -> Any:

@@ -1,4 +1,6 @@
-"""The two ways an input can be wrong: bad bytes (`FormatError`) or bad values (`SchemaError`)."""
+"""The two ways an input can be wrong: bad bytes (`FormatError`) or bad values (`SchemaError`);
+and the two ways a table can refuse (`TableError`, `CommitConflict`), here on the lowest floor so
+that `paimon_schema` exports every error without importing the table floor (and pyarrow)."""
 
 from __future__ import annotations
 
@@ -34,3 +36,13 @@ class FormatError(ValueError):
 
 class SchemaError(ValueError):
     """A value that does not fit its column's data type, or writer input Paimon cannot store."""
+
+
+class TableError(ValueError):
+    """A table this library cannot read (a feature not supported yet), or metadata that does not
+    hold together (a missing snapshot, a deletion vector named twice, ...)."""
+
+
+class CommitConflict(TableError):
+    """Another writer committed the snapshot this commit meant to create (or, from `FileIO`,
+    a name that must not be overwritten already exists)."""

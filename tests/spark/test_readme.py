@@ -75,6 +75,7 @@ def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     files = [line for line in printed if line.startswith("{'day'")]
     assert len(files) == 4
     assert printed[len(files)] == f"{expected} 2 of 4 files pruned"
+    assert printed[len(files) + 1] == "[1] []"              # the forged table: one snapshot, no tag
     below = sum(1 for i in range(n) if i % 10 and i % 97 < 50)
     assert printed[-1] == f"{below} 0"
     # writing: indexes rebuilt, then rows deleted; Java's semantics are tested in test_table_write

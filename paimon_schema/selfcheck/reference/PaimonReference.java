@@ -151,6 +151,8 @@ public final class PaimonReference {
                     return readTable(request);
                 case "scan_table":
                     return scanTable(request);
+                case "create_tag":
+                    return createTag(request);
                 default:
                     throw new IllegalArgumentException("unknown op: " + op);
             }
@@ -1066,15 +1068,22 @@ public final class PaimonReference {
     }
 
     /**
-     * read_table: {"warehouse", "database", "table", "snapshot"?} -> {"fields": [name...],
-     * "rows": [[kind, v...]...]}: Paimon's own batch read (ReadBuilder, every split), values
-     * encoded as write_index takes them (FLOAT/DOUBLE as {"bits"} so NaN and -0.0 survive).
+     * read_table: {"warehouse", "database", "table", "snapshot"?, "options"?} -> {"fields":
+     * [name...], "rows": [[kind, v...]...]}: Paimon's own batch read (ReadBuilder, every split),
+     * values encoded as write_index takes them (FLOAT/DOUBLE as {"bits"} so NaN and -0.0
+     * survive). "options" are dynamic table options, e.g. scan.tag-name or scan.timestamp-millis.
      */
     private ObjectNode readTable(JsonNode request) throws Exception {
         org.apache.paimon.table.FileStoreTable table = openTable(request, false);
         if (request.has("snapshot")) {
             table = table.copy(java.util.Collections.singletonMap(
                     "scan.snapshot-id", request.get("snapshot").asText()));
+        }
+        JsonNode dynamic = request.get("options");
+        if (dynamic != null && dynamic.size() > 0) {
+            Map<String, String> map = new LinkedHashMap<>();
+            dynamic.fields().forEachRemaining(e -> map.put(e.getKey(), e.getValue().asText()));
+            table = table.copy(map);
         }
         RowType rowType = table.rowType();
         ObjectNode out = NODES.objectNode();
@@ -1097,6 +1106,16 @@ public final class PaimonReference {
             });
         }
         return out;
+    }
+
+    /**
+     * create_tag: {"warehouse", "database", "table", "tag", "snapshot"} -> {"path", "snapshot"}:
+     * Paimon's own tag of a snapshot (FileStoreTable.createTag: tag/tag-NAME).
+     */
+    private ObjectNode createTag(JsonNode request) throws Exception {
+        org.apache.paimon.table.FileStoreTable table = openTable(request, false);
+        table.createTag(text(request, "tag"), request.get("snapshot").asLong());
+        return tableResponse(table);
     }
 
     /**

@@ -998,14 +998,26 @@ def delete_positions_request(
 
 def read_table_request(
     warehouse: str | os.PathLike[str], database: str, table: str, snapshot: int | None = None,
+    options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A ``read_table`` request: Paimon's own batch read (answers ``{"fields", "rows"}``; decode
-    the rows with :func:`decode_rows`)."""
+    the rows with :func:`decode_rows`); ``options`` are dynamic table options (time travel:
+    ``scan.tag-name``, ``scan.timestamp-millis``, ...)."""
     request: dict[str, Any] = {"op": "read_table", "warehouse": str(warehouse),
                                "database": database, "table": table}
     if snapshot is not None:
         request["snapshot"] = int(snapshot)
+    if options:
+        request["options"] = {k: str(v) for k, v in options.items()}
     return request
+
+
+def create_tag_request(
+    warehouse: str | os.PathLike[str], database: str, table: str, tag: str, snapshot: int,
+) -> dict[str, Any]:
+    """A ``create_tag`` request: Paimon's own ``createTag(tag, snapshot)`` (``tag/tag-NAME``)."""
+    return {"op": "create_tag", "warehouse": str(warehouse), "database": database,
+            "table": table, "tag": tag, "snapshot": int(snapshot)}
 
 
 def scan_table_request(
