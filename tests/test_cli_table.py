@@ -177,7 +177,7 @@ def test_a_corrupt_blob_is_named_by_its_file_and_file_offset(capsys, corrupt_blo
 
 def test_the_api_names_the_file_with_file_offsets(corrupt_blob) -> None:
     from paimon_schema.table import Table
-    from paimon_schema.table.merge import read_arrow
+    from paimon_schema.table import read_arrow
 
     table, sidecar = corrupt_blob
     t = Table.open(str(table))
