@@ -42,6 +42,7 @@ def test_the_cli_refuses_the_literal_in_one_line(table: Path, where: str, capsys
 @pytest.mark.parametrize("where", WHERES)
 def test_the_api_refuses_the_literal_as_a_schema_error(table: Path, where: str) -> None:
     for call in (lambda: ps_spark.read_arrow(Table.open(str(table)), where),
+                 lambda: Table.open(str(table)).scan(where).to_arrow(),
                  lambda: ps.delete_where(str(table), where)):
         with pytest.raises(ps.SchemaError, match=MESSAGE):
             call()
