@@ -12,6 +12,7 @@ Spark functions).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
 from paimon_schema.query.predicate import Predicate
@@ -25,7 +26,15 @@ if TYPE_CHECKING:
 
     from paimon_schema.table.file_index_rewrite import RewriteResult
 
-__all__ = ["ReadStats", "read_arrow", "read_table", "register", "rewrite_file_index"]
+__all__ = ["QUIET_LOGGING", "ReadStats", "read_arrow", "read_table", "register",
+           "rewrite_file_index"]
+
+#: `spark.driver.extraJavaOptions` for a session whose stderr shows errors only: Spark's log4j
+#: configured to ERROR before the JVM logs anything (its startup lines and WARNs come before a
+#: `setLogLevel` could act; `register` comes later still). With
+#: `spark.ui.showConsoleProgress=false`, the README's session prints nothing on stderr.
+QUIET_LOGGING = "-Dlog4j2.configurationFile=" + \
+    Path(__file__).with_name("log4j2-quiet.properties").as_uri()
 
 
 def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:
