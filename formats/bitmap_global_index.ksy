@@ -146,6 +146,8 @@ types:
     seq:
       - id: ofs_null_rows
         type: s8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         valid:
           min: 0
         doc: File offset of the null-rows bitmap.
@@ -158,6 +160,8 @@ types:
         -orig-id: nullRowsBlock.length
       - id: ofs_non_null_rows
         type: s8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         valid:
           min: 0
         doc: File offset of the non-null-rows bitmap.
@@ -170,6 +174,8 @@ types:
         -orig-id: nonNullRowsBlock.length
       - id: ofs_index_block
         type: s8
+        -js-exact:
+          because: an offset inside the file, far below 2^53 bytes
         valid:
           min: 0
         doc: File offset of the index block.

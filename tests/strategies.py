@@ -1,15 +1,19 @@
-"""One Hypothesis strategy for the values of a Paimon data type, shared by every test.
+"""The Hypothesis strategies shared by the tests: values of a Paimon data type, and columns.
 
 `values_for(data_type)` draws non-null values as the writers take them (temporal types as their
 raw index-key integers, DECIMAL as numbers): a few small values that repeat, so that keys
 collide and predicates hit; the type's edge cases (extremes, -0.0, NaN, infinities, empty and
-non-BMP strings); and the whole range of the type. `shaped_columns()` draws whole columns in
-the shapes tables hold (sorted, cyclic, clustered, skewed, ...), for the bulk writers.
+non-BMP strings); and the whole range of the type. `columns(values)` draws whole columns from
+such values: a small pool of keys repeated over the rows, with none, some or only NULLs
+(test_strategies.py checks they do draw NaN, -0.0, repeated keys and NULLs);
+`shaped_columns()` draws whole columns in the shapes tables hold (sorted, cyclic, clustered,
+skewed, ...), for the bulk writers.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
@@ -46,22 +50,6 @@ def values_for(data_type: str | DataType) -> st.SearchStrategy:
         bound = 10 ** (dtype.precision - dtype.scale) - 1
         return st.integers(-5, 5) | st.integers(-bound, bound)
     raise ValueError(f"no value strategy for {data_type}")
-
-
-#: The column types the global-index tests draw (every key serializer of Java's `KeySerializer`).
-GLOBAL_INDEX_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT", "DOUBLE", "STRING",
-                      "DECIMAL(10, 2)", "DECIMAL(30, 4)", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)"]
-
-
-@st.composite
-def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
-                         max_size: int = 120) -> tuple[str, list]:
-    """(data type, one value per row with NULLs): DATE as days and TIMESTAMP as raw keys."""
-    data_type = draw(st.sampled_from(types))
-    root = DataType.parse(data_type).root
-    values = (st.integers(-30000, 30000) if root == "DATE"
-              else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
-    return data_type, draw(st.lists(st.none() | values, max_size=max_size))
 
 
 #: The shapes of a column that index builds meet in tables (`shaped_column`).
@@ -104,3 +92,52 @@ def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
                      st.integers(0, 300) | st.integers(60_000, max_rows),
                      st.sampled_from([1, 2, 3, 10, 100, 1000]) | st.integers(1, 100_000),
                      st.integers(0, 2**32 - 1))
+
+
+@st.composite
+def columns(draw: st.DrawFn, values: Mapping[str, st.SearchStrategy], *, max_pool: int = 12,
+            max_rows: int = 60, runs: bool = False, distinct_edges: Sequence[int] = ()
+            ) -> tuple[str, list, list]:
+    """(data type, column, pool): a column of one of the types `values` maps to a strategy,
+    its cells drawn from a pool of at most `max_pool` values (so keys repeat), with no NULLs,
+    some or only NULLs, at most `max_rows` rows. `runs` sometimes repeats each row 3 or 17
+    times (run containers); `distinct_edges` sometimes gives a column of exactly that many
+    distinct keys then repeats (a hash table's pending resize in Java's writers)."""
+    data_type = draw(st.sampled_from(sorted(values)))
+    if distinct_edges and data_type != "BOOLEAN" and draw(st.integers(0, 4)) == 0:
+        distinct = draw(st.lists(values[data_type], min_size=min(distinct_edges),
+                                 max_size=max(distinct_edges), unique_by=repr))
+        size = max((n for n in distinct_edges if n <= len(distinct)), default=0)
+        if size:
+            pool = distinct[:size]
+            return data_type, pool + draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3)), pool
+    pool = draw(st.lists(values[data_type], min_size=1,
+                         max_size=draw(st.sampled_from(sorted({min(3, max_pool), max_pool})))))
+    nulls = draw(st.sampled_from(["none", "some", "some", "all"]))
+    cells = {"none": st.sampled_from(pool), "some": st.none() | st.sampled_from(pool),
+             "all": st.none()}[nulls]
+    column = draw(st.lists(cells, max_size=draw(st.sampled_from(sorted({5, max_rows // 4, max_rows})))))
+    if runs and column and draw(st.booleans()):
+        column = [v for v in column for _ in range(draw(st.sampled_from([1, 3, 17])))]
+    return data_type, column, pool
+
+
+def pairs(column: tuple[str, list, list]) -> tuple[str, list]:
+    """(data type, column) of a `columns` draw, for tests that need no pool."""
+    return column[0], column[1]
+
+
+#: The column types the global-index tests draw (every key serializer of Java's `KeySerializer`).
+GLOBAL_INDEX_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT", "DOUBLE", "STRING",
+                      "DECIMAL(10, 2)", "DECIMAL(30, 4)", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)"]
+
+
+@st.composite
+def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
+                         max_size: int = 120) -> tuple[str, list]:
+    """(data type, one value per row with NULLs): DATE as days and TIMESTAMP as raw keys."""
+    data_type = draw(st.sampled_from(types))
+    root = DataType.parse(data_type).root
+    values = (st.integers(-30000, 30000) if root == "DATE"
+              else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
+    return data_type, draw(st.lists(st.none() | values, max_size=max_size))

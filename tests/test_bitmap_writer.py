@@ -15,7 +15,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bitmap_index.writer import bitmap_layout, write_layout
 from paimon_schema.layouts.bitmap_index.writer import write_with_codec
-from strategies import values_for
+from strategies import columns, pairs, values_for
 
 STANDALONE = {
     **{f"paimon-rust/bitmap/java_{stem}_v{v}.bin": t for v in (1, 2) for stem, t in [
@@ -85,15 +85,7 @@ VALUES = {t: values_for(t) for t in ("INT", "BIGINT", "TINYINT", "SMALLINT", "BO
                                       "FLOAT", "STRING", "DATE", "TIMESTAMP(6)")}
 
 
-@st.composite
-def columns(draw) -> tuple[str, list]:
-    data_type = draw(st.sampled_from(sorted(VALUES)))
-    pool = draw(st.lists(VALUES[data_type], min_size=1, max_size=12))
-    column = draw(st.lists(st.one_of(st.none(), st.sampled_from(pool)), max_size=60))
-    return data_type, column
-
-
-@given(columns(), st.sampled_from([1, 2]), st.sampled_from([16, 20, 24, 29, 64, 16 * 1024]))
+@given(columns(VALUES).map(pairs), st.sampled_from([1, 2]), st.sampled_from([16, 20, 24, 29, 64, 16 * 1024]))
 @example(("INT", [1, 2, None, 1, 3, None, 2, 7]), 2, 16)    # one entry per 16-byte block
 @example(("INT", [1, 2, 3]), 2, 28)                          # two 12-byte entries: exactly 28
 @example(("INT", [1, 2, 3]), 2, 27)                          # ... one byte short

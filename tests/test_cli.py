@@ -196,14 +196,16 @@ def test_verify_with_an_explicit_layout(capsys, copy) -> None:
     assert code == 1 and "offset=5 path=bins[0].magic" in out
 
 
-def test_verify_reports_warnings(capsys, copy) -> None:
+def test_verify_fails_on_what_java_does_not_write(capsys, copy) -> None:
     def add_head_slack(data: bytearray) -> None:         # len_head + 2, two bytes of slack
         head = struct.unpack_from(">i", data, 12)[0]
         struct.pack_into(">i", data, 12, head + 2)
         data[head:head] = b"\0\0"
 
-    code, out, _ = run(capsys, "verify", copy(CONTAINER_EMPTY_ENTRY, add_head_slack))
-    assert code == 0 and "OK " in out and "WARN " in out and "unused bytes" in out
+    path = copy(CONTAINER_EMPTY_ENTRY, add_head_slack)
+    code, out, _ = run(capsys, "verify", path)      # readable, but Java writes no slack: exit 1
+    assert code == 1 and out.startswith(f"FAIL {path} (file-index: ")
+    assert f"FAIL {path}: 2 unused bytes at the end of the head" in out.splitlines()
 
 
 def test_verify_a_truncated_hash_index(capsys, tmp_path: Path) -> None:
@@ -650,12 +652,22 @@ def test_pipeline_runs_the_spark_job(capsys, monkeypatch) -> None:
 # -- specs as documentation ---------------------------------------------------------------------
 
 
-def test_layouts_lists_every_spec(capsys) -> None:
+def test_layouts_lists_every_spec(capsys, tmp_path: Path) -> None:
+    """The files `dump --layout` takes, one a line; the embedded pieces on the last line."""
     code, out, _ = run(capsys, "layouts")
     assert code == 0
-    names = [line.split()[0] for line in out.splitlines()]
+    files, embedded = out.split("\n\n")
+    names = [line.split()[0] for line in files.splitlines()]
+    pieces = embedded.strip().rpartition(": ")[2].split(", ")
     specs = sorted(p.stem for p in (Path(__file__).resolve().parents[1] / "formats").glob("*.ksy"))
-    assert sorted(registry.LAYOUTS[n].spec for n in names) == specs      # one name per spec
+    assert sorted(registry.LAYOUTS[n].spec for n in names + pieces) == specs    # one name per spec
+    empty = tmp_path / "empty"
+    empty.write_bytes(b"")
+    for name in names:          # each is a layout dump reads (exit 1: an empty file is bad bytes)
+        code, _, err = run(capsys, "dump", "--layout", name, "--type", "INT", str(empty))
+        assert code in (0, 1) and "not a file of its own" not in err, (name, err)
+    for name in pieces:
+        assert run(capsys, "diagram", name)[0] == 0
 
 
 def test_diagram_writes_the_checked_in_svg(capsys, tmp_path: Path) -> None:
@@ -688,3 +700,16 @@ def test_hex_dump_of_a_corrupt_file_is_located(capsys, tmp_path: Path, shared_fi
     bad.write_bytes(bytes(data))
     code, _, err = run(capsys, "dump", "--hex", "--layout", "dv", str(bad))
     assert code == 1 and "bins[0].magic" in err
+
+
+def test_query_errors_name_the_file_and_a_missing_file_comes_first(capsys, tmp_path: Path,
+                                                                   shared_fixtures: Path) -> None:
+    missing = str(tmp_path / "missing.index")
+    code, _, err = run(capsys, "query", missing, "--where", "a = 1")     # and no --row-type
+    assert code == 2 and err.startswith(f"query: {missing}: cannot read") and "type" not in err
+    container = str(shared_fixtures / CONTAINER_3COL)
+    for args in (["--where", "a = 1"], ["--where", "f1 = 1", "--row-type", "f1:INT", "--top-n", "1"],
+                 ["--where", "f1 = 1", "--row-type", "f1:INT", "--dv", missing, "--row-count", "8"]):
+        code, _, err = run(capsys, "query", container, *args)
+        assert code == 2 and err.startswith(f"query: {container}: "), (args, err)
+    assert f"--dv {missing}: cannot read" in err

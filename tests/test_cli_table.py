@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import paimon_schema as ps
 from fixture_catalog import TABLES
 from paimon_schema.cli.main import main
 
@@ -140,3 +141,57 @@ def test_query_of_a_sidecar_takes_types_and_row_count_from_its_table(capsys, pk_
     dv = f"{pk_dv}/index/index-daed25d2-8e68-45ba-aaad-ff342666ef27-0"
     code, out, _ = run(capsys, "query", sidecar, "--where", "f2 IS NULL", "--dv", dv)
     assert code == 0 and out.splitlines()[0].endswith(": ROWS 1 of 8 {7}")
+
+
+SIDECAR = "bucket-0/data-bfa36b28-40e7-4026-893b-d23116973174-0.parquet.index"   # f1's blob at 272
+
+
+@pytest.fixture
+def corrupt_blob(tmp_path: Path, pk_dv: str) -> tuple[Path, Path]:
+    """A copy of the table whose sidecar has f1's bitmap version byte (file offset 272)
+    spoiled: the container parses, the blob does not."""
+    table = tmp_path / "t"
+    shutil.copytree(pk_dv, table)
+    sidecar = table / SIDECAR
+    data = bytearray(sidecar.read_bytes())
+    data[272] ^= 0x55
+    sidecar.write_bytes(bytes(data))
+    return table, sidecar
+
+
+def test_a_corrupt_blob_is_named_by_its_file_and_file_offset(capsys, corrupt_blob) -> None:
+    table, sidecar = corrupt_blob
+    code, out, err = run(capsys, "table", str(table), "query", "--where", "f1 = 10")
+    assert code == 1 and "Traceback" not in err
+    first, location = err.splitlines()
+    assert str(sidecar) in first and "columns[1].indexes[0].blob.version, offset 272" in first
+    assert location == f"    offset=272 path=columns[1].indexes[0].blob.version file={sidecar}"
+    code, out, _ = run(capsys, "table", str(table), "indexes")
+    assert code == 1 and out.splitlines()[-1].endswith("; 1 corrupt index")
+    assert (f"CORRUPT: invalid value 87 (0x57): not one of the allowed values ({sidecar}: "
+            f"columns[1].indexes[0].blob.version, offset 272; 0 in the blob)") in out
+    doc = json.loads(run(capsys, "table", str(table), "indexes", "--json")[1])
+    [error] = [e["error"] for e in doc["files"][0]["indexes"] if "error" in e]
+    assert (error["file"], error["offset"], error["blob_offset"]) == (str(sidecar), 272, 0)
+
+
+def test_the_api_names_the_file_with_file_offsets(corrupt_blob) -> None:
+    from paimon_schema.table import Table
+    from paimon_schema.table import read_arrow
+
+    table, sidecar = corrupt_blob
+    t = Table.open(str(table))
+    [f] = t.data_files()
+    with pytest.raises(ps.FormatError) as caught:      # a blob inside the sidecar
+        read_arrow(t, "f1 = 10")
+    assert (caught.value.file, caught.value.offset) == (str(sidecar), 272)
+    assert str(sidecar) in str(caught.value)
+    # a deletion vector's bin: the error names the vector file, offsets in that file
+    dv = Path(f.deletion_file.path)
+    data = bytearray(dv.read_bytes())
+    data[f.deletion_file.offset + 4] ^= 0x55                  # the bin's magic
+    dv.write_bytes(bytes(data))
+    with pytest.raises(ps.FormatError) as caught:
+        t.deletion_vector(f)
+    assert caught.value.file == str(dv) and str(dv) in str(caught.value)
+    assert (caught.value.offset, caught.value.path) == (f.deletion_file.offset + 4, "bin.magic")

@@ -51,7 +51,7 @@ from paimon_schema.layouts.range_bitmap.scan import (
     scan_dictionary_head,
 )
 from paimon_schema.runtime import kaitai as parsing
-from strategies import values_for
+from strategies import columns, values_for
 
 # ---------------------------------------------------------------------------------------------
 # Columns of every key type
@@ -65,20 +65,10 @@ RANGE_VALUES = {**VALUES, "DECIMAL(10, 2)": values_for("DECIMAL(10, 2)")}
 
 
 @st.composite
-def columns(draw: st.DrawFn, types: dict[str, st.SearchStrategy]) -> tuple[str, list, list]:
-    """(data type, column with nulls, value pool): values repeat (stored bitmaps) or appear
-    once (singleton offsets `-1 - row`); nulls number 0, 1 (singleton) or more."""
-    data_type = draw(st.sampled_from(sorted(types)))
-    pool = draw(st.lists(types[data_type], min_size=1, max_size=30))
-    column = draw(st.lists(st.sampled_from(pool) | st.none(), max_size=80))
-    return data_type, column, pool
-
-
-@st.composite
 def bitmap_blobs(draw: st.DrawFn) -> tuple[str, list, list, bytes]:
     """A V2 blob of a random column, with index blocks from one entry each (the largest key
     exactly fills a block) to one block."""
-    data_type, column, pool = draw(columns(VALUES))
+    data_type, column, pool = draw(columns(VALUES, max_pool=30, max_rows=80))
     codec = keys.bitmap_keys(data_type)
     entry = 8 + max(codec.size(codec.encode(v)) for v in pool)
     block_size = draw(st.sampled_from([4 + entry, 5 + entry, 4 + 2 * entry, 4 + 3 * entry,
@@ -89,7 +79,7 @@ def bitmap_blobs(draw: st.DrawFn) -> tuple[str, list, list, bytes]:
 @st.composite
 def range_blobs(draw: st.DrawFn) -> tuple[str, list, list, bytes]:
     """A range-bitmap blob of a random column, with chunks from one key to one chunk."""
-    data_type, column, pool = draw(columns(RANGE_VALUES))
+    data_type, column, pool = draw(columns(RANGE_VALUES, max_pool=30, max_rows=80))
     codec = keys.range_bitmap_keys(data_type)
     size = max(codec.size(codec.encode(v)) for v in pool)
     chunk_size = draw(st.sampled_from([0, size - 1, size, 2 * size, 3 * size, 3 * size + 1, 64, 16384]))

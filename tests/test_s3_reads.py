@@ -16,7 +16,7 @@ from s3server import ACCESS_KEY, REGION, SECRET_KEY
 from paimon_schema.table import fileio
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 from paimon_schema.table.metadata import Table
 
 

@@ -9,6 +9,7 @@ import argparse
 from pathlib import Path
 
 EXIT_OK, EXIT_BAD_FILE, EXIT_USAGE = 0, 1, 2
+EXIT_INTERRUPTED = 128 + 2          # the shell's code for a process ended by SIGINT (Ctrl-C)
 
 
 def rows_argument(text: str) -> int:

@@ -28,6 +28,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import hexdump
+from paimon_schema.cli.coverage import check_coverage
 from paimon_schema.cli.presenters import (
     INDEX_TYPES,
     LAYOUTS,
@@ -54,8 +55,8 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.where import WhereError, parse_where, sql_column, sql_text
 from paimon_schema.values.types import DataType
 from paimon_schema.cli.presenters import result_kind
-from paimon_schema.cli.arguments import (EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE, directory_argument,
-                                         rows_argument, warehouse_argument)
+from paimon_schema.cli.arguments import (EXIT_BAD_FILE, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE,
+                                         directory_argument, rows_argument, warehouse_argument)
 
 MAX_ECHO = 200          # characters of the query echoed under its result
 
@@ -133,7 +134,7 @@ def _parsed(path: str, parse: Callable[[bytes], Any]) -> tuple[bytes, Any]:
 def load_container(path: str) -> ps.FileIndexFile:
     def parse(data: bytes) -> ps.FileIndexFile:
         if detect(data) != "file-index":
-            raise UsageError(f"{path}: query needs a file-index container (no container magic)")
+            raise UsageError("query needs a file-index container (no container magic)")
         return ps.FileIndexFile.parse(data)
 
     return _parsed(path, parse)[1]
@@ -156,11 +157,18 @@ def _dv_range(text: str) -> tuple[int, int]:
 
 def load_deletion_vector(path: str, dv_range: str | None) -> DeletionVector:
     """The bitmap at `--dv-range` (or the file's only bin) of a deletion-vector file."""
-    if dv_range is not None:
-        offset, length = _dv_range(dv_range)
-        _, bitmap = _parsed(path, lambda data: ps.read_deletion_vector(data, offset, length))
-        return DeletionVector(path, offset, length, bitmap)
-    _, f = _parsed(path, ps.DeletionVectorFile.parse)
+    offset_length = None if dv_range is None else _dv_range(dv_range)
+    try:
+        data = read_bytes(path)
+    except UsageError as exc:               # named: the errors of `query` name its FILE
+        raise UsageError(f"--dv {path}: {exc}") from exc
+    try:
+        if offset_length is not None:
+            offset, length = offset_length
+            return DeletionVector(path, offset, length, ps.read_deletion_vector(data, offset, length))
+        f = ps.DeletionVectorFile.parse(data)
+    except ps.FormatError as exc:
+        raise BadFile(path, exc) from exc
     if len(f.bins) != 1:
         ranges = ", ".join(f"{b.offset}:{b.length}" for b in f.bins) or "none"
         raise UsageError(f"{path} holds {count(len(f.bins), 'bin')}: pass --dv-range "
@@ -410,13 +418,18 @@ def types_for(args: argparse.Namespace, path: str) -> Types:
 
 
 def cmd_layouts(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    """The layouts by the names every command takes, one line each, from the checked-in docs."""
+    """The layouts `dump --layout` and `verify --layout` take, one line each, from the
+    checked-in docs; then the pieces embedded in them, which only `diagram` takes."""
     summaries = dict((spec, summary) for spec, summary in _layout_summaries())
-    for name, layout in registry.LAYOUTS.items():
+    for name in registry.FILES:
+        layout = registry.LAYOUTS[name]
         stem = layout.spec.replace("_", "-")
         aliases = [*layout.aliases, *([stem] if stem != name else [])]
         also = f" (also: {', '.join(aliases)})" if aliases else ""
         print(f"{name:18}  {summaries.get(layout.spec, '')}{also}", file=out)
+    embedded = [name for name in registry.LAYOUTS if name not in registry.FILES]
+    print(f"\nembedded in the layouts above, no file of their own (`diagram` and docs/ show "
+          f"them): {', '.join(embedded)}", file=out)
     return EXIT_OK
 
 
@@ -461,9 +474,11 @@ class Verified:
         if self.error is not None:
             yield f"FAIL {self.file}: {self.error}"
             return
-        yield f"OK {self.file} ({self.layout}: {self.summary}, {count(self.size or 0, 'byte')})"
+        verdict = "OK" if self.code == EXIT_OK else "FAIL"
+        yield f"{verdict} {self.file} ({self.layout}: {self.summary}, {count(self.size or 0, 'byte')})"
         yield from self.details
-        yield from (f"WARN {self.file}: {w}" for w in self.warnings)
+        # what a reader tolerates but Java's writer never writes: the file is not Java's
+        yield from (f"FAIL {self.file}: {w}" for w in self.warnings)
 
     def json(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"file": self.file, "ok": self.code == EXIT_OK}
@@ -484,11 +499,13 @@ def verify_one(path: str, layout_name: str, types: Types) -> Verified:
         layout, data, model = load(path, layout_name, types)
         warnings = [*warnings_of(model), *layout.check(model)]
         details = list(layout.details(model))
+        check_coverage(layout.name, data, types)
     except UsageError as exc:
         return Verified(path, EXIT_USAGE, error=exc)
     except ps.FormatError as exc:
         return Verified(path, EXIT_BAD_FILE, error=exc)
-    return Verified(path, EXIT_OK, layout.name, len(data), layout.summary(model), details, warnings)
+    code = EXIT_BAD_FILE if warnings else EXIT_OK     # each says Java did not write the file
+    return Verified(path, code, layout.name, len(data), layout.summary(model), details, warnings)
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
@@ -515,13 +532,14 @@ def cmd_verify(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def cmd_query(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     try:
+        container = load_container(args.file)     # a missing file before a missing type
         types = types_for(args, args.file)
         if args.dv and args.row_count is None:
             args.row_count = _row_count_near(args.file)
         request = query_request(args, types)
-        result = run_query(load_container(args.file), request, types)
+        result = run_query(container, request, types)
     except (UsageError, ps.SchemaError) as exc:
-        print(f"query: {exc}", file=err)
+        print(f"query: {args.file}: {exc}", file=err)
         return EXIT_USAGE
     except BadFile as exc:
         print("\n".join(format_error_lines(exc.path, exc.error)), file=err)
@@ -690,7 +708,8 @@ def parser() -> argparse.ArgumentParser:
     table.add_argument("--all", action="store_true", help="list every deleted position")
     table.set_defaults(run=cmd_table)
 
-    layouts = sub.add_parser("layouts", help="list the layouts by the names the commands take")
+    layouts = sub.add_parser("layouts", help="list the layouts `dump` and `verify` read, by the "
+                                             "names the commands take")
     layouts.set_defaults(run=cmd_layouts)
 
     diagram = sub.add_parser("diagram", help="write a layout's diagram as SVG")
@@ -723,6 +742,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:             # `... | head`: the reader left; no traceback
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_BAD_FILE
+    except KeyboardInterrupt:           # Ctrl-C: the commands' `finally`s have cleaned up
+        print(f"{args.command}: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

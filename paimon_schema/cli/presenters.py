@@ -456,7 +456,8 @@ class Container:
         return self.file.warnings
 
 
-def _entry_paths(fi: ps.FileIndexFile) -> list[str]:
+def entry_paths(fi: ps.FileIndexFile) -> list[str]:
+    """Each entry's field path in the container (`columns[i].indexes[j]`), in entry order."""
     seen: dict[int, int] = {}
     paths = []
     for e in fi.entries:
@@ -482,7 +483,7 @@ def _in_blob(path: str, e: ps.IndexEntry) -> Iterator[None]:
 def parse_container(data: bytes, types: Types) -> Container:
     """The container, each blob opened with its column's type (errors located in the file)."""
     fi = ps.FileIndexFile.parse(data)
-    paths = _entry_paths(fi)
+    paths = entry_paths(fi)
     blobs: dict[int, OpenIndex] = {}
     untyped: list[str] = []
     unknown: list[str] = []
@@ -794,6 +795,10 @@ def result_kind(result: ps.IndexResult) -> str:
 
 
 def format_error_lines(path: str, exc: ps.FormatError) -> list[str]:
-    """`<file>: <message>` and the location spelled out for scripts."""
+    """`<file>: <message>` and the location spelled out for scripts. The file is the one the
+    error names (`exc.file`: a sidecar or deletion-vector file inside the table `path`),
+    whose offsets these are."""
     offset = "-" if exc.offset is None else exc.offset
-    return [f"{path}: {exc}", f"    offset={offset} path={exc.path or '-'}"]
+    file = exc.file or path
+    first = str(exc) if exc.file and exc.file in str(exc) else f"{file}: {exc}"
+    return [first, f"    offset={offset} path={exc.path or '-'} file={file}"]

@@ -21,6 +21,7 @@ from paimon_schema.cli.arguments import EXIT_BAD_FILE, EXIT_OK, EXIT_USAGE
 from paimon_schema.cli import presenters
 from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.table.errors import TableError
+from paimon_schema.table.indexes import in_file_index
 from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.merge import ReadStats, global_index_pruning
 from paimon_schema.table.metadata import Table
@@ -61,9 +62,9 @@ def column_type(schema: TableSchema, column: str) -> str | None:
     return raw if isinstance(raw, str) and DataField(0, "", raw).atomic_type is not None else None
 
 
-def _n(count: int, noun: str) -> str:
-    """`1 row`, `4,000 rows`."""
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+def _n(count: int, noun: str, plural: str = "") -> str:
+    """`1 row`, `4,000 rows`, `2 indexes`."""
+    return f"{count:,} {noun if count == 1 else plural or noun + 's'}"
 
 
 def _deleted(counts: dict[str, int], f: DataFile) -> int | None:
@@ -93,13 +94,31 @@ def _table_kind(schema: TableSchema) -> str:
     return f"{kind} table ({', '.join(traits)})"
 
 
-def _file_indexes(schema: TableSchema) -> dict[str, list[str]]:
-    """{index type: columns} from the `file-index.<type>.columns` options."""
+def _index_options(schema: TableSchema) -> dict[str, list[str]]:
+    """{index type: columns} from the `file-index.<type>.columns` options (what a build
+    without `--index` builds, not what the files hold)."""
     out: dict[str, list[str]] = {}
     for key, value in schema.options.items():
         if key.startswith("file-index.") and key.endswith(".columns"):
             out[key[len("file-index."):-len(".columns")]] = [c.strip() for c in value.split(",") if c.strip()]
     return out
+
+
+def _indexes_present(table: Table, files: list[DataFile]) -> tuple[dict[str, dict[str, int]], int]:
+    """{index type: {column: data files whose container holds it}} over the live files, and
+    how many containers do not parse (`table DIR indexes` names them)."""
+    out: dict[str, dict[str, int]] = {}
+    unreadable = 0
+    for f in files:
+        try:
+            container = table.file_index(f)
+        except ps.FormatError:
+            unreadable += 1
+            continue
+        for e in [] if container is None else container.entries:
+            per_column = out.setdefault(e.index_type, {})
+            per_column[e.column] = per_column.get(e.column, 0) + 1
+    return {t: out[t] for t in sorted(out)}, unreadable
 
 
 # -- views --------------------------------------------------------------------------------------
@@ -115,11 +134,13 @@ def overview(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
         kinds[ix.index_type] = kinds.get(ix.index_type, 0) + 1
     counts = table.deleted_counts(files)
     deleted = [counts[f.path] for f in files if f.deletion_file is not None]
+    present, unreadable = _indexes_present(table, files)
     return {
         "table": table.path, "kind": _table_kind(schema), "schema_id": schema.id,
         "columns": [{"name": f.name, "type": type_text(f.type)} for f in schema.fields],
         "partition_keys": list(schema.partition_keys), "primary_keys": list(schema.primary_keys),
-        "file_indexes": _file_indexes(schema),
+        "file_indexes": present, "unreadable_file_indexes": unreadable,
+        "file_index_options": _index_options(schema),
         "snapshot": None if snap is None else {"id": snap.id, "commit_kind": snap.commit_kind,
                                                "time_millis": snap.time_millis},
         "data_files": len(files), "rows": sum(f.row_count for f in files),
@@ -138,8 +159,15 @@ def overview_lines(doc: dict[str, Any]) -> Iterator[str]:
     if any(keys):
         yield "  " + "; ".join(k for k in keys if k)
     if doc["file_indexes"]:
-        yield "  file indexes: " + "; ".join(f"{t} on {', '.join(cs)}"
-                                             for t, cs in doc["file_indexes"].items())
+        total = doc["data_files"]
+        yield "  file indexes: " + "; ".join(
+            f"{t} on " + ", ".join(c if n == total else f"{c} ({n} of {_n(total, 'file')})"
+                                   for c, n in columns.items())
+            for t, columns in doc["file_indexes"].items())
+    if doc["unreadable_file_indexes"]:
+        n = doc["unreadable_file_indexes"]
+        yield (f"  {_n(n, 'file index', 'file indexes')} {'does' if n == 1 else 'do'} not "
+               f"parse (see `table DIR indexes`)")
     snap = doc["snapshot"]
     if snap is None:
         yield "  no snapshot: nothing committed yet"
@@ -206,7 +234,7 @@ def deletion_vectors(table: Table, snapshot: Snapshot | int | None, limit: int |
 def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
     for d in doc["deletion_vectors"]:
         bits = "64-bit" if d["bitmap64"] else "32-bit"
-        yield (f"{_where(d)}/{d['file']}: {d['cardinality']:,} of {d['rows']:,} rows deleted  "
+        yield (f"{_where(d)}/{d['file']}: {d['cardinality']:,} of {_n(d['rows'], 'row')} deleted  "
                f"({d['index_file']} at {d['offset']}, {d['length']} bytes, {bits})")
         yield f"  {d['_text']}"
     total = sum(d["cardinality"] for d in doc["deletion_vectors"])
@@ -216,14 +244,15 @@ def dv_lines(doc: dict[str, Any]) -> Iterator[str]:
 def indexes(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
     """Every data file's container, each blob opened with its column's type from the schema
     the file was written with."""
-    out = []
+    out: list[dict[str, Any]] = []
     for f in _sorted(table.data_files(snapshot)):
         container = table.file_index(f)
         if container is None:
             continue
         schema = table.schema(f.schema_id)
         entries = []
-        for e in container.entries:
+        paths = presenters.entry_paths(container)
+        for i, e in enumerate(container.entries):
             data_type = column_type(schema, e.column)
             entry: dict[str, Any] = {"column": e.column, "index_type": e.index_type,
                                      "data_type": data_type,
@@ -239,25 +268,39 @@ def indexes(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
             else:
                 try:
                     opened = presenters.open_blob(e.index_type, e.blob, data_type)
-                except presenters.UsageError as exc:
-                    entry["summary"] = str(exc)
-                else:
                     entry["summary"] = presenters.LAYOUTS[e.index_type].summary(opened)
                     entry["index"] = presenters.LAYOUTS[e.index_type].json(opened)
+                except presenters.UsageError as exc:
+                    entry["summary"] = str(exc)
+                except ps.FormatError as exc:
+                    entry.update(_blob_error(f, e, paths[i], exc))
             entries.append(entry)
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
     return {"table": table.path, "files": out,
-            "global_indexes": [g.as_dict() for g in table.global_indexes(snapshot)]}
+            "global_indexes": [g.as_dict() for g in table.global_indexes(snapshot)],
+            "corrupt": sum("error" in e for f in out for e in f["indexes"])}
+
+
+def _blob_error(f: DataFile, e: ps.IndexEntry, path: str, exc: ps.FormatError) -> dict[str, Any]:
+    """A corrupt blob: the file it lies in, the offset in that file (a sidecar; for a
+    container embedded in the manifest, in the container) and the offset in the blob."""
+    located = in_file_index(exc.within(f"{path}.blob", e.offset), f)
+    blob = "" if exc.offset is None else f"; {exc.offset} in the blob"
+    at = "" if located.offset is None else f", offset {located.offset}{blob}"
+    return {"summary": f"CORRUPT: {exc.reason} ({located.file}: {located.path}{at})",
+            "error": {"file": located.file, "offset": located.offset, "blob_offset": exc.offset,
+                      "path": located.path, "reason": exc.reason}}
 
 
 def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
     for f in doc["files"]:
-        yield f"{_where(f)}/{f['file']}: {f['rows']:,} rows, index {f['stored']}"
+        yield f"{_where(f)}/{f['file']}: {_n(f['rows'], 'row')}, index {f['stored']}"
         for e in f["indexes"]:
             size = "" if e["size"] is None else f", {_n(e['size'], 'byte')}"
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
-    yield f"{_n(len(doc['files']), 'data file')} with a file index"
+    corrupt = f"; {_n(doc['corrupt'], 'corrupt index', 'corrupt indexes')}" if doc["corrupt"] else ""
+    yield f"{_n(len(doc['files']), 'data file')} with a file index{corrupt}"
     for g in doc["global_indexes"]:
         column = g["column"] if g["column"] is not None else f"field {g['field_id']}"
         first, last = g["row_range"]
@@ -316,8 +359,10 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
     try:
         result = ps.evaluate(container, file_predicate, row_type, row_count=f.row_count,
                              deletion_vector=dv)
-    except ps.SchemaError as exc:
-        raise ps.FormatError(f"file index of {f.file_name}: {exc}") from exc
+    except ps.FormatError as exc:           # located in the container: the sidecar's offsets
+        raise in_file_index(exc, f) from exc
+    except ps.SchemaError as exc:           # an index its column's type cannot have
+        raise in_file_index(ps.FormatError(str(exc)), f) from exc
     kind = presenters.result_kind(result)
     record: dict[str, Any] = {"result": kind, "by": "file index"}
     if kind == "rows" and result.rows is not None:
@@ -353,7 +398,7 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
                    f"{f['_text']}")
         else:
             may += live
-            yield f"  {name}: REMAIN ({f['by']}): read {live:,} rows"
+            yield f"  {name}: REMAIN ({f['by']}): read {_n(live, 'row')}"
     n = len(doc["files"])
     by_global = f", {skipped['global index']} by global index" if skipped["global index"] else ""
     yield (f"{_n(sum(skipped.values()), 'file')} of {n} skipped "
@@ -397,7 +442,7 @@ def written_lines(doc: dict[str, Any]) -> Iterator[str]:
     elif doc["action"] == "index":
         yield (f"{doc['table']}: snapshot {doc['snapshot']}: file indexes of "
                f"{_n(doc['files'], 'data file')} rebuilt ({doc['embedded']} embedded in the "
-               f"manifest, {len(doc['sidecars'])} sidecars, {doc['index_bytes']:,} bytes)")
+               f"manifest, {_n(len(doc['sidecars']), 'sidecar')}, {_n(doc['index_bytes'], 'byte')})")
     else:
         yield (f"{doc['table']}: snapshot {doc['snapshot']}: {_n(doc['rows_deleted'], 'row')} "
                f"deleted from {_n(doc['files'], 'data file')}")
@@ -517,7 +562,7 @@ def cmd_table(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         out.write("\n")
     else:
         print("\n".join(lines(doc)), file=out)
-    return EXIT_OK
+    return EXIT_BAD_FILE if doc.get("corrupt") else EXIT_OK
 
 
 Lines = Callable[[dict[str, Any]], Iterator[str]]

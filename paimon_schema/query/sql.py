@@ -15,6 +15,7 @@ from paimon_schema.query.where import (
     TYPE_WORDS,
     Dialect,
     Literal,
+    LiteralOutOfRange,
     WhereError,
     WhereParser,
 )
@@ -86,8 +87,11 @@ def parse_sql(text: str) -> Predicate:
     """A predicate from a Spark SQL boolean expression made of column-vs-literal comparisons
     (`=`, `<>`, `<`, ..., `IN`, `IS [NOT] NULL`, `BETWEEN`) joined by AND / OR / NOT.
     Anything else raises SqlNotUnderstood. Only used to prune: Spark evaluates the text itself.
+    An integer literal beyond 64 bits is a SchemaError (LiteralOutOfRange), as in `parse_where`.
     """
     try:
         return WhereParser(text, _Spark()).parse()
+    except LiteralOutOfRange:
+        raise
     except WhereError as exc:
         raise SqlNotUnderstood(f"{exc.reason} at character {exc.pos}") from None

@@ -69,6 +69,22 @@ class WhereError(SchemaError):
         self.pos = pos
 
 
+class LiteralOutOfRange(WhereError):
+    """An integer literal beyond 64 bits: refused in every dialect (not a text a dialect
+    fails to understand), with the message `query FILE` gives for a BIGINT column."""
+
+
+#: The one rule for integer literals, whatever reads them (`query FILE`, table reads, deletes).
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def check_integer(value: object) -> None:
+    """SchemaError unless an integer literal fits a 64-bit integer (the widest column)."""
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and not INT64_MIN <= value <= INT64_MAX:
+        raise SchemaError(f"out of range for a 64-bit integer: {value}")
+
+
 class Dialect:
     """What differs between the WHERE texts the one grammar reads. This base class is the typed
     WHERE syntax; a subclass says how a literal becomes a value (`column`, `value`)."""
@@ -380,10 +396,18 @@ class WhereParser:
         return self.value(name, column, self.literal())
 
     def value(self, name: str, column: Any, literal: Literal) -> object:
+        """The dialect's value of the literal; an integer that no column can hold is refused
+        here, for every dialect (a typed DECIMAL column has turned it into a Decimal)."""
         try:
-            return self.dialect.value(literal, column)
+            value = self.dialect.value(literal, column)
         except ValueError as exc:
             raise self.error(f"column {name!r}: {exc}", literal.token) from exc
+        try:
+            check_integer(value)
+        except SchemaError as exc:
+            raise LiteralOutOfRange(f"column {name!r}: {exc}", self.text,
+                                    literal.token.pos) from exc
+        return value
 
 
 def _comparison(function: str, name: str, value: object) -> Predicate:

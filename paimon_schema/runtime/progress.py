@@ -22,6 +22,8 @@ def step(what: str) -> Iterator[None]:
     started = time.perf_counter()
     try:
         yield
+    except KeyboardInterrupt:           # the command line says "interrupted", once
+        raise
     except BaseException:
         log.info("%s: failed after %.1f s", what, time.perf_counter() - started)
         raise

@@ -180,10 +180,11 @@ def check_dv(sample: Sample, data: bytes, model: ps.DeletionVectorFile) -> Itera
     if [r.name for r in ranges] != list(given):
         yield f"Java's ranges name {[r.name for r in ranges]}, expected {list(given)}"
     if len(model.bins) != len(given):
-        yield f"{len(model.bins)} bins, expected {len(given)}"
+        yield f"{presenters.count(len(model.bins), 'bin')}, expected {len(given)}"
     for i, (b, r, expected) in enumerate(zip(model.bins, ranges, given.values())):
         if b.bitmap != expected:
-            yield f"bins[{i}]: {b.cardinality} positions differ from the {len(expected)} given"
+            yield (f"bins[{i}]: {presenters.count(b.cardinality, 'position')} differ from the "
+                   f"{len(expected)} given")
         if (b.offset, b.length) != (r.offset, r.length):
             yield f"bins[{i}]: range ({b.offset}, {b.length}), Java's ({r.offset}, {r.length})"
         if ps.read_deletion_vector(data, r.offset, r.length) != expected:
@@ -194,7 +195,7 @@ def check_dv(sample: Sample, data: bytes, model: ps.DeletionVectorFile) -> Itera
 
 def check_hash(sample: Sample, data: bytes, model: np.ndarray) -> Iterator[str]:
     if not np.array_equal(model, sample.given):
-        yield f"{len(model)} ints differ from the {len(sample.given)} given"
+        yield f"{presenters.count(len(model), 'int')} differ from the {len(sample.given)} given"
 
 
 def check_container(sample: Sample, data: bytes, model: presenters.Container) -> Iterator[str]:
@@ -322,7 +323,8 @@ def _bytes_equal(ours: bytes, java: Callable[[], bytes]) -> Iterator[str]:
     if ours != theirs:
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b),
                      min(len(ours), len(theirs)))
-        yield f"{len(ours)} bytes differ from Java's {len(theirs)} (first at byte {first})"
+        yield (f"{presenters.count(len(ours), 'byte')} differ from Java's {len(theirs)} (first at "
+               f"byte {first})")
 
 
 def _equal(what: str, got: Callable[[], Any], expected: Any) -> Iterator[str]:
@@ -606,7 +608,7 @@ def _verdict(result: ps.IndexResult, matching: BitMap, live: BitMap, exact: bool
     extra = len(rows - matching)
     if not extra:
         return "exact"
-    return f"MISMATCH: {extra} rows too many" if exact else f"superset (+{extra})"
+    return f"MISMATCH: {presenters.count(extra, 'row')} too many" if exact else f"superset (+{extra})"
 
 
 def where_row(fi: ps.FileIndexFile, columns: Mapping[str, Sequence[Any]], where: str,
@@ -760,10 +762,11 @@ def run(keep: Path | None = None, out: TextIO | None = None) -> int:
     queries_failed = sum(q.failed for q in queries)
     java = info.result()
     where = f"; files kept in {keep}" if keep is not None else ""
-    print(f"\ndemo: {len(outcomes)} files written by Paimon {java['paimon_version']} "
+    print(f"\ndemo: {presenters.count(len(outcomes), 'file')} written by Paimon {java['paimon_version']} "
           f"(Java {java['java_version']}), read back by paimon_schema {ps.__version__}: "
-          f"{len(outcomes) - failed} ok, {failed} mismatched; {len(ours.files)} files of ours: "
-          f"{len(ours.files) - ours_failed} ok, {ours_failed} mismatched; {len(queries)} queries: "
+          f"{len(outcomes) - failed} ok, {failed} mismatched; {presenters.count(len(ours.files), 'file')} of ours: "
+          f"{len(ours.files) - ours_failed} ok, {ours_failed} mismatched; "
+          f"{presenters.count(len(queries), 'query', 'queries')}: "
           f"{len(queries) - queries_failed} ok, {queries_failed} mismatched; "
           f"{time.monotonic() - started:.1f} s ({java_seconds:.1f} s in Java){where}", file=out)
     return 1 if failed or ours_failed or queries_failed else 0

@@ -28,6 +28,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from paimon_schema.values.results import plural
+
 FIELDS = [("id", "BIGINT"), ("city", "STRING"), ("amount", "DOUBLE"), ("day", "STRING")]
 WHERE = "city = 'Lima' AND amount < 50"
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Rome", "Doha", "Baku", "Riga"]
@@ -67,11 +69,13 @@ def spark_session() -> Any:
     from pyspark.sql import SparkSession
 
     from paimon_schema.runtime import progress
+    from paimon_schema.spark import QUIET_LOGGING
 
     with progress.step("starting Spark (local[2], a JVM)"):
         spark = (SparkSession.builder.master("local[2]").appName("paimon-schema-pipeline")
                  .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
                  .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.driver.extraJavaOptions", QUIET_LOGGING)
                  .config("spark.sql.shuffle.partitions", "2")
                  .config("spark.sql.python.filterPushdown.enabled", "true").getOrCreate())
     spark.sparkContext.setLogLevel("ERROR")
@@ -115,8 +119,8 @@ def run(spark: Any, table: str, java_rows: list[tuple]) -> bool:
         seconds = time.perf_counter() - started
         got = sorted(tuple(r) for r in rows)
         ok &= got == expected
-        pruned = f", {stats.files_skipped} of {stats.files} files pruned" if stats else ""
-        print(f"{name}: {len(got)} rows where {WHERE}{pruned}, {seconds:.2f} s, "
+        pruned = f", {stats.files_skipped} of {plural(stats.files, 'file')} pruned" if stats else ""
+        print(f"{name}: {plural(len(got), 'row')} where {WHERE}{pruned}, {seconds:.2f} s, "
               f"{'equal to' if got == expected else 'DIFFERENT FROM'} Java's read")
     print("first rows:", *expected[:5], sep="\n  ")
     return ok

@@ -13,6 +13,7 @@ only by the Spark functions).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal, overload
 
 from paimon_schema.query.predicate import Predicate
@@ -27,8 +28,15 @@ if TYPE_CHECKING:
     from paimon_schema.table.file_index_rewrite import RewriteResult
     from paimon_schema.table.global_index_write import GlobalIndexResult
 
-__all__ = ["ReadStats", "create_global_index", "read_arrow", "read_table", "register",
+__all__ = ["QUIET_LOGGING", "ReadStats", "create_global_index", "read_arrow", "read_table", "register",
            "rewrite_file_index"]
+
+#: `spark.driver.extraJavaOptions` for a session whose stderr shows errors only: Spark's log4j
+#: configured to ERROR before the JVM logs anything (its startup lines and WARNs come before a
+#: `setLogLevel` could act; `register` comes later still). With
+#: `spark.ui.showConsoleProgress=false`, the README's session prints nothing on stderr.
+QUIET_LOGGING = "-Dlog4j2.configurationFile=" + \
+    Path(__file__).with_name("log4j2-quiet.properties").as_uri()
 
 
 def register(spark: SparkSession, *, hide_tracebacks: bool | None = None) -> None:

@@ -57,6 +57,7 @@ from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
+from paimon_schema.table import predicates as table_predicates
 from paimon_schema.table.fileio import FileSystemLike
 from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_deletion_file, read_task
 from paimon_schema.table.errors import TableError
@@ -89,9 +90,10 @@ def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str
     `where` is a `ps.col` predicate or a Spark SQL boolean expression; Spark applies it
     exactly, and the comparisons it is made of (column vs literal, AND / OR / NOT, IN,
     BETWEEN, IS NULL) prune files and rows first. A string Spark understands but the pruner
-    does not is applied without pruning. `snapshot`, or Paimon's options in `options`
-    (`scan.snapshot-id`, `scan.tag-name`, `scan.timestamp-millis`, `scan.timestamp`), pick
-    the version read.
+    does not is applied without pruning. A literal that does not compare with its column
+    (`amount < 'x'`) is a SchemaError naming both, as in `read_arrow`, before Spark runs.
+    `snapshot`, or Paimon's options in `options` (`scan.snapshot-id`, `scan.tag-name`,
+    `scan.timestamp-millis`, `scan.timestamp`), pick the version read.
     """
     predicate = _predicate(where)
     table = Table.open(table_dir, filesystem)
@@ -102,6 +104,8 @@ def read_table(spark: SparkSession, table_dir: TableLike, where: Predicate | str
         travel = travel._replace(snapshot=snapshot).checked()
     snap = None if travel == TimeTravel() else travel.resolve(table.io, table.path)
     plan = plan_read(table, predicate, snap, mode=mode)
+    if predicate is not None:       # a literal that does not compare: SchemaError, as read_arrow
+        table_predicates.to_arrow(predicate, plan.schema)
     read_options = {**_READ_OPTIONS, **_hadoop_options(spark, table,
                                                        [t for t in plan.tasks if t.format == "parquet"])}
     ddl = spark_schema_ddl(plan.table_schema)

@@ -26,7 +26,8 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, DeletionFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "file_index", "file_index_bytes", "hash_index"]
+__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "file_index", "file_index_bytes", "hash_index",
+           "in_file_index"]
 
 #: The head of an index file fetched at once (bins beyond it are read by range).
 INDEX_FILE_HEAD = 8 << 20
@@ -87,10 +88,12 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
     try:
         return read_deletion_vector(chunk, 0, dv.length, verify_checksum=verify_checksum)
     except FormatError as exc:
-        raise FormatError(f"deletion vector of {data_file.file_name} in {dv.path} at offset "
-                          f"{dv.offset}: {exc.reason}",
-                          offset=None if exc.offset is None else exc.offset + dv.offset,
-                          path=exc.path) from exc
+        error = FormatError(f"deletion vector of {data_file.file_name} in {dv.path} at offset "
+                            f"{dv.offset}: {exc.reason}",
+                            offset=None if exc.offset is None else exc.offset + dv.offset,
+                            path=exc.path)
+        error.file = dv.path
+        raise error from exc
 
 
 def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
@@ -113,9 +116,11 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
             try:
                 counts[f.path] = len(read_deletion_vector(data, dv.offset, dv.length))
             except FormatError as exc:
-                raise FormatError(f"deletion vector of {f.file_name} in {path} at offset "
-                                  f"{dv.offset}: {exc.reason}", offset=exc.offset,
-                                  path=exc.path) from exc
+                error = FormatError(f"deletion vector of {f.file_name} in {path} at offset "
+                                    f"{dv.offset}: {exc.reason}", offset=exc.offset,
+                                    path=exc.path)
+                error.file = path
+                raise error from exc
     return counts
 
 
@@ -135,9 +140,18 @@ def file_index(io: FileIO, data_file: DataFile) -> FileIndexFile | None:
     try:
         return FileIndexFile.parse(data)
     except FormatError as exc:
-        raise FormatError(f"file index of {data_file.file_name} "
-                          f"({data_file.index_sidecar or 'embedded in the manifest'}): "
-                          f"{exc.reason}", offset=exc.offset, path=exc.path) from exc
+        raise in_file_index(exc, data_file) from exc
+
+
+def in_file_index(exc: FormatError, data_file: DataFile) -> FormatError:
+    """A FormatError of a data file's container (or of a blob in it, located in the container
+    by `FormatError.within`) naming its file: the sidecar, whose offsets these are, or the
+    manifest entry that embeds it (offsets in the embedded container)."""
+    where = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
+    error = FormatError(f"file index of {data_file.file_name} ({where}): {exc.reason}",
+                        offset=exc.offset, path=exc.path)
+    error.file = where
+    return error
 
 
 def hash_index(io: FileIO, index_file: IndexFile) -> NDArray[np.int32]:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
+from paimon_schema.query.where import check_integer
 from paimon_schema.table.metadata import TableSchema
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import INTEGER_RANGES, DataType, float32, internal
@@ -349,6 +350,11 @@ def _literal(leaf: Leaf, value: Any, arrow_type: Any) -> Any:
         and not isinstance(value, (bool, np.bool_))
     if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
         ok = number
+        if ok and pa.types.is_integer(t):
+            try:
+                check_integer(value)            # the WHERE grammar's rule, for `ps.col` too
+            except SchemaError as exc:
+                raise SchemaError(f"{_leaf_text(leaf)}: column {leaf.column!r}: {exc}") from None
     elif pa.types.is_string(t) or pa.types.is_large_string(t):
         ok = isinstance(value, str)
     elif pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_fixed_size_binary(t):

@@ -42,6 +42,7 @@ from paimon_schema.layouts.bitmap_index.writer import (
 )
 from paimon_schema.layouts.bitmap_index.writer import write_with_codec
 from paimon_schema.values.positions import fresh_bitmap
+import strategies
 from strategies import values_for
 
 SEED = 20261124
@@ -204,26 +205,11 @@ BLOCK_SIZES = st.sampled_from([16, 17, 20, 21, 24, 28, 29, 64, 100, 16 * 1024])
 CHUNK_SIZES = st.sampled_from([0, 1, 4, 7, 8, 12, 16, 24, 64, 16 * 1024])
 
 
-@st.composite
-def columns(draw, values=VALUES) -> tuple[str, list]:
+def columns(values: dict[str, st.SearchStrategy] = VALUES) -> st.SearchStrategy:
     """(type, column): few or many distinct values, nulls or none, up to a few hundred rows
     (sometimes runs of rows with one key, so run containers appear)."""
-    data_type = draw(st.sampled_from(sorted(values)))
-    if data_type != "BOOLEAN" and draw(st.integers(0, 4)) == 0:
-        # exactly threshold + 1 distinct keys, then repeats: computeIfAbsent's pending resize
-        distinct = draw(st.lists(values[data_type], min_size=13, max_size=49, unique_by=repr))
-        size = max((n for n in (13, 25, 49) if n <= len(distinct)), default=0)
-        if size:
-            return data_type, distinct[:size] + draw(st.lists(st.sampled_from(distinct[:size]),
-                                                              min_size=1, max_size=3))
-    pool = draw(st.lists(values[data_type], min_size=1, max_size=draw(st.sampled_from([3, 12, 60]))))
-    nulls = draw(st.sampled_from([0.0, 0.0, 0.2, 1.0]))
-    cells = st.sampled_from(pool) if nulls == 0 else \
-        st.one_of(st.none(), st.sampled_from(pool)) if nulls < 1 else st.none()
-    column = draw(st.lists(cells, max_size=draw(st.sampled_from([0, 5, 40, 300]))))
-    if draw(st.booleans()) and column:
-        column = [v for v in column for _ in range(draw(st.sampled_from([1, 3, 17])))]
-    return data_type, column
+    return strategies.columns(values, max_pool=60, max_rows=300, runs=True,
+                              distinct_edges=(13, 25, 49)).map(strategies.pairs)
 
 
 def _numpy(data_type: str, column: list) -> np.ndarray | None:

@@ -18,7 +18,7 @@ from s3server import ACCESS_KEY, REGION, SECRET_KEY
 
 import forged_tables as forge
 from oracles import import_oracle
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 from paimon_schema.table.metadata import Table
 
 N = 4_000

@@ -15,7 +15,7 @@ from s3server import ACCESS_KEY, REGION, SECRET_KEY
 import forged_tables as forge
 from paimon_schema import spark as ps_spark
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 from paimon_schema.table.metadata import Table
 
 

@@ -11,12 +11,15 @@ import contextlib
 import io
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 import forged_tables as forge
+from oracles import import_oracle
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -50,8 +53,8 @@ def test_layout_snippet(tmp_path: Path) -> None:
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv"]
 
 
-def _orders(root: Path, n: int) -> Path:
-    """The pipeline's table, forged: `<root>/warehouse/demo.db/orders`, every tenth row deleted."""
+def forge_orders(root: Path, n: int) -> Path:
+    """The pipeline's table, forged: `<root>/warehouse/demo.db/orders`, `n` rows, every tenth deleted."""
     data = pa.table({"id": pa.array(range(n), pa.int64()),
                      "city": [CITIES[i * len(CITIES) // n] for i in range(n)],
                      "amount": pa.array([float(i % 97) for i in range(n)]),
@@ -66,7 +69,7 @@ def _orders(root: Path, n: int) -> Path:
 def test_table_snippets(spark: Any, tmp_path: Path) -> None:
     cities = CITIES
     n = 400
-    _orders(tmp_path, n)
+    forge_orders(tmp_path, n)
     namespace = {"__name__": "__readme__"}
     printed = run(snippets()[1], tmp_path, namespace).splitlines()
     expected = sum(1 for i in range(n) if i % 10 and cities[i * len(cities) // n] == "Lima"
@@ -92,7 +95,7 @@ def test_s3_snippet(s3_server: Any, tmp_path: Path, monkeypatch: Any) -> None:
     from s3server import ACCESS_KEY, REGION, SECRET_KEY
 
     n = 400
-    local = _orders(tmp_path / "local", n)
+    local = forge_orders(tmp_path / "local", n)
     s3_server.create_bucket("demo-bucket")
     s3_server.upload_tree(local, "demo-bucket", "warehouse/demo.db/orders")
     for name, value in {"AWS_ENDPOINT_URL": s3_server.endpoint, "AWS_ACCESS_KEY_ID": ACCESS_KEY,
@@ -101,3 +104,19 @@ def test_s3_snippet(s3_server: Any, tmp_path: Path, monkeypatch: Any) -> None:
     printed = run(snippets()[3], tmp_path).splitlines()
     kept = sum(1 for i in range(n) if i % 10 and CITIES[i * len(CITIES) // n] != "Oslo")
     assert printed == [f"{kept} rows left after snapshot 3"]
+
+
+def test_the_spark_snippet_prints_nothing_on_stderr(tmp_path: Path) -> None:
+    """Run alone, with its own JVM (the session fixture's would be reused, and its stderr is
+    not this test's): no Spark log lines, no progress bars. The one line left is the JVM's own
+    notice of the incubator module Spark 4 adds, which no option silences."""
+    import_oracle("pyspark")
+    forge_orders(tmp_path, 400)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable}
+    done = subprocess.run([sys.executable, "-c", snippets()[1]], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    below = sum(1 for i in range(400) if i % 10 and i % 97 < 50)
+    assert done.stdout.splitlines()[-1] == f"{below} 0"
+    assert [line for line in done.stderr.splitlines()
+            if line != "WARNING: Using incubator modules: jdk.incubator.vector"] == []

@@ -25,7 +25,7 @@ from paimon_schema.table import Table
 from paimon_schema.table import commit as table_commit
 from paimon_schema.table.commit import live_index_entries
 from paimon_schema.table.manifests import read_avro
-from paimon_schema.table.merge import read_arrow
+from paimon_schema.table.scan import read_arrow
 
 import test_table_write
 from s3server import ACCESS_KEY, REGION, SECRET_KEY
