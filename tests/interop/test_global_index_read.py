@@ -211,3 +211,12 @@ def test_misordered_bitmap_files_are_not_used(tmp_path: Path) -> None:
         assert stats.files_skipped_by_global_index == 0
     ours = BitmapGlobalIndexReader.open(write_bitmap_global_index("INT", [i // 40 - 3 for i in range(ROWS)]), "INT")
     assert ours.keys_ascend() and list(ours.equal(0)) == list(range(120, 160))
+
+
+def test_table_scan_streams_with_global_index_pruning(indexed: tuple[Any, Path]) -> None:
+    """`Table.scan` plans through the same `plan_read`: its files, stats and streamed batches."""
+    _, path = indexed
+    scan = Table.open(path).scan(where="k = -3 AND s = 's1'")
+    assert len(scan.files()) == 1 and scan.stats.files_skipped_by_global_index == 2
+    streamed = pa.Table.from_batches(list(scan.to_batches(batch_rows=7)))
+    assert sorted(streamed.column("id").to_pylist()) == [i for i in range(40) if i % 7 == 1 and i % 5]
