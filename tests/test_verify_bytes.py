@@ -12,6 +12,7 @@ import pytest
 import paimon_schema as ps
 from paimon_schema.cli.main import main
 from paimon_schema.layouts import registry
+from paimon_schema.layouts.bitmap_global_index import write_bitmap_global_index
 from paimon_schema.layouts.btree_global_index import write_btree_global_index
 
 COLUMN = [i % 7 if i % 3 else None for i in range(7000)]
@@ -36,6 +37,8 @@ def samples() -> dict[str, tuple[bytes, list[str]]]:
         "btree-global-index": (write_btree_global_index("INT", [i % 13 if i % 5 else None
                                                                for i in range(500)],
                                                         block_size=256).data, ["--type", "INT"]),
+        "bitmap-global-index": (write_bitmap_global_index("INT", COLUMN[:500], dictionary_block_size=64),
+                                ["--type", "INT"]),
     }
 
 
@@ -62,7 +65,7 @@ def test_garbage_after_the_end_fails(capsys, tmp_path: Path, layout: str) -> Non
     data, args = samples()[layout]
     code, out = verify(capsys, tmp_path, data + b"\x00\x01\x02\x03", layout, *args)
     assert code == 1 and out.startswith("FAIL "), out
-    if layout not in ("deletion-vectors", "btree-global-index"):   # there the reader objects:
+    if layout not in ("deletion-vectors", "btree-global-index", "bitmap-global-index"):   # the reader objects:
         assert f"offset={len(data)} " in out and "read by no field" in out   # a bin, a footer
 
 
