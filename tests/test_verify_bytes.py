@@ -90,13 +90,13 @@ def test_container_blobs_must_tile_the_file(capsys, tmp_path: Path, typed: bool)
     overlap = bytearray(data)                      # the first blob's length reaches the second
     struct.pack_into(">ii", overlap, _entry_at(data, first), first.offset, first.length + 4)
     code, out = verify(capsys, tmp_path, bytes(overlap), "file-index", *args)
-    assert code == 1 and "overlaps columns[0].indexes[0].blob: 4 bytes read twice" in out, out
+    assert code == 1 and "overlaps head.columns[0].indexes[0].blob: 4 bytes read twice" in out, out
     assert f"offset={second.offset} " in out
 
     gap = bytearray(data[:second.offset] + b"\0\0" + data[second.offset:])   # two bytes between
     struct.pack_into(">ii", gap, _entry_at(data, second), second.offset + 2, second.length)
     code, out = verify(capsys, tmp_path, bytes(gap), "file-index", *args)
-    assert code == 1 and "2 bytes before columns[0].indexes[1].blob read by no field" in out, out
+    assert code == 1 and "2 bytes before head.columns[0].indexes[1].blob read by no field" in out, out
     assert f"offset={second.offset} " in out
 
 
@@ -109,5 +109,5 @@ def test_an_opened_blob_must_fill_its_length(capsys, tmp_path: Path) -> None:
     longer = bytearray(data + b"\0\0\0\0")
     struct.pack_into(">ii", longer, _entry_at(data, entry), entry.offset, entry.length + 4)
     code, out = verify(capsys, tmp_path, bytes(longer), "file-index", "--row-type", "a:INT")
-    assert code == 1 and "4 bytes at the end of columns[0].indexes[0].blob" in out, out
-    assert f"offset={len(data)} path=columns[0].indexes[0].blob " in out
+    assert code == 1 and "4 bytes at the end of head.columns[0].indexes[0].blob" in out, out
+    assert f"offset={len(data)} path=head.columns[0].indexes[0].blob " in out
