@@ -229,11 +229,12 @@ types:
       - id: compression_type
         type: u1
         enum: block_compression
-        valid:
-          expr: _ == block_compression::none and _io.pos == ofs_block + len_block + 1
+        valid: block_compression::none
         doc: |
-          The trailer's first byte, the payload's compression. Valid only for `none` and only where the entries
-          end exactly `len_block` bytes after the block's start.
+          The trailer's first byte, the payload's compression; valid only for `none`. It must
+          also start exactly `len_block` bytes after the block's start (where the entries end):
+          Kaitai parsers do not check that, paimon_schema's reader does (a `FormatError` at
+          this field).
         -orig-id: BlockTrailer.compressionType
       - id: checksum
         type: u4le
@@ -290,11 +291,12 @@ types:
       - id: compression_type
         type: u1
         enum: block_compression
-        valid:
-          expr: _ == block_compression::none and _io.pos == ofs_block + len_block + 1
+        valid: block_compression::none
         doc: |
-          The trailer's first byte, the payload's compression. Valid only for `none` and only where the entries
-          end exactly `len_block` bytes after the block's start.
+          The trailer's first byte, the payload's compression; valid only for `none`. It must
+          also start exactly `len_block` bytes after the block's start (where the entries end):
+          Kaitai parsers do not check that, paimon_schema's reader does (a `FormatError` at
+          this field).
         -orig-id: BlockTrailer.compressionType
       - id: checksum
         type: u4le

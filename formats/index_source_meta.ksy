@@ -27,10 +27,13 @@ seq:
   - id: scan_snapshot_id
     type: s8
     valid:
-      expr: _ >= 1 and _io.pos == _io.size
+      min: 1
+    -js-exact:
+      because: a snapshot id, far below 2^53
     doc: |
       The snapshot scanned to build the index: positive, and the last bytes (Java rejects any
-      byte after it).
+      byte after it). Kaitai parsers do not check that no byte follows; paimon_schema's reader
+      does (a `FormatError` at this field).
     -orig-id: scanSnapshotId
 enums:
   version:

@@ -193,9 +193,8 @@ class BitmapGlobalIndex(KaitaiStruct):
             self._debug['compression_type']['start'] = self._io.pos()
             self.compression_type = KaitaiStream.resolve_enum(BitmapGlobalIndex.BlockCompression, self._io.read_u1())
             self._debug['compression_type']['end'] = self._io.pos()
-            _ = self.compression_type
-            if not  ((_ == BitmapGlobalIndex.BlockCompression.none) and (self._io.pos() == (self.ofs_block + self.len_block) + 1)) :
-                raise kaitaistruct.ValidationExprError(self.compression_type, self._io, u"/types/dictionary_block/seq/2")
+            if not self.compression_type == BitmapGlobalIndex.BlockCompression.none:
+                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/dictionary_block/seq/2")
             self._debug['checksum']['start'] = self._io.pos()
             self.checksum = self._io.read_u4le()
             self._debug['checksum']['end'] = self._io.pos()
@@ -414,9 +413,8 @@ class BitmapGlobalIndex(KaitaiStruct):
             self._debug['compression_type']['start'] = self._io.pos()
             self.compression_type = KaitaiStream.resolve_enum(BitmapGlobalIndex.BlockCompression, self._io.read_u1())
             self._debug['compression_type']['end'] = self._io.pos()
-            _ = self.compression_type
-            if not  ((_ == BitmapGlobalIndex.BlockCompression.none) and (self._io.pos() == (self.ofs_block + self.len_block) + 1)) :
-                raise kaitaistruct.ValidationExprError(self.compression_type, self._io, u"/types/index_block/seq/2")
+            if not self.compression_type == BitmapGlobalIndex.BlockCompression.none:
+                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/index_block/seq/2")
             self._debug['checksum']['start'] = self._io.pos()
             self.checksum = self._io.read_u4le()
             self._debug['checksum']['end'] = self._io.pos()

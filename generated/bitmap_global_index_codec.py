@@ -48,7 +48,7 @@ def t_index_block(ofs_block, len_block) -> Struct:
         'num_dictionary_blocks' / t_var_len_int(),
         'dictionary_blocks' / KsRepeat('dictionary_blocks', E("(((((((this['num_dictionary_blocks']['b0'] & 127)) + ((((((this['num_dictionary_blocks']['b1'] & 127)) << 7)) if ((this['num_dictionary_blocks']['b0'] >= 128)) else (0)))) + ((((((this['num_dictionary_blocks']['b2'] & 127)) << 14)) if (((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128))) else (0)))) + ((((((this['num_dictionary_blocks']['b3'] & 127)) << 21)) if ((((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128)) and (this['num_dictionary_blocks']['b2'] >= 128))) else (0)))) + ((((this['num_dictionary_blocks']['b4'] << 28)) if (((((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128)) and (this['num_dictionary_blocks']['b2'] >= 128)) and (this['num_dictionary_blocks']['b3'] >= 128))) else (0)))))"), t_dictionary_block_ref()),
         'compression_type' / Int8ub,
-        Check(E("(((this['compression_type'] == 0) and (this['_io'].tell() == ((this['ofs_block'] + this['len_block']) + 1))))")),
+        Check(E("(this['compression_type'] == 0)")),
         '_checksum_end' / Tell,
         'checksum' / Checksum(Int32ul, CHECKSUMS['crc32'], KsSpan('_checksum_start', '_checksum_end')),
     )
@@ -74,7 +74,7 @@ def t_dictionary_block(ofs_block, len_block) -> Struct:
         'num_entries' / t_var_len_int(),
         'entries' / KsRepeat('entries', E("(((((((this['num_entries']['b0'] & 127)) + ((((((this['num_entries']['b1'] & 127)) << 7)) if ((this['num_entries']['b0'] >= 128)) else (0)))) + ((((((this['num_entries']['b2'] & 127)) << 14)) if (((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128))) else (0)))) + ((((((this['num_entries']['b3'] & 127)) << 21)) if ((((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128)) and (this['num_entries']['b2'] >= 128))) else (0)))) + ((((this['num_entries']['b4'] << 28)) if (((((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128)) and (this['num_entries']['b2'] >= 128)) and (this['num_entries']['b3'] >= 128))) else (0)))))"), t_dictionary_entry()),
         'compression_type' / Int8ub,
-        Check(E("(((this['compression_type'] == 0) and (this['_io'].tell() == ((this['ofs_block'] + this['len_block']) + 1))))")),
+        Check(E("(this['compression_type'] == 0)")),
         '_checksum_end' / Tell,
         'checksum' / Checksum(Int32ul, CHECKSUMS['crc32'], KsSpan('_checksum_start', '_checksum_end')),
     )

@@ -45,9 +45,8 @@ class IndexSourceMeta(KaitaiStruct):
         self._debug['scan_snapshot_id']['start'] = self._io.pos()
         self.scan_snapshot_id = self._io.read_s8be()
         self._debug['scan_snapshot_id']['end'] = self._io.pos()
-        _ = self.scan_snapshot_id
-        if not  ((_ >= 1) and (self._io.pos() == self._io.size())) :
-            raise kaitaistruct.ValidationExprError(self.scan_snapshot_id, self._io, u"/seq/2")
+        if not self.scan_snapshot_id >= 1:
+            raise kaitaistruct.ValidationLessThanError(1, self.scan_snapshot_id, self._io, u"/seq/2")
 
 
     def _fetch_instances(self):

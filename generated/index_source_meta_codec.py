@@ -12,7 +12,7 @@ def t_index_source_meta() -> Struct:
         'version' / Int32sb,
         Check(E("(this['version'] == 1)")),
         'scan_snapshot_id' / Int64sb,
-        Check(E("(((this['scan_snapshot_id'] >= 1) and (this['_io'].tell() == this['_io'].getbuffer().nbytes)))")),
+        Check(E("(this['scan_snapshot_id'] >= 1)")),
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import zlib
 
 import pytest
 from pyroaring import BitMap64
@@ -143,6 +144,23 @@ def test_checksum_mismatch_names_the_block() -> None:
     with pytest.raises(FormatError) as caught:
         BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
     assert caught.value.path == "index_block.dictionary_blocks[0].block.checksum"
+
+
+def test_entries_short_of_the_block_length_are_located() -> None:
+    """The spec's check that Kaitai parsers cannot make: a block's entries end where its
+    trailer starts. Here the index block says dictionary block 0 is one byte longer."""
+    data = bytearray(write_bitmap_global_index("INT", [1, 2, 3]))
+    root = kaitai.parse(BitmapGlobalIndex, bytes(data))
+    ref = root.index_block.dictionary_blocks[0]
+    assert ref.len_block.value < 0x7F
+    data[kaitai.field_start(ref, "len_block")] += 1
+    f = root.footer
+    end = f.ofs_index_block + f.len_index_block
+    data[end + 1:end + 5] = zlib.crc32(data[f.ofs_index_block:end + 1]).to_bytes(4, "little")
+    with pytest.raises(FormatError) as caught:
+        BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
+    assert caught.value.path == "index_block.dictionary_blocks[0].block.compression_type"
+    assert caught.value.offset == ref.ofs_block.value + ref.len_block.value
 
 
 def test_short_file_and_bad_magic() -> None:

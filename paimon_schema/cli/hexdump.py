@@ -71,11 +71,11 @@ def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHO
 
 def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTypes) -> Iterator[Field]:
     read = kaitai.spans(obj)
-    own: list[tuple[int, int]] = []         # bytes of this object's own numbers and bytes
+    own: list[tuple[int, int]] = []         # bytes of this object's own numbers
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
         if name in read:
             for f in _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data, types):
-                if f.offset is not None and f.path.count(".") == prefix.count("."):
+                if f.offset is not None and f.path.count(".") == prefix.count(".") and isinstance(f.value, int):
                     own.append((f.offset, f.offset + f.size))
                 yield f
     for name in _instances(type(obj)):

@@ -95,8 +95,14 @@ class DataEvolutionSourceMeta:
 
     @classmethod
     def parse(cls, data: bytes) -> DataEvolutionSourceMeta:
-        """Decode Java's bytes (formats/index_source_meta.ksy); FormatError when malformed."""
-        return cls(parsing.parse(IndexSourceMeta, data).scan_snapshot_id)
+        """Decode Java's bytes (formats/index_source_meta.ksy); FormatError when malformed,
+        also for bytes after the snapshot id, which Java rejects and Kaitai parsers do not check."""
+        raw = parsing.parse(IndexSourceMeta, data)
+        if len(data) != parsing.field_end(raw, "scan_snapshot_id"):
+            start = parsing.field_start(raw, "scan_snapshot_id")
+            raise FormatError(f"{len(data) - start - 8} byte(s) after the snapshot id, which Java rejects",
+                              offset=start, path="scan_snapshot_id")
+        return cls(raw.scan_snapshot_id)
 
     def to_bytes(self) -> bytes:
         return _DEIX.pack(DEIX_MAGIC, DEIX_VERSION, self.scan_snapshot_id)

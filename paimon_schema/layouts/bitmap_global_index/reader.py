@@ -15,7 +15,7 @@ from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.bitmap_global_index.blocks import (FOOTER, LOGICAL_KEY_ORDER, SERIALIZED_KEY_ORDER,
                                                               Block, Footer, Reads, Source, bitmap_at,
-                                                              checksum_error, dictionary_block_at, locate,
+                                                              checksum_error, dictionary_block_at, index_block, locate,
                                                               read_block, read_footer, unlocated)
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
 from paimon_schema.layouts.deletion_vectors import _scan_bitmap64 as scan_bitmap64
@@ -149,7 +149,7 @@ class BitmapGlobalIndexReader:
             f = self.footer
             block = read_block(self._reads, f.ofs_index_block, f.len_index_block)
             if block is None:
-                locate(self._reads, lambda root: parsing.read_lazily(root, "index_block"))
+                locate(self._reads, index_block)
                 raise checksum_error(self._reads, f.ofs_index_block, f.len_index_block, "index_block")
             if self.version == SERIALIZED_KEY_ORDER:      # Java sorts a version-1 index block
                 block = block.reordered(sorted(range(len(block.keys)), key=block.keys.__getitem__))
