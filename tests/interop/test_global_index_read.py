@@ -166,9 +166,6 @@ def test_cli_lists_dumps_and_verifies_global_indexes(indexed: tuple[Any, Path],
     capsys.readouterr()
 
 
-@pytest.mark.xfail(strict=True, reason="main at 20e8967: `verify` (every byte read by a field) "
-                   "counts a btree data block's own table, read by instances, as unread bytes, on "
-                   "every btree file (pypaimon's, ours, Java's fixture); the bitmap files verify")
 def test_cli_verifies_global_index_files_in_a_table(indexed: tuple[Any, Path],
                                                     capsys: pytest.CaptureFixture[str]) -> None:
     from paimon_schema.cli.main import main
