@@ -16,7 +16,7 @@ another interpreter (another checkout's venv: the numbers before a change).
     python benchmarks/object_store.py [--table DIR] [--latency-ms 20] [--repeat 3]
 
 Measured (the pipeline's table; a 2-core machine shared with other jobs, load 9-18, so times
-are rough; before = pyarrow's S3 reads, after = `table/s3_reads.py`):
+are rough; before = pyarrow's S3 reads, after = boto3 reads, now in `table/s3.py`):
 
     requests                   before   after        seconds at 20 ms    before   after
     s3 full (179,998 rows)        283      50        s3 full               5.2     2.9

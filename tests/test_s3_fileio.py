@@ -5,6 +5,7 @@ credentials from a URI, a pyarrow filesystem or the environment, and stores that
 
 from __future__ import annotations
 
+import pickle
 import threading
 import uuid
 from typing import Any
@@ -92,7 +93,12 @@ def test_a_boto3_client_of_ones_own(s3_server: Any) -> None:
     client = s3_server.client()
     io, path = open_fileio(f"{bucket}/t", S3FileIO(_filesystem(s3_server), client=client))
     assert path == f"{bucket}/t" and io.writer.client() is client
+    gets: list[str] = []
+    client.meta.events.register("before-call.s3.GetObject", lambda params, **_: gets.append(params["url_path"]))
     _writes(io, bucket)
+    assert len(gets) == 2                      # its reads went through the same client
+    again = pickle.loads(pickle.dumps(io.writer))       # a pickle carries the options, not the client
+    assert again.options == io.writer.options and again.client() is not client
 
 
 def test_racing_conditional_creates_have_exactly_one_winner(s3_server: Any) -> None:

@@ -63,7 +63,7 @@ from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_delet
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO
 from paimon_schema.table.metadata import Table, TableLike
-from paimon_schema.table.s3_reads import filesystem_settings
+from paimon_schema.table.s3 import filesystem_settings
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.snapshots import TimeTravel
 

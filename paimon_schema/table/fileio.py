@@ -4,13 +4,13 @@ table files goes through a `FileIO`, so a new kind of store is one new class her
 Paths are table paths (absolute on the table's filesystem) or URIs (`file:/...`, `s3://...`:
 Paimon's `_EXTERNAL_PATH`), which `resolve` sends to the filesystem they name (an `s3://`,
 `s3a://` URI on a table on S3 keeps the table's endpoint and credentials). Reads go through a
-`pyarrow.fs` filesystem (an fsspec filesystem is wrapped); on S3 through `s3_reads`, one
+`pyarrow.fs` filesystem (an fsspec filesystem is wrapped); on S3 through boto3 (`s3.py`), one
 request per read (no HEAD where the manifest gives the size). Writes are what a commit needs:
 fresh names (`write_new`), one name created atomically if absent (`create_exclusive`, the
 `snapshot-N` of a commit: of two racing writers exactly one wins, the other gets
 `CommitConflict`), a hint replaced in one step (`overwrite`), and removal of a loser's files.
-`LocalFileIO` writes with `O_EXCL`, `fsync` and a hard link; `S3FileIO` reads through pyarrow's
-`S3FileSystem` and writes with conditional puts (`s3.py`); `ArrowFileIO` reads any other
+`LocalFileIO` writes with `O_EXCL`, `fsync` and a hard link; `S3FileIO` reads and writes with
+one boto3 client (`s3.py`: ranged GETs, conditional puts); `ArrowFileIO` reads any other
 filesystem (GCS, Azure, HDFS, fsspec ones) and refuses writes by name, before anything is
 written: pyarrow promises no atomic create-if-absent there.
 """
@@ -31,8 +31,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from paimon_schema.table.errors import CommitConflict, TableError
-from paimon_schema.table.s3 import S3Writer, s3_options
-from paimon_schema.table.s3_reads import RangedObject, S3Reads, filesystem_settings
+from paimon_schema.table.s3 import RangedObject, S3Store, filesystem_settings, s3_options
 
 if TYPE_CHECKING:
     import fsspec
@@ -201,7 +200,7 @@ class ArrowFileIO(FileIO):
 
     def __init__(self, filesystem: pafs.FileSystem) -> None:
         self.filesystem = filesystem
-        self.s3 = S3Reads(filesystem) if S3Reads.serves(filesystem) else None
+        self.s3 = S3Store.of(filesystem) if S3Store.serves(filesystem) else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({type(self.filesystem).__name__})"
@@ -229,7 +228,7 @@ class ArrowFileIO(FileIO):
         return not isinstance(self.filesystem, pafs.LocalFileSystem)
 
     def _s3_path(self, path: str) -> str | None:
-        """The `bucket/key` of a path this FileIO reads with `s3_reads`, else None."""
+        """The `bucket/key` of a path this FileIO reads with its `S3Store`, else None."""
         if self.s3 is None:
             return None
         filesystem, inner = filesystem_for(self.filesystem, path)
@@ -330,9 +329,7 @@ class ArrowFileIO(FileIO):
         user = ""
         if options.get("access_key") and options.get("secret_key"):
             user = f"{quote(options['access_key'], safe='')}:{quote(options['secret_key'], safe='')}@"
-        endpoint = options.get("endpoint_override") or ""
-        if endpoint and "://" not in endpoint:
-            endpoint = f"{options.get('scheme') or 'https'}://{endpoint}"
+        endpoint = s3_options(filesystem).get("endpoint_url", "")
         query = urlencode({k: v for k, v in (("endpoint_override", endpoint),
                                              ("region", options.get("region") or "")) if v})
         return f"s3://{user}{inner}" + (f"?{query}" if query else "")
@@ -367,14 +364,17 @@ class ArrowFileIO(FileIO):
 
 
 class S3FileIO(ArrowFileIO):
-    """S3 and S3-compatible stores: reads through pyarrow's `S3FileSystem`, writes through
-    boto3 with the same endpoint and credentials (`s3.S3Writer`: conditional puts, `412` is
-    `CommitConflict`). `client` is a boto3 S3 client to write with instead. `s3://` URIs
-    (external paths) are written with this store's endpoint and credentials."""
+    """S3 and S3-compatible stores: reads and writes through one boto3 client with the endpoint
+    and credentials of the `S3FileSystem` (`s3.S3Store`: ranged GETs, conditional puts, `412` is
+    `CommitConflict`); an assumed role or a proxy reads through pyarrow. `client` is a boto3 S3
+    client to use instead. `s3://` URIs (external paths) are written with this store's endpoint
+    and credentials."""
 
     def __init__(self, filesystem: pafs.S3FileSystem, client: Any = None) -> None:
         super().__init__(filesystem)
-        self.writer = S3Writer(s3_options(filesystem), client)
+        self.writer = S3Store.of(filesystem, client)
+        if self.s3 is not None:
+            self.s3 = self.writer              # one client for reads and writes
 
     @property
     def name(self) -> str:
