@@ -40,29 +40,9 @@ TARGET = 0.25
 
 def build(warehouse: Path, rows: int) -> Path:
     """The pipeline's table, written by Java (without the pipeline's Java read)."""
-    from paimon_schema.selfcheck.pipeline import CITIES, FIELDS
-    from paimon_schema.selfcheck.reference import JavaReference
-    from paimon_schema.selfcheck.reference.java import (
-        delete_positions_request,
-        run_table_ops,
-        write_table_request,
-    )
-    from paimon_schema.table import Table
+    from paimon_schema.selfcheck.pipeline import write_table
 
-    java = JavaReference.get()
-    data = [("+I", i, CITIES[i * len(CITIES) // rows], float(i % 500),
-             "2024-05-01" if i < rows // 2 else "2024-05-02") for i in range(rows)]
-    options = {"bucket": 2, "bucket-key": "id", "deletion-vectors.enabled": "true",
-               "file.format": "parquet", "file-index.bitmap.columns": "city",
-               "file-index.bloom-filter.columns": "id", "target-file-size": "256kb"}
-    run_table_ops(java, [write_table_request(warehouse, "demo", "orders", FIELDS,
-                                             [data[: rows // 2], data[rows // 2:]],
-                                             partition_keys=["day"], options=options)])
-    del data
-    path = warehouse / "demo.db" / "orders"
-    deletes = {f.file_name: range(0, f.row_count, 10) for f in Table.open(path).data_files()}
-    run_table_ops(java, [delete_positions_request(warehouse, "demo", "orders", deletes)])
-    return path
+    return write_table(warehouse, rows, java_read=False)[0]
 
 
 def _status(field: str) -> int:

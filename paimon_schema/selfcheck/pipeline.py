@@ -35,8 +35,9 @@ WHERE = "city = 'Lima' AND amount < 50"
 CITIES = ["Oslo", "Lima", "Pune", "Kyiv", "Rome", "Doha", "Baku", "Riga"]
 
 
-def write_table(warehouse: Path, rows: int) -> tuple[Path, list[tuple]]:
-    """Java writes the table and deletes rows; returns its path and Java's read of it."""
+def write_table(warehouse: Path, rows: int, *, java_read: bool = True) -> tuple[Path, list[tuple]]:
+    """Java writes the table and deletes every tenth row of each file; returns its path and
+    Java's read of it (empty with `java_read=False`, e.g. for a benchmark's table)."""
     from paimon_schema.selfcheck.reference import JavaReference
     from paimon_schema.selfcheck.reference.java import (
         decode_rows,
@@ -58,8 +59,11 @@ def write_table(warehouse: Path, rows: int) -> tuple[Path, list[tuple]]:
                                              partition_keys=["day"], options=options)])
     path = warehouse / "demo.db" / "orders"
     deletes = {f.file_name: range(0, f.row_count, 10) for f in Table.open(path).data_files()}
-    _, read = run_table_ops(java, [delete_positions_request(warehouse, "demo", "orders", deletes),
-                                   read_table_request(warehouse, "demo", "orders")])
+    requests = [delete_positions_request(warehouse, "demo", "orders", deletes)]
+    if not java_read:
+        run_table_ops(java, requests)
+        return path, []
+    _, read = run_table_ops(java, [*requests, read_table_request(warehouse, "demo", "orders")])
     return path, [row[1:] for row in decode_rows(read, [t for _, t in FIELDS])]
 
 
