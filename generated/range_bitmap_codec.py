@@ -14,7 +14,7 @@ def t_range_bitmap(key_kind) -> Struct:
         Check(E("(this['len_header'] >= 13)")),
         'header' / FixedSized(E("this['len_header']"), t_header()),
         'dictionary_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
-        'dictionary' / KsInstance('dictionary', E("(this['dictionary_mark']['ofs'])"), t_chunked_dictionary()),
+        'dictionary' / KsInstance('dictionary', E("(this['dictionary_mark']['ofs'])"), FixedSized(E("this['header']['len_dictionary']"), t_chunked_dictionary())),
         'bsi' / KsInstance('bsi', E("(((this['dictionary_mark']['ofs']) + this['header']['len_dictionary']))"), t_bit_sliced_index()),
     )
 

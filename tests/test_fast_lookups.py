@@ -47,6 +47,7 @@ from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_ran
 from paimon_schema.layouts.range_bitmap.scan import (
     parse_chunk_header,
     parse_chunk_keys,
+    dictionary_bytes,
     parse_dictionary_head,
     scan_chunk_header,
     scan_chunk_keys,
@@ -396,22 +397,26 @@ def assert_same_dictionary(blob: bytes, kind: KeyKind) -> None:
         return              # no dictionary to speak of: the range-bitmap header is broken
     start = parsed.ofs_dictionary
     dictionary = outcome(lambda: parsing.read_lazily(parsed, "dictionary", "dictionary"))
-    fast = scan_dictionary_head(blob, start)
+    size = parsed.header.len_dictionary
+    fast = scan_dictionary_head(blob, start, size)
     if isinstance(dictionary, tuple):
         assert fast is None
         return
-    head = parse_dictionary_head(dictionary)
+    head = parse_dictionary_head(dictionary, start)
     assert fast == head
+    confined = dictionary_bytes(blob, start, size)      # the dictionary substream's bytes
+    assert confined is not None
     for index, chunk in enumerate(dictionary.chunks):
         at = head.ofs_chunk_headers + head.chunk_offsets[index]
         generated = outcome(lambda: parse_chunk_header(chunk, "c"))
-        fast_header = scan_chunk_header(blob, kind, at, head.len_chunk_header(index))
+        fast_header = scan_chunk_header(confined, kind, at, head.len_chunk_header(index))
         assert (fast_header is None) == isinstance(generated, tuple), (fast_header, generated)
         if fast_header is None:
             continue
         assert fast_header == generated
         base = head.ofs_key_region + generated.ofs_keys
-        assert_same_decoding(scan_chunk_keys(blob, kind, base, generated.len_key_blob, generated.num_keys),
+        assert_same_decoding(scan_chunk_keys(confined, kind, base, generated.len_key_blob,
+                                             generated.num_keys),
                              lambda: parse_chunk_keys(chunk, "c"))
 
 
@@ -445,10 +450,10 @@ def test_range_reader_offsets_are_where_the_generated_parser_puts_the_fields(cas
         return
     dictionary = generated_dictionary(blob, reader._codec.kind)
     assert reader._parsed.ofs_dictionary + range_scan._OFS_NUM_CHUNKS \
-        == dictionary._debug["num_chunks"]["start"]
+        == reader._parsed.ofs_dictionary + dictionary._debug["num_chunks"]["start"]
     for index, chunk in enumerate(dictionary.chunks):
         header, generated = reader._header(index), chunk.header
-        assert header.start == chunk._debug["_m_header"]["start"]
+        assert header.start == reader._parsed.ofs_dictionary + chunk._debug["_m_header"]["start"]
         for field in ("first_key", "ofs_keys", "num_keys"):
             assert reader._field_offset(header, field) == generated._debug[field]["start"]
         blob_keys = parse_chunk_keys(chunk)
@@ -471,16 +476,19 @@ def test_range_chunks_exactly_at_the_chunk_size_and_one_over(data_type, per_chun
     chunk_size = per_chunk * size     # strings: their offsets are counted apart (4 per key)
     column = values + values[::2] + [None] * nulls
     blob = build_range_bitmap(data_type, column, chunk_size=chunk_size)
+    parsed = parsing.parse(lambda io: RangeBitmap(codec.kind, io), blob)
     dictionary = generated_dictionary(blob, codec.kind)
-    head = parse_dictionary_head(dictionary)
-    assert scan_dictionary_head(blob, dictionary._debug["len_header"]["start"]) == head
+    start, length = parsed.ofs_dictionary, parsed.header.len_dictionary
+    head = parse_dictionary_head(dictionary, start)
+    assert scan_dictionary_head(blob, start, length) == head
+    confined = blob[:start + length]
     sizes = []
     for index, chunk in enumerate(dictionary.chunks):
         header = parse_chunk_header(chunk)
         at = head.ofs_chunk_headers + head.chunk_offsets[index]
-        assert scan_chunk_header(blob, codec.kind, at, head.len_chunk_header(index)) == header
+        assert scan_chunk_header(confined, codec.kind, at, head.len_chunk_header(index)) == header
         base = head.ofs_key_region + header.ofs_keys
-        assert scan_chunk_keys(blob, codec.kind, base, header.len_key_blob, header.num_keys) \
+        assert scan_chunk_keys(confined, codec.kind, base, header.len_key_blob, header.num_keys) \
             == parse_chunk_keys(chunk)
         sizes.append(chunk.header.len_keys)
     full = len(values) // (per_chunk + 1)
@@ -526,7 +534,9 @@ def test_hostile_counts_allocate_nothing():
             assert scan_chunk_keys(blob, kind, 0, 2**31 - 1, 2**31 - 1) is None
             assert scan_chunk_keys(blob, kind, 0, len(blob), 2**31 - 1) is None
             assert scan_chunk_header(blob, kind, 0, 2**31 - 1) is None
-        assert scan_dictionary_head(struct.pack(">iBiii", 13, 1, 2**28, 2**30, 0) + blob, 0) is None
+        hostile = struct.pack(">iBiii", 13, 1, 2**28, 2**30, 0) + blob
+        assert scan_dictionary_head(hostile, 0, len(hostile)) is None
+        assert scan_dictionary_head(hostile, 0, 2**31 - 1) is None
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
