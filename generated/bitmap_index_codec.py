@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import paimon_common_codec
 from paimon_schema.generated import roaring_bitmap_codec
 
@@ -65,7 +65,7 @@ def t_block_ref(index) -> Struct:
         'first_key' / paimon_common_codec.t_key(E("this['_root']['key_kind']")),
         'ofs_block' / Int32sb,
         Check(E("(this['ofs_block'] >= 0)")),
-        'block' / KsInstance('block', E("((this['_']['index_blocks_mark']['ofs']) + this['ofs_block'])"), FixedSized(E("(((((this['_']['blocks'][(this['index'] + 1)]['ofs_block']) if (((this['index'] + 1) < this['_']['num_blocks'])) else (this['_']['len_index_blocks']))) - this['ofs_block']))"), t_index_block())),
+        'block' / KsInstance('block', E("((this['_']['index_blocks_mark']['ofs']) + this['ofs_block'])"), KsSized(E("(((((this['_']['blocks'][(this['index'] + 1)]['ofs_block']) if (((this['index'] + 1) < this['_']['num_blocks'])) else (this['_']['len_index_blocks']))) - this['ofs_block']))"), t_index_block())),
     )
 
 
