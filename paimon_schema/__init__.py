@@ -26,10 +26,12 @@ from paimon_schema.values.results import IndexResult
 if TYPE_CHECKING:       # what `__getattr__` returns, for type checkers
     from paimon_schema.table.delete import delete_where
     from paimon_schema.table.file_index_rewrite import rewrite_file_index
+    from paimon_schema.table.global_index_write import create_global_index
 
 #: writers that need the `table` dependencies (pyarrow, fastavro): imported on first use
 _WRITERS = {"rewrite_file_index": "paimon_schema.table.file_index_rewrite",
-            "delete_where": "paimon_schema.table.delete"}
+            "delete_where": "paimon_schema.table.delete",
+            "create_global_index": "paimon_schema.table.global_index_write"}
 
 
 def __getattr__(name: str) -> object:
@@ -50,6 +52,7 @@ __all__ = [
     "build_index",
     "delete_where",
     "rewrite_file_index",
+    "create_global_index",
     "CommitConflict",
     "col",
     "evaluate",

@@ -125,3 +125,19 @@ def columns(draw: st.DrawFn, values: Mapping[str, st.SearchStrategy], *, max_poo
 def pairs(column: tuple[str, list, list]) -> tuple[str, list]:
     """(data type, column) of a `columns` draw, for tests that need no pool."""
     return column[0], column[1]
+
+
+#: The column types the global-index tests draw (every key serializer of Java's `KeySerializer`).
+GLOBAL_INDEX_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT", "DOUBLE", "STRING",
+                      "DECIMAL(10, 2)", "DECIMAL(30, 4)", "DATE", "TIMESTAMP(3)", "TIMESTAMP(6)"]
+
+
+@st.composite
+def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
+                         max_size: int = 120) -> tuple[str, list]:
+    """(data type, one value per row with NULLs): DATE as days and TIMESTAMP as raw keys."""
+    data_type = draw(st.sampled_from(types))
+    root = DataType.parse(data_type).root
+    values = (st.integers(-30000, 30000) if root == "DATE"
+              else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
+    return data_type, draw(st.lists(st.none() | values, max_size=max_size))

@@ -102,8 +102,9 @@ def test_one_set_of_layout_names(capsys, tmp_path: Path) -> None:
     code, out, _ = run(capsys, "layouts")
     names = [line.split()[0] for line in out.split("\n\n")[0].splitlines()]
     assert names == ["file-index", "bitmap", "bloom-filter", "bsi", "range-bitmap",
-                     "deletion-vectors", "hash-index", "btree-global-index"]
-    assert out.splitlines()[-1].endswith(": roaring-bitmap, paimon-common, binary-row")
+                     "deletion-vectors", "hash-index", "btree-global-index",
+                     "bitmap-global-index"]
+    assert out.splitlines()[-1].endswith(": roaring-bitmap, paimon-common, binary-row, sorted-index-meta, index-source-meta")
     assert "(also: dv)" in out
     dv = tmp_path / "dv"
     dv.write_bytes(ps.write_deletion_vectors({"a": [1]})[0])

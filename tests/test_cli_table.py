@@ -164,12 +164,12 @@ def test_a_corrupt_blob_is_named_by_its_file_and_file_offset(capsys, corrupt_blo
     code, out, err = run(capsys, "table", str(table), "query", "--where", "f1 = 10")
     assert code == 1 and "Traceback" not in err
     first, location = err.splitlines()
-    assert str(sidecar) in first and "columns[1].indexes[0].blob.version, offset 272" in first
-    assert location == f"    offset=272 path=columns[1].indexes[0].blob.version file={sidecar}"
+    assert str(sidecar) in first and "head.columns[1].indexes[0].blob.version, offset 272" in first
+    assert location == f"    offset=272 path=head.columns[1].indexes[0].blob.version file={sidecar}"
     code, out, _ = run(capsys, "table", str(table), "indexes")
     assert code == 1 and out.splitlines()[-1].endswith("; 1 corrupt index")
     assert (f"CORRUPT: invalid value 87 (0x57): not one of the allowed values ({sidecar}: "
-            f"columns[1].indexes[0].blob.version, offset 272; 0 in the blob)") in out
+            f"head.columns[1].indexes[0].blob.version, offset 272; 0 in the blob)") in out
     doc = json.loads(run(capsys, "table", str(table), "indexes", "--json")[1])
     [error] = [e["error"] for e in doc["files"][0]["indexes"] if "error" in e]
     assert (error["file"], error["offset"], error["blob_offset"]) == (str(sidecar), 272, 0)

@@ -12,6 +12,7 @@ import pytest
 import paimon_schema as ps
 from paimon_schema.cli.main import main
 from paimon_schema.layouts import registry
+from paimon_schema.layouts.bitmap_global_index import write_bitmap_global_index
 from paimon_schema.layouts.btree_global_index import write_btree_global_index
 
 COLUMN = [i % 7 if i % 3 else None for i in range(7000)]
@@ -36,6 +37,8 @@ def samples() -> dict[str, tuple[bytes, list[str]]]:
         "btree-global-index": (write_btree_global_index("INT", [i % 13 if i % 5 else None
                                                                for i in range(500)],
                                                         block_size=256).data, ["--type", "INT"]),
+        "bitmap-global-index": (write_bitmap_global_index("INT", COLUMN[:500], dictionary_block_size=64),
+                                ["--type", "INT"]),
     }
 
 
@@ -62,7 +65,7 @@ def test_garbage_after_the_end_fails(capsys, tmp_path: Path, layout: str) -> Non
     data, args = samples()[layout]
     code, out = verify(capsys, tmp_path, data + b"\x00\x01\x02\x03", layout, *args)
     assert code == 1 and out.startswith("FAIL "), out
-    if layout not in ("deletion-vectors", "btree-global-index"):   # there the reader objects:
+    if layout not in ("deletion-vectors", "btree-global-index", "bitmap-global-index"):   # the reader objects:
         assert f"offset={len(data)} " in out and "read by no field" in out   # a bin, a footer
 
 
@@ -87,13 +90,13 @@ def test_container_blobs_must_tile_the_file(capsys, tmp_path: Path, typed: bool)
     overlap = bytearray(data)                      # the first blob's length reaches the second
     struct.pack_into(">ii", overlap, _entry_at(data, first), first.offset, first.length + 4)
     code, out = verify(capsys, tmp_path, bytes(overlap), "file-index", *args)
-    assert code == 1 and "overlaps columns[0].indexes[0].blob: 4 bytes read twice" in out, out
+    assert code == 1 and "overlaps head.columns[0].indexes[0].blob: 4 bytes read twice" in out, out
     assert f"offset={second.offset} " in out
 
     gap = bytearray(data[:second.offset] + b"\0\0" + data[second.offset:])   # two bytes between
     struct.pack_into(">ii", gap, _entry_at(data, second), second.offset + 2, second.length)
     code, out = verify(capsys, tmp_path, bytes(gap), "file-index", *args)
-    assert code == 1 and "2 bytes before columns[0].indexes[1].blob read by no field" in out, out
+    assert code == 1 and "2 bytes before head.columns[0].indexes[1].blob read by no field" in out, out
     assert f"offset={second.offset} " in out
 
 
@@ -106,5 +109,5 @@ def test_an_opened_blob_must_fill_its_length(capsys, tmp_path: Path) -> None:
     longer = bytearray(data + b"\0\0\0\0")
     struct.pack_into(">ii", longer, _entry_at(data, entry), entry.offset, entry.length + 4)
     code, out = verify(capsys, tmp_path, bytes(longer), "file-index", "--row-type", "a:INT")
-    assert code == 1 and "4 bytes at the end of columns[0].indexes[0].blob" in out, out
-    assert f"offset={len(data)} path=columns[0].indexes[0].blob " in out
+    assert code == 1 and "4 bytes at the end of head.columns[0].indexes[0].blob" in out, out
+    assert f"offset={len(data)} path=head.columns[0].indexes[0].blob " in out

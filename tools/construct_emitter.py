@@ -174,6 +174,8 @@ class ExprTranslator:
         if ty.kind == "io":
             if name == "pos":
                 return f"{src}.tell()", Ty("int")
+            if name == "size":   # the whole stream: parsed, or built so far
+                return f"{src}.getbuffer().nbytes", Ty("int")
             raise EmitError(f"{self.where}: _io.{name} is not supported")
         if ty.kind == "user" and not ty.array:
             spec = self.emitter.type_spec(ty)

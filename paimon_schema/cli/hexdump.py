@@ -74,12 +74,12 @@ def _walk(obj: KaitaiStruct, top: int, base: int, prefix: str, data: Any,
     """`obj`'s fields; `base` is where its stream starts in the file, `top` where the stream of
     the parse it belongs to (an opened blob's) starts."""
     read = kaitai.spans(obj)
-    own: list[tuple[int, int]] = []         # bytes of this object's own numbers and bytes
+    own: list[tuple[int, int]] = []         # bytes of this object's own numbers
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
         if name in read:
             for f in _field(obj, name, getattr(obj, name, None), read[name], top, base, prefix, data,
                               types):
-                if f.offset is not None and f.path.count(".") == prefix.count("."):
+                if f.offset is not None and f.path.count(".") == prefix.count(".") and isinstance(f.value, int):
                     own.append((f.offset, f.offset + f.size))
                 yield f
     for name in _instances(type(obj)):

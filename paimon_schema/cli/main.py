@@ -410,6 +410,9 @@ def types_for(args: argparse.Namespace, path: str) -> Types:
         from paimon_schema.cli import table as tableview
     except ImportError:            # no pyarrow / fastavro: types only from the command line
         return types
+    data_type = tableview.global_index_type_near(path)
+    if data_type is not None:
+        return Types(data_type=data_type)
     row_type = tableview.types_near(path)
     return Types(row_type=row_type) if row_type else types
 

@@ -22,6 +22,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.layouts import file_index, registry
+from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader
 from paimon_schema.layouts.registry import INDEX_TYPES, detect
 from paimon_schema.values.types import DataType
@@ -578,6 +579,46 @@ def _container_details(c: Container) -> Iterator[str]:
         yield from (f"   not checked: {reason}" for reason in c.unchecked)
 
 
+# -- bitmap global index ------------------------------------------------------------------------
+
+
+def _global_parse(data: bytes, types: Types) -> BitmapGlobalIndexReader:
+    return BitmapGlobalIndexReader.open(data, types.data_type)
+
+
+def _global_key(ix: BitmapGlobalIndexReader, key: bytes) -> str:
+    return key.hex() if ix.key_codec is None else repr(ix.key_codec.decode(key))
+
+
+def _global_text(ix: BitmapGlobalIndexReader) -> Iterator[str]:
+    f = ix.footer
+    order = "serialized key order" if ix.version == 1 else "logical key order"
+    yield (f"bitmap global index v{ix.version} ({order}), {count(f.num_values, 'key')}, "
+           f"null rows {positions_text(ix.is_null())}")
+    limit = _cut(MAX_KEYS)
+    entries = list(islice(ix.entries(), limit))
+    for key, rows in entries:
+        yield f"  {_global_key(ix, key)}: {positions_text(rows)}"
+    if limit is not None and f.num_values > limit:
+        yield f"  … ({f.num_values - limit} more)"
+
+
+def _global_json(ix: BitmapGlobalIndexReader) -> dict[str, Any]:
+    f = ix.footer
+    return {"version": ix.version, "num_values": f.num_values, "null_rows": positions_json(ix.is_null()),
+            "non_null_rows": positions_json(ix.is_not_null()),
+            "keys": [{"key": key.hex(), "rows": positions_json(rows)} for key, rows in ix.entries()]}
+
+
+def _global_summary(ix: BitmapGlobalIndexReader) -> str:
+    return f"version {ix.version}, {count(ix.footer.num_values, 'key')}"
+
+
+def _global_check(ix: BitmapGlobalIndexReader) -> Iterator[str]:
+    ix.verify()
+    return iter(())
+
+
 # -- hash index ---------------------------------------------------------------------------------
 
 
@@ -660,6 +701,8 @@ LAYOUTS: dict[str, Layout] = {
                          _container_summary, _container_check, _container_details),
     "hash-index": Layout("hash-index", lambda data, _: ps.read_hash_index(data),
                          _hash_text, _hash_json, lambda h: count(len(h), "int")),
+    "bitmap-global-index": Layout("bitmap-global-index", _global_parse, _global_text, _global_json,
+                                  _global_summary, _global_check),
     "bitmap": _index_layout("bitmap", _bitmap_text, _bitmap_json, _bitmap_summary,
                             _bitmap_check),
     "bloom-filter": _index_layout("bloom-filter", _bloom_text, _bloom_json, _bloom_summary,

@@ -23,6 +23,7 @@ from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.indexes import in_file_index
 from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.merge import ReadStats, global_index_pruning
 from paimon_schema.table.metadata import Table
 from paimon_schema.table.schema import DataField, TableSchema, type_root
 from paimon_schema.table.snapshots import Snapshot
@@ -277,6 +278,7 @@ def indexes(table: Table, snapshot: Snapshot | int | None) -> dict[str, Any]:
         out.append({"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                     "rows": f.row_count, "stored": f.index_stored, "indexes": entries})
     return {"table": table.path, "files": out,
+            "global_indexes": [g.as_dict() for g in table.global_indexes(snapshot)],
             "corrupt": sum("error" in e for f in out for e in f["indexes"])}
 
 
@@ -299,6 +301,14 @@ def indexes_lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"  {e['column']!r} {e['index_type']} ({e['data_type'] or '-'}{size}): {e['summary']}"
     corrupt = f"; {_n(doc['corrupt'], 'corrupt index', 'corrupt indexes')}" if doc["corrupt"] else ""
     yield f"{_n(len(doc['files']), 'data file')} with a file index{corrupt}"
+    for g in doc["global_indexes"]:
+        column = g["column"] if g["column"] is not None else f"field {g['field_id']}"
+        first, last = g["row_range"]
+        read = "" if g["kind"] == "sorted" else f" ({g['kind']}: listed, not read)"
+        yield (f"global {g['index_type']} on {column!r}: rows {first}..{last}, {g['file']}, "
+               f"{_n(g['size'], 'byte')}, {_n(g['rows'], 'row')}{read}")
+    if doc["global_indexes"]:
+        yield f"{_n(len(doc['global_indexes']), 'global index file')}"
 
 
 def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str, Any]:
@@ -319,6 +329,7 @@ def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str
     preds.to_arrow(predicate, arrow_schema(plan.schema, columns))     # literals fit their columns
     out = []
     counts = table.deleted_counts(plan.files)
+    pruning = global_index_pruning(table, plan, predicate, "FAILFAST", ReadStats())
     for f in plan.files:
         record = {"partition": f.partition_path, "bucket": f.bucket, "file": f.file_name,
                   "rows": f.row_count, "deleted": _deleted(counts, f)}
@@ -327,6 +338,8 @@ def query(table: Table, where: str, snapshot: Snapshot | int | None) -> dict[str
             record.update(result="skip", by="partition")
         else:
             record.update(_index_verdict(table, plan.schema, f, predicate, verdict))
+            if pruning is not None and verdict is None and record["result"] == "remain":
+                record.update(_global_verdict(pruning.candidates(f)))
         out.append(record)
     return {"table": table.path, "where": where,
             "snapshot": None if plan.snapshot is None else plan.snapshot.id, "files": out}
@@ -358,9 +371,19 @@ def _index_verdict(table: Table, schema: TableSchema, f: DataFile, predicate: An
     return record
 
 
+def _global_verdict(kept: Any) -> dict[str, Any]:
+    """A file the file index keeps whole, narrowed by the global indexes' row ids."""
+    if kept is None:
+        return {}
+    if not kept:
+        return {"result": "skip", "by": "global index"}
+    return {"result": "rows", "by": "global index", "candidates": presenters.positions_json(kept),
+            "_text": presenters.positions_text(kept)}
+
+
 def query_lines(doc: dict[str, Any]) -> Iterator[str]:
     yield f"{doc['table']} WHERE {doc['where']} (snapshot {doc['snapshot']})"
-    skipped = {"partition": 0, "file index": 0}
+    skipped = {"partition": 0, "file index": 0, "global index": 0}
     may = total = 0
     for f in doc["files"]:
         total += f["rows"]
@@ -377,8 +400,9 @@ def query_lines(doc: dict[str, Any]) -> Iterator[str]:
             may += live
             yield f"  {name}: REMAIN ({f['by']}): read {_n(live, 'row')}"
     n = len(doc["files"])
-    yield (f"{_n(skipped['partition'] + skipped['file index'], 'file')} of {n} skipped "
-           f"({skipped['partition']} by partition, {skipped['file index']} by file index); "
+    by_global = f", {skipped['global index']} by global index" if skipped["global index"] else ""
+    yield (f"{_n(sum(skipped.values()), 'file')} of {n} skipped "
+           f"({skipped['partition']} by partition, {skipped['file index']} by file index{by_global}); "
            f"at most {_n(may, 'row')} of {total:,} can match")
 
 
@@ -453,6 +477,23 @@ def data_file_near(path: str) -> tuple[Table, DataFile | None] | None:
         if f.index_sidecar is not None and str(Path(f.index_sidecar).resolve()) == target:
             return table, f
     return table, None
+
+
+def global_index_type_near(path: str) -> str | None:
+    """The column type of the global index file `path`, from the latest snapshot of the table
+    it lies in; None for any other file."""
+    root = table_root(path)
+    if root is None:
+        return None
+    try:
+        table = Table.open(str(root))
+        target = Path(path).resolve()
+        for g in table.global_indexes():
+            if g.column is not None and Path(g.path).resolve() == target:
+                return column_type(table.schema(), g.column)
+    except (TableError, ps.FormatError, ps.SchemaError, OSError):
+        return None
+    return None
 
 
 def types_near(path: str) -> dict[str, str]:

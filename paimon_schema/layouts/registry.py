@@ -17,6 +17,7 @@ from typing import Any
 from kaitaistruct import KaitaiStream, KaitaiStruct
 
 from paimon_schema.generated.binary_row import BinaryRow
+from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
@@ -24,10 +25,12 @@ from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
 from paimon_schema.generated.hash_index import HashIndex
+from paimon_schema.generated.index_source_meta import IndexSourceMeta
 from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.generated.roaring_bitmap import RoaringBitmap
-from paimon_schema.layouts import btree_global_index, deletion_vectors, file_index, paimon_common
+from paimon_schema.generated.sorted_index_meta import SortedIndexMeta
+from paimon_schema.layouts import bitmap_global_index, btree_global_index, deletion_vectors, file_index, paimon_common
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bloom_filter import BloomFilterIndexReader, build_bloom_filter
 from paimon_schema.layouts.bsi_index import BsiIndexReader, build_bsi
@@ -107,9 +110,13 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in [
     Layout("hash-index", "hash_index", HashIndex, aliases=("hash",)),
     Layout("btree-global-index", "btree_global_index", BtreeGlobalIndex, aliases=("btree",),
            signature=btree_global_index.has_signature),
+    Layout("bitmap-global-index", "bitmap_global_index", BitmapGlobalIndex, aliases=("bgix",),
+           signature=bitmap_global_index.has_signature),
     Layout("roaring-bitmap", "roaring_bitmap", RoaringBitmap, aliases=("roaring",), embedded=True),
     Layout("paimon-common", "paimon_common", PaimonCommon, embedded=True),
     Layout("binary-row", "binary_row", BinaryRow, embedded=True),
+    Layout("sorted-index-meta", "sorted_index_meta", SortedIndexMeta, embedded=True),   # in manifests
+    Layout("index-source-meta", "index_source_meta", IndexSourceMeta, embedded=True),
 ]}
 
 #: The layouts that are files (or index blobs) of their own: what `dump` and `verify` read.

@@ -5,8 +5,9 @@
 with Spark's own scan and drops deleted rows with broadcast deletion vectors. `read_arrow`
 (`paimon_schema.table.read_arrow`, kept here for older callers) is the same merge-on-read in
 pyarrow alone; `rewrite_file_index(spark, table_dir, ...)` builds file indexes for a table's
-data files in Spark tasks and commits them (no Spark needed; pyspark is imported only by the
-Spark functions).
+data files in Spark tasks and commits them, `create_global_index(spark, table_dir, column, type)`
+a btree/bitmap global index, one Spark task per row range (no Spark needed; pyspark is imported
+only by the Spark functions).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from paimon_schema.table.file_index_rewrite import RewriteResult
+    from paimon_schema.table.global_index_write import GlobalIndexResult
 
-__all__ = ["QUIET_LOGGING", "ReadStats", "read_arrow", "read_table", "register",
+__all__ = ["QUIET_LOGGING", "ReadStats", "create_global_index", "read_arrow", "read_table", "register",
            "rewrite_file_index"]
 
 #: `spark.driver.extraJavaOptions` for a session whose stderr shows errors only: Spark's log4j
@@ -85,3 +87,12 @@ def rewrite_file_index(spark: SparkSession, table_dir: TableLike,
     from paimon_schema.spark.write import rewrite_file_index as _rewrite
 
     return _rewrite(spark, table_dir, columns, options, where, replace=replace)
+
+
+def create_global_index(spark: SparkSession, table_dir: TableLike, column: str, index_type: str,
+                        options: Mapping[str, str] | None = None) -> GlobalIndexResult:
+    """`paimon_schema.create_global_index` as a Spark job, one task per row range; see
+    `global_index.create_global_index`."""
+    from paimon_schema.spark.global_index import create_global_index as _create
+
+    return _create(spark, table_dir, column, index_type, options)

@@ -309,10 +309,11 @@ class ArrowFileIO(FileIO):
             raise TableError(f"{path} does not exist") from None
         except (pa.ArrowException, OSError) as exc:
             raise TableError(f"cannot read {path}: {exc}") from None
-        if size is not None and source.size() != size:
+        actual = source.size() if size is not None else None
+        if actual != size:
             source.close()
             raise TableError(f"{path}: the manifest says the file has {size} bytes, it has "
-                             f"{source.size()} (a stale or corrupt manifest entry)")
+                             f"{actual} (a stale or corrupt manifest entry)")
         return source
 
     def uri(self, path: str) -> str:

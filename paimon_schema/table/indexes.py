@@ -109,7 +109,8 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
         else:
             counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
     for path, files in unrecorded.items():
-        data = io.read_bytes(path)
+        end = max(f.deletion_file.offset + f.deletion_file.length + 8 for f in files if f.deletion_file)
+        data = _INDEX_FILE_HEADS.get(io, path) if io.remote and end <= INDEX_FILE_HEAD else io.read_bytes(path)
         for f in files:
             dv = f.deletion_file
             assert dv is not None

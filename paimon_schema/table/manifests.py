@@ -20,6 +20,7 @@ from typing import Any, cast
 
 import fastavro
 
+from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -115,6 +116,8 @@ class IndexFile:
     row_count: int
     #: (data file name, offset, length, cardinality or None), in write order
     dv_ranges: tuple[tuple[str, int, int, int | None], ...] = ()
+    #: `_GLOBAL_INDEX` of a global index file (None for deletion vectors, hash indexes, ...)
+    global_index: GlobalIndexMeta | None = None
 
 
 class _RecentDataFiles:
@@ -280,16 +283,17 @@ class Manifests:
         partition, partition_path = partition_of(entry["_PARTITION"], schema)
         name = entry["_FILE_NAME"]
         external = entry.get("_EXTERNAL_PATH")
+        global_index = GlobalIndexMeta.from_entry(entry)
         if external:
             path = external
-        elif schema.flag("index-file-in-data-file-dir"):
+        elif schema.flag("index-file-in-data-file-dir") and global_index is None:
             path = posixpath.join(bucket_dir(self.root, partition_path, entry["_BUCKET"], schema), name)
         else:
             path = posixpath.join(self.root, "index", name)
         ranges = tuple((r["f0"], r["f1"], r["f2"], r.get("_CARDINALITY"))
                        for r in entry.get("_DELETIONS_VECTORS_RANGES") or () if r is not None)
         return IndexFile(partition, partition_path, entry["_BUCKET"], entry["_INDEX_TYPE"], name,
-                         path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges)
+                         path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges, global_index)
 
 
 def _value_stats(meta: Mapping[str, Any]) -> tuple | None:

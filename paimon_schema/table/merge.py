@@ -2,8 +2,9 @@
 
 `plan_read` (on the driver) decides which data files to read and which of their rows can
 match a filter: files are pruned by partition values, by the manifests' min/max statistics
-(`stats.stats_verdict`) and by their file indexes (`ps.evaluate` with the predicate made sound
-for SQL, see `predicates.for_file`); what survives becomes one
+(`stats.stats_verdict`), by their file indexes (`ps.evaluate` with the predicate made sound
+for SQL, see `predicates.for_file`) and, on data-evolution tables, by the snapshot's btree and
+bitmap global indexes (`global_indexes`: row ids no row of which can match); what survives becomes one
 `FileTask` per file, a small picklable description that a Spark task or a local loop hands to
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
@@ -50,6 +51,7 @@ from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO, FileSystemLike
+from paimon_schema.table.global_indexes import GlobalIndexPruning
 from paimon_schema.table.indexes import deletion_bytes
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
@@ -89,6 +91,7 @@ class ReadStats:
     files_skipped_by_partition: int = 0
     files_skipped_by_stats: int = 0
     files_skipped_by_index: int = 0
+    files_skipped_by_global_index: int = 0
     rows: int = 0
     rows_skipped: int = 0
     rows_deleted: int = 0
@@ -98,14 +101,15 @@ class ReadStats:
     @property
     def files_skipped(self) -> int:
         return (self.files_skipped_by_partition + self.files_skipped_by_stats
-                + self.files_skipped_by_index)
+                + self.files_skipped_by_index + self.files_skipped_by_global_index)
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "files_read": self.files_read,
                 "files_skipped": self.files_skipped,
                 "files_skipped_by_partition": self.files_skipped_by_partition,
                 "files_skipped_by_stats": self.files_skipped_by_stats,
-                "files_skipped_by_index": self.files_skipped_by_index, "rows": self.rows,
+                "files_skipped_by_index": self.files_skipped_by_index,
+                "files_skipped_by_global_index": self.files_skipped_by_global_index, "rows": self.rows,
                 "rows_skipped": self.rows_skipped, "rows_deleted": self.rows_deleted,
                 "corrupt_index_files": list(self.corrupt_index_files),
                 "planning_seconds": round(self.planning_seconds, 3)}
@@ -174,6 +178,7 @@ def plan_read(table: TableLike, where: Predicate | None = None,
         out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
                         if c not in out_columns]
     stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
+    global_pruning = None if where is None else global_index_pruning(tab, plan, where, mode, stats)
     kept: list[tuple[DataFile, BitMap | None]] = []
     for data_file in plan.files:
         if data_file.format not in READABLE_FORMATS:
@@ -198,6 +203,14 @@ def plan_read(table: TableLike, where: Predicate | None = None,
                     continue
                 if result is not None and result.rows is not None:
                     candidate = result.rows
+            if verdict is None and global_pruning is not None:
+                global_kept = global_pruning.candidates(data_file)
+                if global_kept is not None and not global_kept:
+                    stats.files_skipped_by_global_index += 1
+                    stats.rows_skipped += data_file.row_count
+                    continue
+                if global_kept is not None:
+                    candidate = global_kept if candidate is None else candidate & global_kept
         kept.append((data_file, candidate))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts(read)
@@ -207,6 +220,20 @@ def plan_read(table: TableLike, where: Predicate | None = None,
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
     return TaskPlan(tasks, arrow_schema(schema, out_columns), schema, stats, read, plan.snapshot)
+
+
+def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
+                         stats: ReadStats) -> GlobalIndexPruning | None:
+    """The row ids the snapshot's btree/bitmap global indexes exclude (None without any)."""
+    if plan.snapshot is None or not any(f.first_row_id is not None for f in plan.files):
+        return None
+    files = tab.global_indexes(plan.snapshot)
+    if not files:
+        return None
+    pruning = GlobalIndexPruning.evaluate(tab.io, plan.schema, files, where,
+                                          permissive=mode == "PERMISSIVE")
+    stats.corrupt_index_files += pruning.corrupt
+    return pruning
 
 
 def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate) -> bool:

@@ -24,6 +24,7 @@ from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.table import indexes
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO, FileIO, FileSystemLike, filesystem_for, open_fileio
+from paimon_schema.table.global_indexes import GlobalIndexFile, global_index_files
 from paimon_schema.table.manifests import ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests
 from paimon_schema.table.plan import read_files, read_order
 from paimon_schema.table.schema import DataField, TableSchema, latest_schema_id, load_schema, type_root
@@ -198,6 +199,14 @@ class Table:
         any other index type), folded ADD/DELETE."""
         snap = self._snap(snapshot)
         return [] if snap is None else self._manifests.index_files(snap)
+
+    def global_indexes(self, snapshot: Snapshot | int | None = None) -> list[GlobalIndexFile]:
+        """The global index files of a snapshot (btree, bitmap, vector, full-text, ...), with
+        their column and row range (`global_indexes.GlobalIndexFile`)."""
+        snap = self._snap(snapshot)
+        if snap is None:
+            return []
+        return global_index_files(self.schema(snap.schema_id), self._manifests.index_files(snap))
 
     # ----------------------------------------------------------------- reading index files
 

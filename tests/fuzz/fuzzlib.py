@@ -30,11 +30,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pyroaring import BitMap
+from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from paimon_schema.cli import main as cli_main
 from paimon_schema.layouts import roaring_bitmap as roaring
+from paimon_schema.layouts.bitmap_global_index import BitmapGlobalIndexReader, write_bitmap_global_index
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.registry import INDEX_TYPES
 
@@ -43,7 +44,8 @@ SHARED_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 #: Seeds up to this size get every truncation, 200 flips and 50 overwrites in CI.
 MAX_SEED = 64 * 1024
 
-LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree")
+LAYOUTS = ("dv", "hash", "container", "bitmap", "bloom-filter", "bsi", "range-bitmap", "roaring", "btree",
+           "bitmap-global-index")
 #: The Java-written btree global index files of the sample table (INT keys), listed in the fixtures README under the complete tables.
 BTREE_FIXTURES = ("paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-1e092fe2-2c76-4682-bfec-50ebecd3957a-0",
                   "paimon-cpp/tables/parquet/pk_btree_e2e.db/pk_btree_e2e/index/index-360cfb9c-6646-44cb-aec5-d156a379b4d2-0",
@@ -226,6 +228,13 @@ def writer_seeds() -> list[Seed]:
                       row_type=tuple(row_type.items())))
     seeds.append(Seed("writer/container-empty", "container", ps.write_file_index({}),
                       row_type=tuple(row_type.items())))
+
+    for version in (1, 2):
+        seeds.append(Seed(f"writer/global-bitmap-int-v{version}", "bitmap-global-index",
+                          write_bitmap_global_index("INT", ints * 3, version=version, dictionary_block_size=24),
+                          data_type="INT"))
+        seeds.append(Seed(f"writer/global-bitmap-string-v{version}", "bitmap-global-index",
+                          write_bitmap_global_index("STRING", strings, version=version), data_type="STRING"))
 
     def bitmap_seed(name: str, bitmap: BitMap, optimize: bool = True) -> None:
         if optimize:
@@ -531,6 +540,10 @@ def entry_points(seed: Seed, data: bytes, *, cli_too: bool = False,
                                               layout, seed.data_type)))
     elif layout == "roaring":
         calls.append(("roaring.deserialize", lambda: len(roaring.deserialize(data)[0])))
+    elif layout == "bitmap-global-index":
+        calls.append(("BitmapGlobalIndexReader.verify",
+                      lambda: BitmapGlobalIndexReader.open(data, seed.data_type).verify()))
+        calls.append(("BitmapGlobalIndexReader.equal/in_", lambda: len(_global_lookups(data, seed.data_type))))
     elif layout == "btree":
         assert seed.data_type is not None
         calls.append((f"BTreeGlobalIndexReader.open(..., {seed.data_type!r})",
@@ -548,7 +561,15 @@ class MislocatedError(AssertionError):
     """A FormatError located relative to something else than the bytes handed in."""
 
 
-CLI_LAYOUTS = {"dv": "dv", "container": "file-index", "hash": "hash"}
+CLI_LAYOUTS = {"dv": "dv", "container": "file-index", "hash": "hash",
+               "bitmap-global-index": "bitmap-global-index"}
+
+
+def _global_lookups(data: bytes, data_type: str | None) -> BitMap64:
+    """A lookup of each key of a clean seed's column, without reading the whole file first."""
+    reader = BitmapGlobalIndexReader.open(data, data_type)
+    probes = [7, -3, 100, None] if data_type == "INT" else ["a", "bb", "zz", None]
+    return reader.in_(probes) | reader.equal(probes[0]) | reader.is_null()
 
 
 def _exercise_btree(reader: BTreeGlobalIndexReader) -> None:

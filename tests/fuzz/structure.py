@@ -23,6 +23,7 @@ from typing import Any
 
 from fuzzlib import Seed
 from kaitaistruct import KaitaiStruct
+from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
@@ -63,7 +64,7 @@ def _parser(seed: Seed) -> Any:
         kind = range_bitmap_keys(seed.data_type).kind
         return lambda io: RangeBitmap(kind, io)
     return {"bloom-filter": BloomFilter, "bsi": BsiIndex, "roaring": RoaringBitmap,
-            "hash": HashIndex, "btree": BtreeGlobalIndex}[layout]
+            "hash": HashIndex, "btree": BtreeGlobalIndex, "bitmap-global-index": BitmapGlobalIndex}[layout]
 
 
 @cache

@@ -25,6 +25,7 @@ from pyroaring import BitMap
 
 import fuzzlib
 import paimon_schema as ps
+from paimon_schema.layouts.bitmap_global_index import write_bitmap_global_index
 import structure
 from fuzzlib import Seed
 
@@ -179,6 +180,9 @@ FAMILIES = {
     "bsi: rows": (
         "bsi", "BIGINT", lambda k: ps.build_index("bsi", "BIGINT", [i * 7919 % 2**40 for i in range(4000 * k)])),
     "hash: ints": ("hash", None, lambda k: ps.write_hash_index(range(100_000 * k))),
+    "bitmap global index: STRING keys": (
+        "bitmap-global-index", None, lambda k: write_bitmap_global_index("STRING", _strings(2000 * k),
+                                                                         dictionary_block_size=1024)),
 }
 #: Linear is 8x for 8x the bytes, quadratic 64x; allow noise and fixed costs up to 3x linear.
 MAX_RATIO = 24

@@ -52,7 +52,8 @@ _gen.loader.exec_module(generate)
 
 SPECS = {"dv": "deletion_vectors", "hash": "hash_index", "container": "file_index",
          "bitmap": "bitmap_index", "bloom-filter": "bloom_filter", "bsi": "bsi_index",
-         "range-bitmap": "range_bitmap", "roaring": "roaring_bitmap", "binary-row": "binary_row"}
+         "range-bitmap": "range_bitmap", "roaring": "roaring_bitmap", "binary-row": "binary_row",
+         "btree": "btree_global_index", "bitmap-global-index": "bitmap_global_index"}
 KEYS = {"bitmap": bitmap_keys, "range-bitmap": range_bitmap_keys}
 #: paimon-cpp's high-cardinality STRING bitmaps (10000 keys), above the fuzzers' size cap.
 LARGE_BITMAPS = ("paimon-cpp/file_index/bitmap-index-v1", "paimon-cpp/file_index/bitmap-index-v2")

@@ -344,7 +344,7 @@ def test_refusals_name_the_problem_and_change_nothing(java_tables: tuple[Path, d
     listing = sorted(p.relative_to(broken) for p in broken.rglob("*"))
     for call in (lambda: ps.rewrite_file_index(broken, INDEXES, OPTIONS),
                  lambda: ps.delete_where(broken, DELETE)):
-        with pytest.raises(TableError, match="data file .* cannot be read"):
+        with pytest.raises(TableError, match="data file .* cannot be read|the manifest says the file has"):
             call()
     assert sorted(p.relative_to(broken) for p in broken.rglob("*")) == listing
 

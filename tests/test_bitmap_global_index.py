@@ -1,0 +1,218 @@
+"""The bitmap global index file: the fast block reader equals the generated parser, a lookup
+reads only its footer, index block, one dictionary block and one bitmap, both versions answer
+alike, and bad bytes are located FormatErrors."""
+
+from __future__ import annotations
+
+import io
+import math
+import zlib
+
+import pytest
+from pyroaring import BitMap64
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import global_index_columns
+
+from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
+from paimon_schema.layouts.bitmap_global_index import (FOOTER, TRAILER, BitmapGlobalIndexReader, GlobalKeys,
+                                                       write_bitmap_global_index)
+from paimon_schema.runtime import kaitai
+from paimon_schema.values.errors import FormatError
+
+
+class CountingFile(io.BytesIO):
+    """A file that counts the bytes read from it."""
+
+    read_bytes = 0
+
+    def read(self, n: int | None = -1) -> bytes:
+        data = super().read(n)
+        self.read_bytes += len(data)
+        return data
+
+
+def _rows(data: bytes, entry: BitmapGlobalIndex.DictionaryEntry) -> list[int]:
+    """The rows of a parsed entry: its bitmap parsed by the spec, its values by pyroaring."""
+    assert entry.bitmap.num_buckets >= 0
+    start = entry.ofs_bitmap.value
+    return list(BitMap64.deserialize(data[start:start + entry.len_bitmap.value]))
+
+
+def _truth(values: list[object], key: bytes, keys: GlobalKeys) -> list[int]:
+    return [i for i, v in enumerate(values) if v is not None and keys.encode(v) == key]
+
+
+@settings(max_examples=60, deadline=None)
+@given(global_index_columns(["INT", "BIGINT", "STRING", "DOUBLE", "SMALLINT", "DATE"], max_size=80),
+       st.sampled_from([1, 2]), st.sampled_from([1, 30, 16384]))
+def test_generated_parser_and_reader_agree(case: tuple[str, list[object]], version: int, block: int) -> None:
+    data_type, values = case
+    data = write_bitmap_global_index(data_type, values, version=version, dictionary_block_size=block)
+    if not values:
+        assert data == b""
+        return
+    keys = GlobalKeys.of(data_type)
+    reader = BitmapGlobalIndexReader.open(data, data_type)
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    assert int(root.footer.version) == reader.version == version
+    parsed = [(bytes(e.key), _rows(data, e)) for ref in root.index_block.dictionary_blocks
+              for e in ref.block.entries]
+    assert parsed == [(key, list(rows)) for key, rows in reader.entries()]
+    order = [k for k, _ in parsed]
+    assert order == (sorted(order) if version == 1 else sorted(order, key=keys.order))
+    assert root.footer.num_values == len(order)
+    for key, rows in parsed:
+        assert rows == _truth(values, key, keys)
+    assert list(reader.is_null()) == [i for i, v in enumerate(values) if v is None]
+    assert list(reader.is_not_null()) == [i for i, v in enumerate(values) if v is not None]
+    for value in values:
+        if value is not None:
+            assert list(reader.equal(value)) == _truth(values, keys.encode(value), keys)
+    assert list(reader.in_(values[:4])) == sorted({i for v in values[:4] if v is not None
+                                                   for i in _truth(values, keys.encode(v), keys)})
+
+
+def _many_keys(version: int) -> tuple[list[object], bytes]:
+    values: list[object] = [i % 5000 if i % 7 else None for i in range(40000)]
+    return values, write_bitmap_global_index("INT", values, version=version, dictionary_block_size=1024)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_point_lookup_reads_footer_index_one_block_and_one_bitmap(version: int) -> None:
+    values, data = _many_keys(version)
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    refs = root.index_block.dictionary_blocks
+    assert len(refs) > 10
+    file = CountingFile(data)
+    reader = BitmapGlobalIndexReader.open(file, "INT")
+    assert file.read_bytes == FOOTER.size
+    rows = reader.equal(4321)
+    assert list(rows) == [i for i, v in enumerate(values) if v == 4321]
+    key = GlobalKeys.of("INT").encode(4321)
+    ref = next(r for r in refs if any(bytes(e.key) == key for e in r.block.entries))
+    entry = next(e for e in ref.block.entries if bytes(e.key) == key)
+    expected = (FOOTER.size + root.footer.len_index_block + TRAILER + ref.len_block.value + TRAILER
+                + entry.len_bitmap.value)
+    assert file.read_bytes == reader.bytes_read == expected
+    assert expected < len(data) / 10
+
+
+def test_missing_keys_and_nulls_match_nothing() -> None:
+    values, data = _many_keys(1)
+    reader = BitmapGlobalIndexReader.open(data, "INT")
+    assert len(reader.equal(123456)) == 0 and len(reader.equal(None)) == 0
+    assert len(reader.in_([None, -1, 7777])) == 0
+    assert len(reader.is_null()) + len(reader.is_not_null()) == len(values)
+    assert reader.verify() == 5000
+
+
+def _located(data: bytes) -> FormatError | None:
+    try:
+        BitmapGlobalIndexReader.open(data, "INT").verify()
+    except FormatError as exc:
+        assert exc.offset is not None and 0 <= exc.offset <= len(data) and exc.path, exc
+        return exc
+    return None
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_truncations_are_located_format_errors(version: int) -> None:
+    data = write_bitmap_global_index("STRING", ["a", None, "bb", "a", "c"] * 9, version=version,
+                                     dictionary_block_size=16)
+    for cut in range(len(data)):
+        assert _located(data[:cut]) is not None, cut
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_bit_flips_are_located_format_errors_or_valid(draw: st.DataObject) -> None:
+    data = write_bitmap_global_index("INT", [3, None, 300, 3, -7, 70000] * 5, version=draw.draw(st.sampled_from([1, 2])),
+                                     dictionary_block_size=24)
+    at = draw.draw(st.integers(0, len(data) - 1))
+    bit = draw.draw(st.integers(0, 7))
+    flipped = bytearray(data)
+    flipped[at] ^= 1 << bit
+    _located(bytes(flipped))
+
+
+def test_checksum_mismatch_names_the_block() -> None:
+    data = bytearray(write_bitmap_global_index("INT", [1, 2, 3]))
+    root = kaitai.parse(BitmapGlobalIndex, bytes(data))
+    ref = root.index_block.dictionary_blocks[0]
+    data[ref.ofs_block.value + ref.len_block.value + 1] ^= 0xFF      # the block's CRC
+    with pytest.raises(FormatError) as caught:
+        BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
+    assert caught.value.path == "index_block.dictionary_blocks[0].block.checksum"
+
+
+def test_entries_short_of_the_block_length_are_located() -> None:
+    """The spec's check that Kaitai parsers cannot make: a block's entries end where its
+    trailer starts. Here the index block says dictionary block 0 is one byte longer."""
+    data = bytearray(write_bitmap_global_index("INT", [1, 2, 3]))
+    root = kaitai.parse(BitmapGlobalIndex, bytes(data))
+    ref = root.index_block.dictionary_blocks[0]
+    assert ref.len_block.value < 0x7F
+    data[kaitai.field_start(ref, "len_block")] += 1
+    f = root.footer
+    end = f.ofs_index_block + f.len_index_block
+    data[end + 1:end + 5] = zlib.crc32(data[f.ofs_index_block:end + 1]).to_bytes(4, "little")
+    with pytest.raises(FormatError) as caught:
+        BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
+    assert caught.value.path == "index_block.dictionary_blocks[0].block.compression_type"
+    assert caught.value.offset == ref.ofs_block.value + ref.len_block.value
+
+
+def test_short_file_and_bad_magic() -> None:
+    with pytest.raises(FormatError, match="footer"):
+        BitmapGlobalIndexReader.open(b"BGIX", "INT")
+    data = bytearray(write_bitmap_global_index("INT", [1]))
+    data[-1] ^= 1
+    with pytest.raises(FormatError) as caught:
+        BitmapGlobalIndexReader.open(bytes(data), "INT")
+    assert caught.value.path == "footer.magic" and caught.value.offset == len(data) - 4
+
+
+def test_nan_and_signed_zero_keys_follow_java() -> None:
+    values = [0.0, -0.0, math.nan, -math.nan, 1.5]
+    reader = BitmapGlobalIndexReader.open(write_bitmap_global_index("DOUBLE", values, version=2), "DOUBLE")
+    assert list(reader.equal(0.0)) == [0] and list(reader.equal(-0.0)) == [1]
+    assert list(reader.equal(math.nan)) == [2, 3]
+    assert [GlobalKeys.of("DOUBLE").order(k) for k, _ in reader.entries()] == sorted(
+        GlobalKeys.of("DOUBLE").order(k) for k, _ in reader.entries())
+
+
+def test_version_2_is_javas_streaming_layout() -> None:
+    """Java's `SortedBitmapGlobalIndexWriter`: keys in typed order, each bitmap run-optimized,
+    the null and non-null bitmaps after the dictionary blocks, just before the index block."""
+    values: list[object] = [v for i in range(300) for v in ([i // 50 - 3] if i % 11 else [None])]
+    data = write_bitmap_global_index("INT", values, version=2, dictionary_block_size=32)
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    f = root.footer
+    entries = [e for ref in root.index_block.dictionary_blocks for e in ref.block.entries]
+    assert [int.from_bytes(bytes(e.key), "little", signed=True) for e in entries] == [-3, -2, -1, 0, 1, 2]
+    last_block = root.index_block.dictionary_blocks[-1]
+    assert f.ofs_null_rows == last_block.ofs_block.value + last_block.len_block.value + TRAILER
+    assert f.ofs_non_null_rows == f.ofs_null_rows + f.len_null_rows
+    assert f.ofs_index_block == f.ofs_non_null_rows + f.len_non_null_rows
+    for e in entries:
+        rows = BitMap64.deserialize(data[e.ofs_bitmap.value:e.ofs_bitmap.value + e.len_bitmap.value])
+        optimized = BitMap64(rows)
+        optimized.run_optimize()
+        assert data[e.ofs_bitmap.value:e.ofs_bitmap.value + e.len_bitmap.value] == optimized.serialize()
+        assert data[e.ofs_bitmap.value + 12:e.ofs_bitmap.value + 14] == b"\x3b\x30"    # run containers
+
+
+def test_run_optimize_gives_javas_version_1_bitmaps() -> None:
+    """Java's `BitmapGlobalIndexWriter` run-optimizes every bitmap, pypaimon's does not: the same
+    layout, keys and rows, other bitmap bytes where runs are shorter."""
+    values: list[object] = [7] * 3000 + [None if i % 50 == 0 else i // 1000 for i in range(3000, 6000)]
+    plain = BitmapGlobalIndexReader.open(write_bitmap_global_index("INT", values), "INT")
+    java = write_bitmap_global_index("INT", values, run_optimize=True)
+    optimized = BitmapGlobalIndexReader.open(java, "INT")
+    assert optimized.version == 1 and list(optimized.entries()) == list(plain.entries())
+    assert len(java) < plain.footer.ofs_index_block / 10
+    root = kaitai.parse(BitmapGlobalIndex, java)
+    entry = root.index_block.dictionary_blocks[0].block.entries[-1]         # 7: rows 0..2999
+    assert bytes(entry.key) == (7).to_bytes(4, "little")
+    assert java[entry.ofs_bitmap.value + 12:entry.ofs_bitmap.value + 14] == b"\x3b\x30"
