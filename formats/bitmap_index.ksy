@@ -215,7 +215,7 @@ types:
           min: 0
         doc: Number of index blocks; 0 when there are no non-null keys.
       - id: blocks
-        type: block_ref
+        type: block_ref(_index)
         repeat: expr
         repeat-expr: num_blocks
         doc: The secondary index, one entry per index block, ascending by first key.
@@ -244,7 +244,11 @@ types:
           RoaringBitmap (roaring_bitmap.ksy), kept as bytes for a bitmap library to decode.
   block_ref:
     doc: One secondary-index entry, pointing at an index block.
-    -webide-representation: 'block at {ofs_block:dec}'
+    -webide-representation: 'block at {ofs_block:dec}, {len_block:dec} bytes'
+    params:
+      - id: index
+        type: s4
+        doc: Position of the entry in the secondary index, for finding where its block ends.
     seq:
       - id: first_key
         type: paimon_common::key(_root.key_kind)
@@ -258,10 +262,16 @@ types:
           Offset of the block from the start of the first index block. The first block is at 0
           and each next block starts where the previous one ends.
     instances:
+      len_block:
+        value: '(index + 1 < _parent.num_blocks ? _parent.blocks[index + 1].ofs_block : _parent.len_index_blocks) - ofs_block'
+        doc: Byte length of the block, up to the next block's offset or `len_index_blocks`.
       block:
         pos: _parent.ofs_index_blocks + ofs_block
+        size: len_block
         type: index_block
-        doc: The index block, read on its own without the other blocks.
+        doc: |
+          The index block, read on its own without the other blocks and confined to its
+          `len_block` bytes, so a damaged `num_entries` cannot read past it.
   index_block:
     -orig-id: BitmapIndexBlock
     doc: |
@@ -308,6 +318,7 @@ types:
         if: is_singleton
         doc: The key's only row.
       bitmap:
+        io: _root._io
         pos: _root.ofs_body + ofs_bitmap
         size: len_bitmap
         if: ofs_bitmap >= 0 and len_bitmap >= 0

@@ -94,8 +94,12 @@ instances:
     doc: Stream position of the chunked dictionary.
   dictionary:
     pos: ofs_dictionary
+    size: header.len_dictionary
     type: chunked_dictionary
-    doc: The key <-> code dictionary; parsing it reads only its header and chunk offsets.
+    doc: |
+      The key <-> code dictionary, confined to its `len_dictionary` bytes (so a damaged count
+      inside cannot read past it); parsing it reads only its header and chunk offsets.
+      Positions inside it count from its start.
   ofs_bsi:
     value: ofs_dictionary + header.len_dictionary
     doc: Stream position of the bit-sliced index, right after the dictionary.
@@ -191,13 +195,13 @@ types:
     instances:
       ofs_chunk_headers:
         value: chunk_headers_mark.ofs
-        doc: Stream position of the first chunk header, the base of the chunk offsets.
+        doc: Position of the first chunk header in the dictionary, the base of the chunk offsets.
       ofs_key_region:
         value: ofs_chunk_headers + len_chunks
-        doc: Stream position of the key region, the base of each chunk's `ofs_keys`.
+        doc: Position of the key region in the dictionary, the base of each chunk's `ofs_keys`.
       len_key_region:
-        value: _root.ofs_bsi - ofs_key_region
-        doc: Byte length of the key region, the sum of every chunk's key blob.
+        value: _io.size - ofs_key_region
+        doc: Byte length of the key region (to the dictionary's end), the sum of every chunk's key blob.
   chunk:
     doc: |
       One chunk of the dictionary: its offset, and as instances its header (sliced from this

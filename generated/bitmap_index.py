@@ -154,10 +154,11 @@ class BitmapIndex(KaitaiStruct):
     class BlockRef(KaitaiStruct):
         """One secondary-index entry, pointing at an index block."""
         SEQ_FIELDS = ["first_key", "ofs_block"]
-        def __init__(self, _io, _parent=None, _root=None):
+        def __init__(self, index, _io, _parent=None, _root=None):
             super(BitmapIndex.BlockRef, self).__init__(_io)
             self._parent = _parent
             self._root = _root
+            self.index = index
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
@@ -183,18 +184,31 @@ class BitmapIndex(KaitaiStruct):
 
         @property
         def block(self):
-            """The index block, read on its own without the other blocks."""
+            """The index block, read on its own without the other blocks and confined to its
+            `len_block` bytes, so a damaged `num_entries` cannot read past it.
+            """
             if hasattr(self, '_m_block'):
                 return self._m_block
 
             _pos = self._io.pos()
             self._io.seek(self._parent.ofs_index_blocks + self.ofs_block)
             self._debug['_m_block']['start'] = self._io.pos()
-            self._m_block = BitmapIndex.IndexBlock(self._io, self, self._root)
+            self._raw__m_block = self._io.read_bytes(self.len_block)
+            _io__raw__m_block = KaitaiStream(BytesIO(self._raw__m_block))
+            self._m_block = BitmapIndex.IndexBlock(_io__raw__m_block, self, self._root)
             self._m_block._read()
             self._debug['_m_block']['end'] = self._io.pos()
             self._io.seek(_pos)
             return getattr(self, '_m_block', None)
+
+        @property
+        def len_block(self):
+            """Byte length of the block, up to the next block's offset or `len_index_blocks`."""
+            if hasattr(self, '_m_len_block'):
+                return self._m_len_block
+
+            self._m_len_block = (self._parent.blocks[self.index + 1].ofs_block if self.index + 1 < self._parent.num_blocks else self._parent.len_index_blocks) - self.ofs_block
+            return getattr(self, '_m_len_block', None)
 
 
     class EntryV1(KaitaiStruct):
@@ -310,12 +324,13 @@ class BitmapIndex(KaitaiStruct):
 
             if  ((self.ofs_bitmap >= 0) and (self.len_bitmap >= 0)) :
                 pass
-                _pos = self._io.pos()
-                self._io.seek(self._root.ofs_body + self.ofs_bitmap)
-                self._debug['_m_bitmap']['start'] = self._io.pos()
-                self._m_bitmap = self._io.read_bytes(self.len_bitmap)
-                self._debug['_m_bitmap']['end'] = self._io.pos()
-                self._io.seek(_pos)
+                io = self._root._io
+                _pos = io.pos()
+                io.seek(self._root.ofs_body + self.ofs_bitmap)
+                self._debug['_m_bitmap']['start'] = io.pos()
+                self._m_bitmap = io.read_bytes(self.len_bitmap)
+                self._debug['_m_bitmap']['end'] = io.pos()
+                io.seek(_pos)
 
             return getattr(self, '_m_bitmap', None)
 
@@ -486,7 +501,7 @@ class BitmapIndex(KaitaiStruct):
             self.blocks = []
             for i in range(self.num_blocks):
                 self._debug['blocks']['arr'].append({'start': self._io.pos()})
-                _t_blocks = BitmapIndex.BlockRef(self._io, self, self._root)
+                _t_blocks = BitmapIndex.BlockRef(i, self._io, self, self._root)
                 try:
                     _t_blocks._read()
                 finally:

@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import paimon_common_codec
 from paimon_schema.generated import roaring_bitmap_codec
 
@@ -50,7 +50,7 @@ def t_index_v2() -> Struct:
         Check(E("this['len_null_bitmap'] is None or ((this['len_null_bitmap'] >= 0))")),
         'num_blocks' / Int32sb,
         Check(E("(this['num_blocks'] >= 0)")),
-        'blocks' / KsRepeat('blocks', E("this['num_blocks']"), t_block_ref()),
+        'blocks' / KsRepeat('blocks', E("this['num_blocks']"), t_block_ref(E("this['_']['_index']"))),
         'len_index_blocks' / Int32sb,
         Check(E("(this['len_index_blocks'] >= 0)")),
         'index_blocks_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
@@ -58,13 +58,14 @@ def t_index_v2() -> Struct:
     )
 
 
-def t_block_ref() -> Struct:
+def t_block_ref(index) -> Struct:
     """One secondary-index entry, pointing at an index block."""
     return Struct(
+        'index' / Computed(index),
         'first_key' / paimon_common_codec.t_key(E("this['_root']['key_kind']")),
         'ofs_block' / Int32sb,
         Check(E("(this['ofs_block'] >= 0)")),
-        'block' / KsInstance('block', E("((this['_']['index_blocks_mark']['ofs']) + this['ofs_block'])"), t_index_block()),
+        'block' / KsInstance('block', E("((this['_']['index_blocks_mark']['ofs']) + this['ofs_block'])"), KsSized(E("(((((this['_']['blocks'][(this['index'] + 1)]['ofs_block']) if (((this['index'] + 1) < this['_']['num_blocks'])) else (this['_']['len_index_blocks']))) - this['ofs_block']))"), t_index_block())),
     )
 
 
@@ -84,5 +85,5 @@ def t_entry_v2() -> Struct:
         'ofs_bitmap' / Int32sb,
         'len_bitmap' / Int32sb,
         Check(E("(this['len_bitmap'] >= (-1))")),
-        'bitmap' / KsInstance('bitmap', E("(((((this['_root']['index']['body_mark']['ofs'])) if ((this['_root']['version'] == 1)) else ((((this['_root']['index']['index_blocks_mark']['ofs']) + this['_root']['index']['len_index_blocks']))))) + this['ofs_bitmap'])"), Bytes(E("this['len_bitmap']")), E("((this['ofs_bitmap'] >= 0) and (this['len_bitmap'] >= 0))")),
+        'bitmap' / KsInstance('bitmap', E("(((((this['_root']['index']['body_mark']['ofs'])) if ((this['_root']['version'] == 1)) else ((((this['_root']['index']['index_blocks_mark']['ofs']) + this['_root']['index']['len_index_blocks']))))) + this['ofs_bitmap'])"), Bytes(E("this['len_bitmap']")), E("((this['ofs_bitmap'] >= 0) and (this['len_bitmap'] >= 0))"), io=E("this['_root']['_io']")),
     )

@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import roaring_bitmap_codec
 
 
@@ -23,7 +23,7 @@ def t_bin() -> Struct:
         '_checksum_start' / Tell,
         'magic' / Int32ub,
         Check(E("(this['magic'] in (1581511376, 3520280932,))")),
-        'bitmap' / Switch(E("this['magic']"), {3520280932: FixedSized(E("(this['len_payload'] - 4)"), t_bitmap64())}, default=Bytes(E("(this['len_payload'] - 4)"))),
+        'bitmap' / Switch(E("this['magic']"), {3520280932: KsSized(E("(this['len_payload'] - 4)"), t_bitmap64())}, default=Bytes(E("(this['len_payload'] - 4)"))),
         '_checksum_end' / Tell,
         'checksum' / Checksum(Int32ub, CHECKSUMS['crc32'], KsSpan('_checksum_start', '_checksum_end')),
     )

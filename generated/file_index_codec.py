@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import paimon_common_codec
 
 
@@ -15,7 +15,7 @@ def t_file_index() -> Struct:
         Check(E("(this['version'] == 1)")),
         'len_head' / Int32sb,
         Check(E("(this['len_head'] >= 24)")),
-        'head' / FixedSized(E("(this['len_head'] - 16)"), t_head()),
+        'head' / KsSized(E("(this['len_head'] - 16)"), t_head()),
     )
 
 

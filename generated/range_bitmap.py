@@ -472,16 +472,16 @@ class RangeBitmap(KaitaiStruct):
 
         @property
         def len_key_region(self):
-            """Byte length of the key region, the sum of every chunk's key blob."""
+            """Byte length of the key region (to the dictionary's end), the sum of every chunk's key blob."""
             if hasattr(self, '_m_len_key_region'):
                 return self._m_len_key_region
 
-            self._m_len_key_region = self._root.ofs_bsi - self.ofs_key_region
+            self._m_len_key_region = self._io.size() - self.ofs_key_region
             return getattr(self, '_m_len_key_region', None)
 
         @property
         def ofs_chunk_headers(self):
-            """Stream position of the first chunk header, the base of the chunk offsets."""
+            """Position of the first chunk header in the dictionary, the base of the chunk offsets."""
             if hasattr(self, '_m_ofs_chunk_headers'):
                 return self._m_ofs_chunk_headers
 
@@ -490,7 +490,7 @@ class RangeBitmap(KaitaiStruct):
 
         @property
         def ofs_key_region(self):
-            """Stream position of the key region, the base of each chunk's `ofs_keys`."""
+            """Position of the key region in the dictionary, the base of each chunk's `ofs_keys`."""
             if hasattr(self, '_m_ofs_key_region'):
                 return self._m_ofs_key_region
 
@@ -703,14 +703,19 @@ class RangeBitmap(KaitaiStruct):
 
     @property
     def dictionary(self):
-        """The key <-> code dictionary; parsing it reads only its header and chunk offsets."""
+        """The key <-> code dictionary, confined to its `len_dictionary` bytes (so a damaged count
+        inside cannot read past it); parsing it reads only its header and chunk offsets.
+        Positions inside it count from its start.
+        """
         if hasattr(self, '_m_dictionary'):
             return self._m_dictionary
 
         _pos = self._io.pos()
         self._io.seek(self.ofs_dictionary)
         self._debug['_m_dictionary']['start'] = self._io.pos()
-        self._m_dictionary = RangeBitmap.ChunkedDictionary(self._io, self, self._root)
+        self._raw__m_dictionary = self._io.read_bytes(self.header.len_dictionary)
+        _io__raw__m_dictionary = KaitaiStream(BytesIO(self._raw__m_dictionary))
+        self._m_dictionary = RangeBitmap.ChunkedDictionary(_io__raw__m_dictionary, self, self._root)
         self._m_dictionary._read()
         self._debug['_m_dictionary']['end'] = self._io.pos()
         self._io.seek(_pos)

@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import paimon_common_codec
 
 
@@ -12,9 +12,9 @@ def t_range_bitmap(key_kind) -> Struct:
         'key_kind' / Computed(key_kind),
         'len_header' / Int32sb,
         Check(E("(this['len_header'] >= 13)")),
-        'header' / FixedSized(E("this['len_header']"), t_header()),
+        'header' / KsSized(E("this['len_header']"), t_header()),
         'dictionary_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
-        'dictionary' / KsInstance('dictionary', E("(this['dictionary_mark']['ofs'])"), t_chunked_dictionary()),
+        'dictionary' / KsInstance('dictionary', E("(this['dictionary_mark']['ofs'])"), KsSized(E("this['header']['len_dictionary']"), t_chunked_dictionary())),
         'bsi' / KsInstance('bsi', E("(((this['dictionary_mark']['ofs']) + this['header']['len_dictionary']))"), t_bit_sliced_index()),
     )
 
@@ -59,8 +59,8 @@ def t_chunk(index) -> Struct:
         'index' / Computed(index),
         'ofs_chunk' / Int32sb,
         Check(E("(this['ofs_chunk'] >= 0)")),
-        'header' / KsInstance('header', E("((this['_']['chunk_headers_mark']['ofs']) + this['ofs_chunk'])"), FixedSized(E("(((((this['_']['chunks'][(this['index'] + 1)]['ofs_chunk']) if (((this['index'] + 1) < this['_']['num_chunks'])) else (this['_']['len_chunks']))) - this['ofs_chunk']))"), t_chunk_header())),
-        'keys' / KsInstance('keys', E("((((this['_']['chunk_headers_mark']['ofs']) + this['_']['len_chunks'])) + this['header']['ofs_keys'])"), Switch(E("((this['_root']['key_kind'] == 8))"), {True: FixedSized(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))"), t_variable_keys(E("this['_']['header']['num_keys']"))), False: FixedSized(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))"), t_fixed_keys(E("this['_']['header']['num_keys']")))}, default=Bytes(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))")))),
+        'header' / KsInstance('header', E("((this['_']['chunk_headers_mark']['ofs']) + this['ofs_chunk'])"), KsSized(E("(((((this['_']['chunks'][(this['index'] + 1)]['ofs_chunk']) if (((this['index'] + 1) < this['_']['num_chunks'])) else (this['_']['len_chunks']))) - this['ofs_chunk']))"), t_chunk_header())),
+        'keys' / KsInstance('keys', E("((((this['_']['chunk_headers_mark']['ofs']) + this['_']['len_chunks'])) + this['header']['ofs_keys'])"), Switch(E("((this['_root']['key_kind'] == 8))"), {True: KsSized(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))"), t_variable_keys(E("this['_']['header']['num_keys']"))), False: KsSized(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))"), t_fixed_keys(E("this['_']['header']['num_keys']")))}, default=Bytes(E("((((this['header']['len_offsets'] + this['header']['len_keys'])) if (((this['_root']['key_kind'] == 8))) else (this['header']['len_keys'])))")))),
     )
 
 

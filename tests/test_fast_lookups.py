@@ -32,7 +32,9 @@ from paimon_schema.layouts.range_bitmap import reader as range_reader
 from paimon_schema.layouts.range_bitmap import scan as range_scan
 from paimon_schema.layouts.bitmap_index import BitmapIndexReader, build_bitmap_index
 from paimon_schema.layouts.bitmap_index.scan import (
+    V2Block,
     V2Head,
+    block_size,
     parse_v2_block,
     parse_v2_head,
     read_v2_block,
@@ -45,6 +47,7 @@ from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_ran
 from paimon_schema.layouts.range_bitmap.scan import (
     parse_chunk_header,
     parse_chunk_keys,
+    dictionary_bytes,
     parse_dictionary_head,
     scan_chunk_header,
     scan_chunk_keys,
@@ -176,8 +179,10 @@ def truth(codec: keys.KeyCodec, column: list, probe: object) -> set[int]:
     return {row for row, v in enumerate(column) if v is not None and codec.order(codec.encode(v)) == order}
 
 
-def block_starts(head: V2Head) -> list[int]:
-    return [head.ofs_index_blocks + offset for offset in head.block_offsets]
+def block_spans(head: V2Head) -> list[tuple[int, int]]:
+    """(start, size) of every index block, as `block_ref.block` reads it."""
+    return [(head.ofs_index_blocks + offset, block_size(head, i))
+            for i, offset in enumerate(head.block_offsets)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -223,12 +228,45 @@ def test_v2_block_fast_path_equals_generated_parser(case, data):
     kind = keys.bitmap_keys(data_type).kind
     head = parse_v2_head(blob, kind)
     raw = data.draw(mutated(blob, head.ofs_body))
-    starts = block_starts(head) + [data.draw(st.integers(0, len(raw) + 4))]
+    spans = block_spans(head) + [(data.draw(st.integers(0, len(raw) + 4)),
+                                  data.draw(st.integers(-4, len(raw) + 4)))]
     for data_ in (blob, raw):
-        for start in starts:
-            assert_same_decoding(scan_v2_block(data_, kind, start),
-                                 lambda: parse_v2_block(data_, kind, start, "block"),
-                                 lambda: read_v2_block(data_, kind, start, "block"))
+        for start, size in spans:
+            assert_same_decoding(scan_v2_block(data_, kind, start, size),
+                                 lambda: parse_v2_block(data_, kind, start, size, "block"),
+                                 lambda: read_v2_block(data_, kind, start, size, "block"))
+
+
+def _generated_block(ref: BitmapIndex.BlockRef, start: int, path: str) -> V2Block:
+    """A block through the generated `block_ref.block` instance (a substream of `len_block`
+    bytes), located errors and all."""
+    block = parsing.read_lazily(ref, "block", path)
+    entries = block.entries
+    return V2Block([keys.raw_key(e.key) for e in entries], [e.ofs_bitmap for e in entries],
+                   [e.len_bitmap for e in entries], start + block._io.pos())
+
+
+@given(bitmap_blobs(), st.data())
+def test_v2_block_is_read_as_the_generated_sized_instance(case, data):
+    """`parse_v2_block` over a block's (start, size) fails and decodes exactly as the
+    generated `block_ref.block` does, the secondary index's damaged offsets included."""
+    data_type, _, _, blob = case
+    kind = keys.bitmap_keys(data_type).kind
+    head = parse_v2_head(blob, kind)
+    raw = data.draw(mutated(blob, head.ofs_body))
+    for data_ in (blob, raw):
+        try:
+            index = parsing.parse(lambda io: BitmapIndex(kind, io), data_)
+        except ps.FormatError:
+            continue
+        if index.version != BitmapIndex.Version.v2:
+            continue
+        v2 = index.index
+        for i, ref in enumerate(v2.blocks):
+            start = v2.ofs_index_blocks + ref.ofs_block
+            expected = outcome(lambda: _generated_block(ref, start, f"index.blocks[{i}]"))
+            assert outcome(lambda: parse_v2_block(data_, kind, start, ref.len_block,
+                                                  f"index.blocks[{i}].block")) == expected
 
 
 @given(bitmap_blobs(), st.data())
@@ -255,10 +293,13 @@ def test_v2_reader_offsets_are_where_the_generated_parser_puts_the_fields(case):
     for i, ref in enumerate(index.index.blocks):
         assert reader._ref_start(i) == ref._debug["first_key"]["start"]
         block = reader._block(i)
-        for j, entry in enumerate(ref.block.entries):
-            assert reader._entry_start(block, j) == entry._debug["key"]["start"]
+        entries = ref.block.entries
+        base = ref._debug["_m_block"]["start"]      # the block is a substream of its own
+        assert (base, len(ref._raw__m_block)) == (block.start, block.size)
+        for j, entry in enumerate(entries):
+            assert reader._entry_start(block, j) == base + entry._debug["key"]["start"]
             assert reader._entry_start(block, j) + reader.codec.size(block.entries.keys[j]) \
-                == entry._debug["ofs_bitmap"]["start"]
+                == base + entry._debug["ofs_bitmap"]["start"]
 
 
 def distinct_values(data_type: str, count: int) -> list:
@@ -295,8 +336,8 @@ def test_v2_blocks_exactly_at_the_block_size_and_one_over(data_type, per_block, 
     full, rest = divmod(len(values), per_block)
     assert sizes == [limit] * full + ([4 + rest * (limit - 4) // per_block] if rest else [])
     assert scan_v2_head(blob, codec.kind) == head
-    for start in block_starts(head):
-        assert scan_v2_block(blob, codec.kind, start) == parse_v2_block(blob, codec.kind, start)
+    for start, size in block_spans(head):
+        assert scan_v2_block(blob, codec.kind, start, size) == parse_v2_block(blob, codec.kind, start, size)
     reader = BitmapIndexReader.open(blob, data_type)
     for value in values:
         assert set(reader.equal(value).rows) == truth(codec, column, value)
@@ -325,15 +366,15 @@ def test_v2_fast_path_on_java_written_blobs(shared_fixtures: Path, rel: str):
     kind = keys.bitmap_keys(BITMAP_FIXTURES[rel]).kind
     head = parse_v2_head(blob, kind)
     assert scan_v2_head(blob, kind) == head
-    for start in block_starts(head):
-        assert scan_v2_block(blob, kind, start) == parse_v2_block(blob, kind, start)
+    for start, size in block_spans(head):
+        assert scan_v2_block(blob, kind, start, size) == parse_v2_block(blob, kind, start, size)
     small = len(blob) <= 4096      # every truncation of the small ones (O(n^2) generated parses)
     for n in range(len(blob)) if small else ():  # declined exactly where the parser fails
-        for start in [0, *block_starts(head)]:
+        for start, size in [(0, len(blob)), *block_spans(head)]:
             truncated = blob[:n]
-            assert_same_decoding(scan_v2_block(truncated, kind, start),
-                                 lambda: parse_v2_block(truncated, kind, start, "b"),
-                                 lambda: read_v2_block(truncated, kind, start, "b"))
+            assert_same_decoding(scan_v2_block(truncated, kind, start, size),
+                                 lambda: parse_v2_block(truncated, kind, start, size, "b"),
+                                 lambda: read_v2_block(truncated, kind, start, size, "b"))
         assert_same_decoding(scan_v2_head(blob[:n], kind), lambda: parse_v2_head(blob[:n], kind),
                              lambda: read_v2_head(blob[:n], kind))
 
@@ -356,22 +397,26 @@ def assert_same_dictionary(blob: bytes, kind: KeyKind) -> None:
         return              # no dictionary to speak of: the range-bitmap header is broken
     start = parsed.ofs_dictionary
     dictionary = outcome(lambda: parsing.read_lazily(parsed, "dictionary", "dictionary"))
-    fast = scan_dictionary_head(blob, start)
+    size = parsed.header.len_dictionary
+    fast = scan_dictionary_head(blob, start, size)
     if isinstance(dictionary, tuple):
         assert fast is None
         return
-    head = parse_dictionary_head(dictionary)
+    head = parse_dictionary_head(dictionary, start)
     assert fast == head
+    confined = dictionary_bytes(blob, start, size)      # the dictionary substream's bytes
+    assert confined is not None
     for index, chunk in enumerate(dictionary.chunks):
         at = head.ofs_chunk_headers + head.chunk_offsets[index]
         generated = outcome(lambda: parse_chunk_header(chunk, "c"))
-        fast_header = scan_chunk_header(blob, kind, at, head.len_chunk_header(index))
+        fast_header = scan_chunk_header(confined, kind, at, head.len_chunk_header(index))
         assert (fast_header is None) == isinstance(generated, tuple), (fast_header, generated)
         if fast_header is None:
             continue
         assert fast_header == generated
         base = head.ofs_key_region + generated.ofs_keys
-        assert_same_decoding(scan_chunk_keys(blob, kind, base, generated.len_key_blob, generated.num_keys),
+        assert_same_decoding(scan_chunk_keys(confined, kind, base, generated.len_key_blob,
+                                             generated.num_keys),
                              lambda: parse_chunk_keys(chunk, "c"))
 
 
@@ -405,10 +450,10 @@ def test_range_reader_offsets_are_where_the_generated_parser_puts_the_fields(cas
         return
     dictionary = generated_dictionary(blob, reader._codec.kind)
     assert reader._parsed.ofs_dictionary + range_scan._OFS_NUM_CHUNKS \
-        == dictionary._debug["num_chunks"]["start"]
+        == reader._parsed.ofs_dictionary + dictionary._debug["num_chunks"]["start"]
     for index, chunk in enumerate(dictionary.chunks):
         header, generated = reader._header(index), chunk.header
-        assert header.start == chunk._debug["_m_header"]["start"]
+        assert header.start == reader._parsed.ofs_dictionary + chunk._debug["_m_header"]["start"]
         for field in ("first_key", "ofs_keys", "num_keys"):
             assert reader._field_offset(header, field) == generated._debug[field]["start"]
         blob_keys = parse_chunk_keys(chunk)
@@ -431,16 +476,19 @@ def test_range_chunks_exactly_at_the_chunk_size_and_one_over(data_type, per_chun
     chunk_size = per_chunk * size     # strings: their offsets are counted apart (4 per key)
     column = values + values[::2] + [None] * nulls
     blob = build_range_bitmap(data_type, column, chunk_size=chunk_size)
+    parsed = parsing.parse(lambda io: RangeBitmap(codec.kind, io), blob)
     dictionary = generated_dictionary(blob, codec.kind)
-    head = parse_dictionary_head(dictionary)
-    assert scan_dictionary_head(blob, dictionary._debug["len_header"]["start"]) == head
+    start, length = parsed.ofs_dictionary, parsed.header.len_dictionary
+    head = parse_dictionary_head(dictionary, start)
+    assert scan_dictionary_head(blob, start, length) == head
+    confined = blob[:start + length]
     sizes = []
     for index, chunk in enumerate(dictionary.chunks):
         header = parse_chunk_header(chunk)
         at = head.ofs_chunk_headers + head.chunk_offsets[index]
-        assert scan_chunk_header(blob, codec.kind, at, head.len_chunk_header(index)) == header
+        assert scan_chunk_header(confined, codec.kind, at, head.len_chunk_header(index)) == header
         base = head.ofs_key_region + header.ofs_keys
-        assert scan_chunk_keys(blob, codec.kind, base, header.len_key_blob, header.num_keys) \
+        assert scan_chunk_keys(confined, codec.kind, base, header.len_key_blob, header.num_keys) \
             == parse_chunk_keys(chunk)
         sizes.append(chunk.header.len_keys)
     full = len(values) // (per_chunk + 1)
@@ -473,19 +521,22 @@ def test_range_fast_paths_on_java_written_blobs(shared_fixtures: Path, rel: str)
 def test_hostile_counts_allocate_nothing():
     blob = build_bitmap_index("STRING", ["a", "b", "b", None, None])
     head = parse_v2_head(blob, KeyKind.string)
-    start = block_starts(head)[0]
+    start, size = block_spans(head)[0]
     huge = struct.pack(">i", 2**31 - 1)
     block = blob[:start] + huge + blob[start + 4:]
     tracemalloc.start()
     try:
         for kind in (KeyKind.string, KeyKind.int64):
-            assert scan_v2_block(block, kind, start) is None
+            assert scan_v2_block(block, kind, start, size) is None
+            assert scan_v2_block(block, kind, start, 2**31 - 1) is None
             assert scan_v2_head(blob[:head.ofs_num_blocks] + huge + blob[head.ofs_num_blocks + 4:],
                                 kind) is None
             assert scan_chunk_keys(blob, kind, 0, 2**31 - 1, 2**31 - 1) is None
             assert scan_chunk_keys(blob, kind, 0, len(blob), 2**31 - 1) is None
             assert scan_chunk_header(blob, kind, 0, 2**31 - 1) is None
-        assert scan_dictionary_head(struct.pack(">iBiii", 13, 1, 2**28, 2**30, 0) + blob, 0) is None
+        hostile = struct.pack(">iBiii", 13, 1, 2**28, 2**30, 0) + blob
+        assert scan_dictionary_head(hostile, 0, len(hostile)) is None
+        assert scan_dictionary_head(hostile, 0, 2**31 - 1) is None
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

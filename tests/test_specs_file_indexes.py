@@ -739,7 +739,8 @@ def decode_range_bitmap(kind, data: bytes):
 
     # Dictionary: 17-byte header, offsets, chunk headers back to back, key blobs back to back.
     dictionary = index.dictionary
-    assert dictionary.ofs_chunk_headers == index.ofs_dictionary + 17 + 4 * dictionary.num_chunks
+    assert dictionary._io.size() == header.len_dictionary, "read as a substream of its length"
+    assert dictionary.ofs_chunk_headers == 17 + 4 * dictionary.num_chunks     # within it
     keys = []
     ofs_chunk = ofs_keys = 0
     for chunk in dictionary.chunks:

@@ -8,7 +8,7 @@ substreams), so this emitter translates the subset the specs use:
 | `seq` of a type                 | `Struct`, one function per type (params as arguments)  |
 | params                          | leading `Computed` fields evaluated in the parent      |
 | u1..u8, s1..s8 (be/le)          | `Int8ub` .. `Int64sl`                                  |
-| `size` (+ `type`)               | `Bytes` / `FixedSized`                                 |
+| `size` (+ `type`)               | `Bytes` / `KsSized`                                    |
 | `size-eos` (bytes)              | `GreedyBytes`                                          |
 | `repeat: expr / eos`            | `KsRepeat` (keeps `_index` and partial lists)          |
 | `if`                            | `If`                                                   |
@@ -361,7 +361,7 @@ class Emitter:
         if "size" in attr:
             size = self.expr(attr["size"], scope, f"{where}.size")
             base = f"Bytes(E({size!r}))" if base is None else (
-                base if isinstance(typ, dict) else f"FixedSized(E({size!r}), {base})")
+                base if isinstance(typ, dict) else f"KsSized(E({size!r}), {base})")
         elif attr.get("size-eos"):
             if base is not None:
                 raise EmitError(f"{where}: size-eos with a type is not supported")
@@ -409,7 +409,7 @@ class Emitter:
             construct = self.type_ref(owner, case_type, endian, f"{where}.cases")
             if "size" in attr and construct not in PRIMITIVES.values():
                 size = self.expr(attr["size"], Scope("this", owner), f"{where}.size")
-                construct = f"FixedSized(E({size!r}), {construct})"
+                construct = f"KsSized(E({size!r}), {construct})"
             if case == "_":
                 default = construct
             else:
@@ -534,7 +534,7 @@ class Emitter:
         out = ["from construct import *  # noqa: F401,F403",
                "",
                "from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, "
-               "KsSpan  # noqa: F401"]
+               "KsSized, KsSpan  # noqa: F401"]
         out += [f"from paimon_schema.generated import {i}_codec" for i in imports]
         out.append("")
 

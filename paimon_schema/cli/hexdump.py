@@ -51,7 +51,7 @@ def fields(root: KaitaiStruct, data: bytes | memoryview,
     read just before it. An opened blob is a leaf and, after it, its own fields."""
     keyed, last = [], -1
     types = column_types or (lambda column: None)
-    for i, f in enumerate(_walk(root, 0, "", data, types)):
+    for i, f in enumerate(_walk(root, 0, 0, "", data, types)):
         last = f.offset if f.offset is not None else last
         # at one offset: empty fields, then each field before the fields inside it
         keyed.append(((last, f.offset is None, f.size > 0, i), f))
@@ -69,12 +69,16 @@ def render(root: KaitaiStruct, data: bytes | memoryview, *, width: int = MAX_SHO
         yield f"{where}  {shown:<{3 * width + 1}}  {f.path} = {show_value(f.value, f.size)}"
 
 
-def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTypes) -> Iterator[Field]:
+def _walk(obj: KaitaiStruct, top: int, base: int, prefix: str, data: Any,
+          types: ColumnTypes) -> Iterator[Field]:
+    """`obj`'s fields; `base` is where its stream starts in the file, `top` where the stream of
+    the parse it belongs to (an opened blob's) starts."""
     read = kaitai.spans(obj)
     own: list[tuple[int, int]] = []         # bytes of this object's own numbers
     for name in list(getattr(obj, "SEQ_FIELDS", [])):
         if name in read:
-            for f in _field(obj, name, getattr(obj, name, None), read[name], base, prefix, data, types):
+            for f in _field(obj, name, getattr(obj, name, None), read[name], top, base, prefix, data,
+                              types):
                 if f.offset is not None and f.path.count(".") == prefix.count(".") and isinstance(f.value, int):
                     own.append((f.offset, f.offset + f.size))
                 yield f
@@ -85,10 +89,10 @@ def _walk(obj: KaitaiStruct, base: int, prefix: str, data: Any, types: ColumnTyp
             continue
         span = kaitai.spans(obj).get(name)
         if span is not None:
-            at = 0 if kaitai.reads_root_stream(type(obj), name) else base
+            at = top if kaitai.reads_root_stream(type(obj), name) else base
             if _rereads(value, span, at, own):
                 continue
-            yield from _field(obj, name, value, span, at, prefix, data, types)
+            yield from _field(obj, name, value, span, top, at, prefix, data, types)
         elif value is not None and not isinstance(value, (KaitaiStruct, list)):   # derived: no bytes
             yield Field(None, 0, f"{prefix}{name}", value)
 
@@ -104,22 +108,23 @@ def _rereads(value: Any, span: kaitai.Span, base: int, own: list[tuple[int, int]
                and any(lo <= base + s.start and base + s.end <= hi for lo, hi in own) for s in spans)
 
 
-def _field(obj: Any, name: str, value: Any, span: kaitai.Span, base: int, prefix: str, data: Any,
-           types: ColumnTypes) -> Iterator[Field]:
+def _field(obj: Any, name: str, value: Any, span: kaitai.Span, top: int, base: int, prefix: str,
+           data: Any, types: ColumnTypes) -> Iterator[Field]:
     path = f"{prefix}{name}"
     if isinstance(value, list):
         for i, (item, item_span) in enumerate(zip(value, span.items)):
-            yield from _one(obj, name, item, item_span, base, f"{path}[{i}]", data, types)
+            yield from _one(obj, name, item, item_span, top, base, f"{path}[{i}]", data, types)
         return
-    yield from _one(obj, name, value, span, base, path, data, types)
+    yield from _one(obj, name, value, span, top, base, path, data, types)
 
 
-def _one(owner: Any, name: str, value: Any, span: kaitai.Span, base: int, path: str, data: Any,
-         types: ColumnTypes) -> Iterator[Field]:
+def _one(owner: Any, name: str, value: Any, span: kaitai.Span, top: int, base: int, path: str,
+         data: Any, types: ColumnTypes) -> Iterator[Field]:
     start = span.start
     if isinstance(value, KaitaiStruct):
-        child_base = base if start is None or not kaitai.in_substream(value, owner) else base + start
-        yield from _walk(value, child_base, f"{path}.", data, types)
+        child_base = base if start is None or not kaitai.in_substream(value, owner) \
+            else top if kaitai.on_top_stream(value, owner) else base + start
+        yield from _walk(value, top, child_base, f"{path}.", data, types)
         return
     end = span.end if span.end is not None else start
     offset = None if start is None else base + start
@@ -129,7 +134,7 @@ def _one(owner: Any, name: str, value: Any, span: kaitai.Span, base: int, path: 
     opened = isinstance(inner, KaitaiStruct)
     yield Field(offset, 0 if start is None or end is None else end - start, path, value, opened)
     if opened and offset is not None:       # only bytes at a known offset are opened
-        yield from _walk(inner, offset, f"{path}.", data, types)
+        yield from _walk(inner, offset, offset, f"{path}.", data, types)
 
 
 def _opened(owner: Any, name: str, value: Any, types: ColumnTypes) -> KaitaiStruct | str | None:

@@ -14,11 +14,13 @@ building, every value is already in the context, so it writes at the position li
 
 from __future__ import annotations
 
+import io
 import zlib
 from collections.abc import Callable
 from typing import Any
 
-from construct import Construct, ListContainer, Subconstruct
+from construct import Construct, FixedSized, ListContainer, PaddingError, Subconstruct
+from construct.core import evaluate, stream_read
 from construct.expr import ExprMixin
 
 
@@ -118,6 +120,19 @@ def resolve(obj: Any) -> Any:
             if isinstance(value, (Deferred, dict, list)):
                 obj[i] = resolve(value)
     return obj
+
+
+class KsSized(FixedSized):
+    """A Kaitai `size:` field with a type: its substream counts positions from its own start, as
+    Kaitai's substreams and compiled `FixedSized` do (Construct's interpreted `FixedSized` reads
+    through a stream that reports the enclosing stream's positions, so a position mark inside,
+    e.g. range_bitmap's `chunk_headers_mark`, would differ between the two)."""
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        length = evaluate(self.length, context)
+        if length < 0:
+            raise PaddingError("length cannot be negative", path=path)
+        return self.subcon._parsereport(io.BytesIO(stream_read(stream, length, path)), context, path)
 
 
 class KsInstance(Subconstruct):

@@ -75,6 +75,15 @@ def parse(make: Callable[[KaitaiStream], T], data: bytes | bytearray | memoryvie
     return obj
 
 
+def read_region(data: bytes | bytearray | memoryview, pos: int, size: int, path: str) -> None:
+    """Fail as a generated sized instance (`pos:` and `size:`) at `path` fails when its `size`
+    bytes at `pos` cannot be read (a negative size, or past the end); do nothing otherwise."""
+    try:
+        stream(data, pos).read_bytes(size)
+    except PARSE_ERRORS as exc:
+        raise FormatError(_describe(exc), offset=min(pos, len(data)), path=path) from exc
+
+
 def read_lazily(obj: Any, attribute: str, path: str = "") -> Any:
     """Read a positioned instance of an already parsed object, locating failures.
 
@@ -141,6 +150,12 @@ def in_substream(child: Any, owner: Any) -> bool:
     return child._io is not owner._io
 
 
+def on_top_stream(child: Any, owner: Any) -> bool:
+    """Whether a parsed child object reads the stream of its owner's top object (`io: _root._io`
+    without a size), so that its spans count from the top's start."""
+    return child._io is _top_io(owner)
+
+
 def _info(obj: Any, name: str) -> dict[str, Any]:
     debug = obj._debug
     info = debug.get(name)
@@ -151,17 +166,18 @@ def _span(info: dict[str, Any]) -> Span:
     return Span(info.get("start"), info.get("end"), tuple(_span(a) for a in info.get("arr", ())))
 
 def located(root: Any, exc: BaseException, prefix: str = "") -> FormatError:
-    """A FormatError for `exc`, raised somewhere while `root` was being read."""
+    """A FormatError for `exc`, raised somewhere while `root` (the top object or any object
+    inside it, substreams included) was being read; the offset is in the top object's stream."""
     parts, offset = _failing_field(root)
     path = ".".join(p for p in [prefix, *parts] if p)
     if offset is not None:      # a positioned field pointing past the end fails at the end
-        offset = min(offset, root._io.size())
+        offset = min(offset, _top_io(root).size())
     return FormatError(_describe(exc), offset=offset, path=path)
 
 
 def _failing_field(obj: Any) -> tuple[list[str], int | None]:
     parts: list[str] = []
-    base = 0
+    base = _stream_base(obj)
     offset: int | None = None
     while obj is not None and getattr(obj, "_debug", None):
         name, info = next(reversed(obj._debug.items()))
@@ -170,18 +186,53 @@ def _failing_field(obj: Any) -> tuple[list[str], int | None]:
         child = getattr(obj, name, None)
         if "arr" in info and info["arr"]:
             index = len(info["arr"]) - 1
-            attr = f"{attr}[{index}]"
             start = info["arr"][index]["start"]
             child = child[index] if isinstance(child, list) and len(child) > index else None
-        parts.append(attr)
+            parts.append(f"{attr}[{index}]")
+        else:
+            parts.append(attr)
+        at = 0 if reads_root_stream(type(obj), attr) else base     # where `start` counts from
         if start is not None:
-            offset = base + start
+            offset = at + start
         if child is None or not hasattr(child, "_debug") or "end" in info:
             break
-        if child._io is not obj._io and start is not None:
-            base += start
+        if child._io is not obj._io and start is not None:      # a substream, or the top's
+            base = 0 if child._io is _top_io(obj) else at + start
         obj = child
     return parts, offset
+
+
+def _stream_base(obj: Any) -> int:
+    """Where the stream `obj` reads starts in its top object's stream: the starts of the sized
+    fields that made each enclosing substream, added up."""
+    base = 0
+    while obj._io is not _top_io(obj) and obj._parent is not None:
+        parent = obj._parent
+        name, start = _held_at(parent, obj)
+        if obj._io is not parent._io and start is not None:
+            if reads_root_stream(type(parent), name):
+                return base + start
+            base += start
+        obj = parent
+    return base
+
+
+def _top_io(obj: Any) -> KaitaiStream:
+    """The stream of `obj`'s top object (types imported from another spec have no `_root`)."""
+    return (obj._root or obj)._io
+
+
+def _held_at(parent: Any, child: Any) -> tuple[str, int | None]:
+    """The field of `parent` holding `child` and where it starts in `parent`'s stream."""
+    for name, info in parent._debug.items():
+        value = parent.__dict__.get(name)
+        if value is child:
+            return name[3:] if name.startswith("_m_") else name, info.get("start")
+        if isinstance(value, list):
+            for i, item in enumerate(value):
+                if item is child and i < len(info.get("arr", ())):
+                    return name[3:] if name.startswith("_m_") else name, info["arr"][i]["start"]
+    return "", None
 
 
 def _describe(exc: BaseException) -> str:

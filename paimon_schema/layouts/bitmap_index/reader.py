@@ -35,6 +35,7 @@ from paimon_schema.layouts.bitmap_index.scan import (
     V2Block,
     V2Head,
     _index_block,
+    block_size,
     read_v1_dictionary,
     read_v2_block,
     read_v2_head,
@@ -284,6 +285,7 @@ class _V1Reader(BitmapIndexReader):
 
 class _Block(NamedTuple):
     start: int                  # position of the block
+    size: int                   # its byte length (`block_ref.len_block`)
     entries: V2Block
     orders: list[Any]           # Java's comparator order of each entry's key (all ints or all bytes)
 
@@ -340,7 +342,7 @@ class _V2Reader(BitmapIndexReader):
         if len_bitmap == -1:
             return self._streamed(pos, f"{path}.bitmap")
         if pos + len_bitmap > len(self._data):      # the generated parser locates the error
-            entry = _index_block(self._data, self._generated, block.start).entries[j]
+            entry = _index_block(self._data, self._generated, block.start, block.size).entries[j]
             parsing.read_lazily(entry, "bitmap", path)
         return self._sized(memoryview(self._data)[pos:pos + len_bitmap], pos, f"{path}.bitmap")
 
@@ -390,12 +392,10 @@ class _V2Reader(BitmapIndexReader):
     def _load_block(self, i: int) -> _Block:
         """Read index block `i` alone and check what Java's binary searches rely on."""
         path = f"index.blocks[{i}].block"
-        start = self._head.ofs_index_blocks + self._head.block_offsets[i]
-        entries = read_v2_block(self._data, self.codec.kind, start, path)
+        start, size = self._head.ofs_index_blocks + self._head.block_offsets[i], block_size(self._head, i)
+        entries = read_v2_block(self._data, self.codec.kind, start, size, path)
         self.stats.blocks_loaded += 1
-        if entries.end > self._ofs_body:
-            raise FormatError("the index block runs into the bitmap body", offset=start, path=path)
-        block = _Block(start, entries, self._orders(entries.keys))
+        block = _Block(start, size, entries, self._orders(entries.keys))
         orders = block.orders
         if orders[0] != self._first_orders[i]:
             raise FormatError("the secondary index's first key differs from the block's",

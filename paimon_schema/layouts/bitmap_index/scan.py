@@ -179,34 +179,50 @@ def scan_v2_head(data: bytes, kind: KeyKind) -> V2Head | None:
                   ofs_index_blocks=end + 4, len_index_blocks=len_index_blocks)
 
 
-def read_v2_block(data: bytes, kind: KeyKind, start: int, path: str = "") -> V2Block:
-    """The index block at `start` through the fast path; the generated parser locates any error
-    (under `path`)."""
-    return scan_v2_block(data, kind, start) or parse_v2_block(data, kind, start, path)
+def read_v2_block(data: bytes, kind: KeyKind, start: int, size: int, path: str = "") -> V2Block:
+    """The `size`-byte index block at `start` through the fast path; the generated parser
+    locates any error (under `path`)."""
+    return scan_v2_block(data, kind, start, size) or parse_v2_block(data, kind, start, size, path)
 
 
-def parse_v2_block(data: bytes, kind: KeyKind, start: int, path: str = "") -> V2Block:
-    """The index block at `start` through the generated parser: the reference for the fast path."""
-    block = _index_block(data, BitmapIndex(kind, parsing.stream(data)), start, path)
+def block_size(head: V2Head, i: int) -> int:
+    """Byte length of index block `i` (`block_ref.len_block`): up to the next block's offset,
+    the last one up to `len_index_blocks`."""
+    offsets = head.block_offsets
+    end = offsets[i + 1] if i + 1 < len(offsets) else head.len_index_blocks
+    return end - offsets[i]
+
+
+def parse_v2_block(data: bytes, kind: KeyKind, start: int, size: int, path: str = "") -> V2Block:
+    """The `size`-byte index block at `start` through the generated parser, confined to its
+    bytes as `block_ref.block` reads it: the reference for the fast path."""
+    block = _index_block(data, BitmapIndex(kind, parsing.stream(data)), start, size, path)
     entries = block.entries
     return V2Block(keys=[keys.raw_key(e.key) for e in entries], offsets=[e.ofs_bitmap for e in entries],
                    lengths=[e.len_bitmap for e in entries], end=block._io.pos())
 
 
-def _index_block(data: bytes, root: BitmapIndex, start: int, path: str = "") -> BitmapIndex.IndexBlock:
-    """The generated index block at `start`. Its fields need only the root's key kind, so an
-    unread root will do, unless an entry's `bitmap` is read (that needs the root's `ofs_body`)."""
-    return parsing.parse(lambda io: BitmapIndex.IndexBlock(io, None, root), data, pos=start, path=path)
+def _index_block(data: bytes, root: BitmapIndex, start: int, size: int,
+                 path: str = "") -> BitmapIndex.IndexBlock:
+    """The generated index block of `size` bytes at `start`, read as `block_ref.block` reads it:
+    its bytes first (failing there as the sized instance does), then the block within them, at
+    file positions. Its fields need only the root's key kind, so an unread root will do, unless
+    an entry's `bitmap` is read (that needs the root's `ofs_body`)."""
+    parsing.read_region(data, start, size, path)
+    return parsing.parse(lambda io: BitmapIndex.IndexBlock(io, None, root),
+                         memoryview(data)[:start + size], pos=start, path=path)
 
 
-def scan_v2_block(data: bytes, kind: KeyKind, start: int) -> V2Block | None:
-    """The index block at `start` via `struct`/numpy, or None exactly where the generated
-    parser fails (hostile counts are sized against the data before anything is allocated)."""
-    if len(data) < start + 4:
+def scan_v2_block(data: bytes, kind: KeyKind, start: int, size: int) -> V2Block | None:
+    """The `size`-byte index block at `start` via `struct`/numpy, or None exactly where the
+    generated parser fails (hostile counts are sized against the block before anything is
+    allocated)."""
+    if size < 4 or len(data) < start + size:
         return None
-    (count,) = _S4.unpack_from(data, start)
-    entries = keys.scan_records(data, kind, start + 4, count, (keys.NO_MIN, -1)) if count >= 1 else None
+    block = bytes(data[start:start + size])     # the substream the generated parser reads
+    (count,) = _S4.unpack_from(block)
+    entries = keys.scan_records(block, kind, 4, count, (keys.NO_MIN, -1)) if count >= 1 else None
     if entries is None:
         return None
     keys_, (offsets, lengths), end = entries
-    return V2Block(keys=keys_, offsets=offsets, lengths=lengths, end=end)
+    return V2Block(keys=keys_, offsets=offsets, lengths=lengths, end=start + end)

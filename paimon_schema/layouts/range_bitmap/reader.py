@@ -341,12 +341,17 @@ class RangeBitmapIndexReader(FileIndexReader):
     def _dictionary(self) -> DictionaryHead:
         """The dictionary header and chunk offsets."""
         start = self._parsed.ofs_dictionary
-        dictionary = scan_dictionary_head(self._blob, start) \
-            or parse_dictionary_head(self._generated_dictionary)
+        dictionary = scan_dictionary_head(self._blob, start, self._parsed.header.len_dictionary) \
+            or parse_dictionary_head(self._generated_dictionary, start)
         if self.num_keys > 0 and not 1 <= dictionary.num_chunks <= self.num_keys:
             raise FormatError(f"{dictionary.num_chunks} chunks for {self.num_keys} keys",
                               offset=start + _OFS_NUM_CHUNKS, path="dictionary.num_chunks")
         return dictionary
+
+    @cached_property
+    def _dictionary_bytes(self) -> memoryview:
+        """The blob up to the dictionary's end: what the chunks are read from, confined to it."""
+        return memoryview(self._blob)[:self._parsed.ofs_bsi]
 
     @cached_property
     def _generated_dictionary(self) -> RangeBitmap.ChunkedDictionary:
@@ -362,7 +367,8 @@ class RangeBitmapIndexReader(FileIndexReader):
         start = dictionary.ofs_chunk_headers + dictionary.chunk_offsets[index]
         self._check_inside(start, f"dictionary.chunks[{index}].ofs_chunk",
                            dictionary.ofs_chunk_headers - 4 * (dictionary.num_chunks - index))
-        raw = scan_chunk_header(self._blob, self._codec.kind, start, dictionary.len_chunk_header(index)) \
+        raw = scan_chunk_header(self._dictionary_bytes, self._codec.kind, start,
+                                dictionary.len_chunk_header(index)) \
             or parse_chunk_header(self._generated_dictionary.chunks[index], f"dictionary.chunks[{index}]")
         self.stats.chunk_headers += 1
         first = self._stored(raw.first_key)
@@ -391,7 +397,8 @@ class RangeBitmapIndexReader(FileIndexReader):
         base = self._dictionary.ofs_key_region + header.ofs_keys
         self._check_inside(base, f"dictionary.chunks[{index}].header.ofs_keys",
                            header.start + self._field_offset(header, "ofs_keys"))
-        blob = scan_chunk_keys(self._blob, self._codec.kind, base, header.len_key_blob, header.num_keys) \
+        blob = scan_chunk_keys(self._dictionary_bytes, self._codec.kind, base, header.len_key_blob,
+                               header.num_keys) \
             or parse_chunk_keys(self._generated_dictionary.chunks[index], f"dictionary.chunks[{index}]")
         self.stats.chunks += 1
         keys = list(map(self._stored, blob.keys)) if self._codec.kind == KeyKind.boolean else blob.keys

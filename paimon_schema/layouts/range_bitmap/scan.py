@@ -70,18 +70,31 @@ class ChunkHeader:
     len_key_blob: int
 
 
-def parse_dictionary_head(dictionary: RangeBitmap.ChunkedDictionary) -> DictionaryHead:
-    """The generated dictionary as a `DictionaryHead`: the reference for the fast path."""
+def parse_dictionary_head(dictionary: RangeBitmap.ChunkedDictionary, pos: int) -> DictionaryHead:
+    """The generated dictionary (a substream starting at `pos` in the blob) as a
+    `DictionaryHead` in blob positions: the reference for the fast path."""
     return DictionaryHead(dictionary.num_chunks, dictionary.len_chunks,
                           [chunk.ofs_chunk for chunk in dictionary.chunks],
-                          dictionary.ofs_chunk_headers)
+                          pos + dictionary.ofs_chunk_headers)
 
 
-def scan_dictionary_head(data: bytes | memoryview, pos: int) -> DictionaryHead | None:
-    """The dictionary head at `pos` via struct/numpy, or None exactly where the generated
-    parser fails (the chunk count is checked against the data before anything is read)."""
-    if len(data) < pos + _DICTIONARY_HEAD.size:
+def dictionary_bytes(data: bytes | memoryview, pos: int, size: int) -> memoryview | None:
+    """The blob up to the end of the `size`-byte dictionary at `pos` (what the generated
+    parser's dictionary substream holds, at blob positions), or None where reading that
+    substream fails."""
+    if size < 0 or len(data) < pos + size:
         return None
+    return memoryview(data)[:pos + size]
+
+
+def scan_dictionary_head(data: bytes | memoryview, pos: int, size: int) -> DictionaryHead | None:
+    """The head of the `size`-byte dictionary at `pos` via struct/numpy, or None exactly where
+    the generated parser fails (the chunk count is checked against the dictionary before
+    anything is read)."""
+    view = dictionary_bytes(data, pos, size)
+    if view is None or len(view) < pos + _DICTIONARY_HEAD.size:
+        return None
+    data = view
     len_header, version, num_chunks, len_offsets, len_chunks = _DICTIONARY_HEAD.unpack_from(data, pos)
     if len_header != 13 or version != 1 or num_chunks < 0 or len_offsets != 4 * num_chunks \
             or len_chunks < 0:
@@ -105,7 +118,7 @@ def parse_chunk_header(chunk: RangeBitmap.Chunk, path: str = "") -> ChunkHeader:
 def scan_chunk_header(data: bytes | memoryview, kind: KeyKind, pos: int,
                       size: int) -> ChunkHeader | None:
     """The `size`-byte chunk header at `pos` via struct, or None exactly where the generated
-    parser fails."""
+    parser fails; `data` ends where the dictionary ends (`dictionary_bytes`)."""
     if size < 1 or pos + size > len(data) or data[pos] != 1:
         return None
     variable = kind == KeyKind.string
@@ -146,7 +159,8 @@ def scan_chunk_keys(data: bytes | memoryview, kind: KeyKind, pos: int, size: int
                     count: int) -> ChunkKeys | None:
     """The key blob of `size` bytes at `pos` holding `count` keys (the chunk header's
     `len_key_blob` and `num_keys`) via struct/numpy, or None exactly where the generated parser
-    fails; hostile sizes and counts are checked against the data before anything is read."""
+    fails; `data` ends where the dictionary ends (`dictionary_bytes`). Hostile sizes and counts
+    are checked against the data before anything is read."""
     if min(pos, size, count) < 0 or (size and pos + size > len(data)):
         return None                 # (Kaitai reads 0 bytes anywhere, even past the end)
     blob = bytes(data[pos:pos + size])          # the substream the generated parser reads

@@ -70,7 +70,7 @@ def write_with_codec(data_type: str | DataType, values: Iterable[Any], *,
     fixed = 1 + 4 + 4 + 4 + (codec.size(keys[0]) + codec.size(keys[-1]) if keys else 0)
     # Positions the codec reads forward (Kaitai's lazy marks), known once the sizes are.
     dictionary_start = 4 + fixed
-    dictionary["chunk_headers_mark"] = {"ofs": dictionary_start + 17 + dictionary["len_offsets"]}
+    dictionary["chunk_headers_mark"] = {"ofs": 17 + dictionary["len_offsets"]}    # in its substream
     bsi["ebm_mark"] = {"ofs": dictionary_start + header["len_dictionary"] + 14 + bsi["len_indexes"]}
     model = {"len_header": fixed, "header": header, "dictionary_mark": {"ofs": dictionary_start},
              "dictionary": dictionary, "bsi": bsi}
