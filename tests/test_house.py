@@ -162,3 +162,14 @@ def test_only_the_runtime_reads_kaitai_debug_spans() -> None:
     readers = sorted(m for m, path in MODULES if "_debug" in path.read_text(encoding="utf-8")
                      and not m.startswith(("paimon_schema.runtime", "paimon_schema.generated")))
     assert readers == []
+
+
+def test_the_wheel_lists_every_package() -> None:
+    """pyproject's explicit package list names every package directory (a missing one installs
+    from a checkout but not from the wheel)."""
+    import tomllib
+
+    project = tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())
+    listed = set(project["tool"]["setuptools"]["packages"]) - {"paimon_schema.generated", "paimon_schema.docs"}
+    on_disk = {".".join(p.parent.relative_to(PACKAGE.parent).parts) for p in PACKAGE.rglob("__init__.py")}
+    assert listed == on_disk
