@@ -233,12 +233,12 @@ def _scan_bin(view: memoryview, start: int) -> _Frame | None:
     stop = start + SIZE_FIELD + len_payload
     if len_payload < 4 or magic not in _MAGIC_VALUES or stop + CHECKSUM_FIELD > len(view):
         return None
-    if magic == Bitmap.bitmap64 and not _scan_bitmap64(view[start + 8:stop]):
+    if magic == Bitmap.bitmap64 and not scan_bitmap64(view[start + 8:stop]):
         return None
     return _Frame(len_payload, magic, int.from_bytes(view[stop:stop + 4], "big"))
 
 
-def _scan_bitmap64(body: memoryview) -> bool:
+def scan_bitmap64(body: memoryview) -> bool:
     """Whether `body` is a 64-bit bitmap as the spec's `bitmap64` reads it: a bucket count in
     bounds, keys ascending in bounds, each bucket a well-formed roaring header with its
     containers inside, nothing after the last. Header walks only: no value is decoded."""

@@ -18,7 +18,7 @@ from paimon_schema.layouts.bitmap_global_index.blocks import (FOOTER, LOGICAL_KE
                                                               checksum_error, dictionary_block_at, index_block, locate,
                                                               read_block, read_footer, unlocated)
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
-from paimon_schema.layouts.deletion_vectors import _scan_bitmap64 as scan_bitmap64
+from paimon_schema.layouts.deletion_vectors import scan_bitmap64
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType

@@ -24,6 +24,7 @@ from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, build_blo
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders, var_len_int
 from paimon_schema.layouts.btree_global_index.sst import ALIGNED, FOOTER, MAGIC, UNALIGNED, VERSION
 from paimon_schema.layouts.column_values import Column, column_values
+from paimon_schema.layouts.global_index_meta import SortedIndexFileMeta
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
@@ -45,14 +46,8 @@ class BTreeIndexFile:
 
     @property
     def index_meta(self) -> bytes:
-        """The `SortedIndexFileMeta` bytes (the manifest's `_INDEX_META`): u4le-framed first and
-        last key, has-nulls byte, format version 1 and the null-key flags."""
-        out = bytearray()
-        flags = 0
-        for bit, key in ((1, self.first_key), (2, self.last_key)):
-            out += _U4.pack(0 if key is None else len(key)) + (key or b"")
-            flags |= bit if key is None else 0
-        return bytes(out + bytes([int(self.has_nulls), 1, flags]))
+        """The `SortedIndexFileMeta` bytes (the manifest's `_INDEX_META`)."""
+        return SortedIndexFileMeta(self.first_key, self.last_key, self.has_nulls).to_bytes()
 
 
 def write_btree_global_index(data_type: str | DataType, values: Iterable[Any] | Any, *,
