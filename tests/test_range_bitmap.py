@@ -391,7 +391,7 @@ def test_one_distinct_value_has_one_empty_slice() -> None:
     values = [7, None, 7, 7]
     blob = encode("BIGINT", values)
     reader = RangeBitmapIndexReader.open(blob, "BIGINT")
-    assert reader._bsi.num_slices == 1
+    assert reader._bsi.header.num_slices == 1
     check_everything(reader, "BIGINT", values, probes_for("BIGINT", values))
 
 
@@ -580,7 +580,7 @@ def test_wrong_slice_count_is_an_error() -> None:
     reader = RangeBitmapIndexReader.open(bytes(blob), "INT")
     with pytest.raises(ps.FormatError) as info:
         reader.is_not_null()
-    assert (info.value.path, info.value.offset) == ("bsi.num_slices", bsi_at + 5)
+    assert (info.value.path, info.value.offset) == ("bsi.header.num_slices", bsi_at + 5)
 
 
 @given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 3), min_size=1, max_size=300))

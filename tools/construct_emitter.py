@@ -177,6 +177,9 @@ class ExprTranslator:
             if name == "size":   # the whole stream: parsed, or built so far
                 return f"{src}.getbuffer().nbytes", Ty("int")
             raise EmitError(f"{self.where}: _io.{name} is not supported")
+        if ty.kind == "user" and not ty.array and name in ("_parent", "_io"):    # `_parent._parent`
+            return (f"{src}['_']", self.emitter.parent_type(ty)) if name == "_parent" \
+                else (f"{src}['_io']", Ty("io"))
         if ty.kind == "user" and not ty.array:
             spec = self.emitter.type_spec(ty)
             if name in spec.get("instances", {}) and "value" in spec["instances"][name]:
