@@ -56,8 +56,8 @@ def test_generated_parser_and_reader_agree(case: tuple[str, list[object]], versi
     reader = BitmapGlobalIndexReader.open(data, data_type)
     root = kaitai.parse(BitmapGlobalIndex, data)
     assert int(root.footer.version) == reader.version == version
-    parsed = [(bytes(e.key), _rows(data, e)) for ref in root.index_block.dictionary_blocks
-              for e in ref.block.entries]
+    parsed = [(bytes(e.key), _rows(data, e)) for ref in root.index_block.payload.dictionary_blocks
+              for e in ref.block.payload.entries]
     assert parsed == [(key, list(rows)) for key, rows in reader.entries()]
     order = [k for k, _ in parsed]
     assert order == (sorted(order) if version == 1 else sorted(order, key=keys.order))
@@ -82,7 +82,7 @@ def _many_keys(version: int) -> tuple[list[object], bytes]:
 def test_a_point_lookup_reads_footer_index_one_block_and_one_bitmap(version: int) -> None:
     values, data = _many_keys(version)
     root = kaitai.parse(BitmapGlobalIndex, data)
-    refs = root.index_block.dictionary_blocks
+    refs = root.index_block.payload.dictionary_blocks
     assert len(refs) > 10
     file = CountingFile(data)
     reader = BitmapGlobalIndexReader.open(file, "INT")
@@ -90,8 +90,8 @@ def test_a_point_lookup_reads_footer_index_one_block_and_one_bitmap(version: int
     rows = reader.equal(4321)
     assert list(rows) == [i for i, v in enumerate(values) if v == 4321]
     key = GlobalKeys.of("INT").encode(4321)
-    ref = next(r for r in refs if any(bytes(e.key) == key for e in r.block.entries))
-    entry = next(e for e in ref.block.entries if bytes(e.key) == key)
+    ref = next(r for r in refs if any(bytes(e.key) == key for e in r.block.payload.entries))
+    entry = next(e for e in ref.block.payload.entries if bytes(e.key) == key)
     expected = (FOOTER.size + root.footer.len_index_block + TRAILER + ref.len_block.value + TRAILER
                 + entry.len_bitmap.value)
     assert file.read_bytes == reader.bytes_read == expected
@@ -139,28 +139,30 @@ def test_bit_flips_are_located_format_errors_or_valid(draw: st.DataObject) -> No
 def test_checksum_mismatch_names_the_block() -> None:
     data = bytearray(write_bitmap_global_index("INT", [1, 2, 3]))
     root = kaitai.parse(BitmapGlobalIndex, bytes(data))
-    ref = root.index_block.dictionary_blocks[0]
+    ref = root.index_block.payload.dictionary_blocks[0]
     data[ref.ofs_block.value + ref.len_block.value + 1] ^= 0xFF      # the block's CRC
     with pytest.raises(FormatError) as caught:
         BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
-    assert caught.value.path == "index_block.dictionary_blocks[0].block.checksum"
+    assert caught.value.path == "index_block.payload.dictionary_blocks[0].block.checksum"
 
 
-def test_entries_short_of_the_block_length_are_located() -> None:
-    """The spec's check that Kaitai parsers cannot make: a block's entries end where its
-    trailer starts. Here the index block says dictionary block 0 is one byte longer."""
+def test_entries_short_of_the_payload_are_located() -> None:
+    """The spec's check that Kaitai parsers cannot make: a block's entries fill its payload.
+    Here dictionary block 0 counts one entry less than it holds (its CRC recomputed), so its
+    last entry is left over: located at the first byte no entry reads."""
     data = bytearray(write_bitmap_global_index("INT", [1, 2, 3]))
     root = kaitai.parse(BitmapGlobalIndex, bytes(data))
-    ref = root.index_block.dictionary_blocks[0]
-    assert ref.len_block.value < 0x7F
-    data[kaitai.field_start(ref, "len_block")] += 1
-    f = root.footer
-    end = f.ofs_index_block + f.len_index_block
-    data[end + 1:end + 5] = zlib.crc32(data[f.ofs_index_block:end + 1]).to_bytes(4, "little")
+    ref = root.index_block.payload.dictionary_blocks[0]
+    start, length = ref.ofs_block.value, ref.len_block.value
+    entries = ref.block.payload.entries
+    assert data[start] == len(entries) == 3
+    data[start] -= 1
+    data[start + length + 1:start + length + 5] = zlib.crc32(data[start:start + length + 1]).to_bytes(4, "little")
+    last = start + ref.block.payload._debug["entries"]["arr"][-1]["start"]
     with pytest.raises(FormatError) as caught:
-        BitmapGlobalIndexReader.open(bytes(data), "INT").equal(1)
-    assert caught.value.path == "index_block.dictionary_blocks[0].block.compression_type"
-    assert caught.value.offset == ref.ofs_block.value + ref.len_block.value
+        BitmapGlobalIndexReader.open(bytes(data), "INT").equal(3)
+    assert caught.value.path == "index_block.payload.dictionary_blocks[0].block.payload"
+    assert caught.value.offset == last
 
 
 def test_short_file_and_bad_magic() -> None:
@@ -189,9 +191,9 @@ def test_version_2_is_javas_streaming_layout() -> None:
     data = write_bitmap_global_index("INT", values, version=2, dictionary_block_size=32)
     root = kaitai.parse(BitmapGlobalIndex, data)
     f = root.footer
-    entries = [e for ref in root.index_block.dictionary_blocks for e in ref.block.entries]
+    entries = [e for ref in root.index_block.payload.dictionary_blocks for e in ref.block.payload.entries]
     assert [int.from_bytes(bytes(e.key), "little", signed=True) for e in entries] == [-3, -2, -1, 0, 1, 2]
-    last_block = root.index_block.dictionary_blocks[-1]
+    last_block = root.index_block.payload.dictionary_blocks[-1]
     assert f.ofs_null_rows == last_block.ofs_block.value + last_block.len_block.value + TRAILER
     assert f.ofs_non_null_rows == f.ofs_null_rows + f.len_null_rows
     assert f.ofs_index_block == f.ofs_non_null_rows + f.len_non_null_rows
@@ -213,6 +215,6 @@ def test_run_optimize_gives_javas_version_1_bitmaps() -> None:
     assert optimized.version == 1 and list(optimized.entries()) == list(plain.entries())
     assert len(java) < plain.footer.ofs_index_block / 10
     root = kaitai.parse(BitmapGlobalIndex, java)
-    entry = root.index_block.dictionary_blocks[0].block.entries[-1]         # 7: rows 0..2999
+    entry = root.index_block.payload.dictionary_blocks[0].block.payload.entries[-1]         # 7: rows 0..2999
     assert bytes(entry.key) == (7).to_bytes(4, "little")
     assert java[entry.ofs_bitmap.value + 12:entry.ofs_bitmap.value + 14] == b"\x3b\x30"
