@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import io
 import math
+import time
+import tracemalloc
 import zlib
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from pyroaring import BitMap64
@@ -17,6 +21,7 @@ from strategies import global_index_columns
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.layouts.bitmap_global_index import (FOOTER, TRAILER, BitmapGlobalIndexReader, GlobalKeys,
                                                        write_bitmap_global_index)
+from paimon_schema.layouts.bitmap_global_index.blocks import Reads, check_payload_filled, read_block
 from paimon_schema.runtime import kaitai
 from paimon_schema.values.errors import FormatError
 
@@ -218,3 +223,134 @@ def test_run_optimize_gives_javas_version_1_bitmaps() -> None:
     entry = root.index_block.payload.dictionary_blocks[0].block.payload.entries[-1]         # 7: rows 0..2999
     assert bytes(entry.key) == (7).to_bytes(4, "little")
     assert java[entry.ofs_bitmap.value + 12:entry.ofs_bitmap.value + 14] == b"\x3b\x30"
+
+
+# -- damaged counts and lengths: the fast block reader fails exactly where the generated parser does
+
+DAMAGE = (0, 1, 0x7FFF_FFFF, 0xFFFF_FFFF)
+SECONDS, MEGABYTES = 0.5, 64
+
+
+def _var_len_counts(obj: Any, base: int, path: str) -> Iterator[tuple[str, int, int]]:
+    """(path, file offset, byte width) of every count and length varint in a parsed block
+    payload (`num_*`, `len_*`), `base` being where the payload starts in the file."""
+    for name, info in obj._debug.items():
+        value = getattr(obj, name)
+        items = [(f"{name}[{i}]", span["start"], v) for i, (span, v) in enumerate(zip(info["arr"], value))] \
+            if "arr" in info else [(name, info["start"], value)]
+        for sub, start, item in items:
+            if isinstance(item, (BitmapGlobalIndex.VarLenInt, BitmapGlobalIndex.VarLenLong)):
+                if name.startswith(("num_", "len_")):
+                    yield f"{path}.{sub}", base + start, len(read_var_len_bytes(item))
+            elif isinstance(item, (BitmapGlobalIndex.DictionaryBlockRef, BitmapGlobalIndex.DictionaryEntry)):
+                yield from _var_len_counts(item, base, f"{path}.{sub}")
+
+
+def read_var_len_bytes(varint: Any) -> list[int]:
+    return [b for b in (getattr(varint, f"b{i}", None) for i in range(9)) if b is not None]
+
+
+def _damage_sites(data: bytes) -> list[tuple[str, int, int]]:
+    """Every count and length varint of the index block and of each dictionary block."""
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    index = root.index_block
+    base = kaitai.field_start(index, "payload")
+    sites = list(_var_len_counts(index.payload, base, "index_block.payload"))
+    for i, ref in enumerate(index.payload.dictionary_blocks):
+        block = ref.block
+        sites += _var_len_counts(block.payload, kaitai.field_start(block, "payload"),
+                                 f"index_block.payload.dictionary_blocks[{i}].block.payload")
+    return sites
+
+
+def _set_var_len(data: bytes, at: int, width: int, value: int) -> bytes:
+    """The varint at `at` set to `value`, in at least its width (LEB128 allows padding); a
+    longer encoding overwrites what follows, so that nothing moves."""
+    groups = [(value >> 7 * i) & 0x7F for i in range(max(width, -(-value.bit_length() // 7), 1))]
+    raw = bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
+    return data[:at] + raw + data[at + len(raw):]
+
+
+def _fix_crcs(data: bytes, spans: list[tuple[int, int]]) -> bytes:
+    """Each block's trailer CRC recomputed, so that damage inside gets past the trailer."""
+    out = bytearray(data)
+    for offset, length in spans:
+        if 0 <= offset and 0 <= length and offset + length + TRAILER <= len(out):
+            out[offset + length + 1:offset + length + 5] = zlib.crc32(out[offset:offset + length + 1]).to_bytes(4, "little")
+    return bytes(out)
+
+
+def _generated_block(data: bytes, offset: int, length: int, index: bool) -> Any:
+    """The block at `offset` through the generated parser alone, as the reader's spec reads it
+    (payload substream, trailer after it, the payload filled, the CRC): (first keys or keys,
+    offsets, lengths), or the FormatError as (path, offset)."""
+    make = BitmapGlobalIndex.IndexBlock if index else BitmapGlobalIndex.DictionaryBlock
+    try:
+        block = kaitai.parse(lambda io: make(length, io), data, pos=offset, path="block")
+        check_payload_filled(block, "block")
+    except FormatError as exc:
+        return exc.path, exc.offset
+    entries = block.payload.dictionary_blocks if index else block.payload.entries
+    if zlib.crc32(data[offset:offset + length + 1]) != block.checksum:
+        return "crc"
+    if index:
+        return [(bytes(e.first_key), e.ofs_block.value, e.len_block.value) for e in entries]
+    return [(bytes(e.key), e.ofs_bitmap.value, e.len_bitmap.value) for e in entries]
+
+
+def _fast_block(data: bytes, offset: int, length: int) -> Any:
+    block = read_block(Reads(data), offset, length)
+    return None if block is None else [(key, block.offset(j), block.length(j)) for j, key in enumerate(block.keys)]
+
+
+def _bounded(call: Callable[[], Any]) -> Any:
+    """`call()`, checked to take under SECONDS and to allocate under MEGABYTES at its peak."""
+    start = time.perf_counter()
+    result = call()
+    assert time.perf_counter() - start < SECONDS
+    tracemalloc.start()
+    try:
+        call()
+        assert tracemalloc.get_traced_memory()[1] < MEGABYTES << 20
+    finally:
+        tracemalloc.stop()
+    return result
+
+
+GLOBAL_SEEDS = {
+    "int-v1": ("INT", write_bitmap_global_index("INT", [3, None, 300, 3, -7, 70000] * 5, dictionary_block_size=24)),
+    "int-v2": ("INT", write_bitmap_global_index("INT", [3, None, 300, 3, -7, 70000] * 5, version=2,
+                                                dictionary_block_size=24)),
+    "string-v1": ("STRING", write_bitmap_global_index("STRING", ["a", None, "bb", "ccc", "a"] * 3)),
+}
+
+
+@pytest.mark.parametrize("seed", GLOBAL_SEEDS)
+def test_damaged_counts_and_lengths_fail_where_the_generated_parser_does(seed: str) -> None:
+    """Every count and length of the index and dictionary blocks (and the footer's index-block
+    length) set to 0, 1, 0x7fffffff and 0xffffffff, the blocks' CRCs recomputed: the fast block
+    reader declines exactly the blocks the generated parser rejects (reading each payload as a
+    substream of its length), and every read, the reader's included, ends within 0.5 s and
+    64 MB with the generated parser's located error."""
+    data_type, data = GLOBAL_SEEDS[seed]
+    root = kaitai.parse(BitmapGlobalIndex, data)
+    f = root.footer
+    refs = root.index_block.payload.dictionary_blocks
+    spans = [(f.ofs_index_block, f.len_index_block)] + [(r.ofs_block.value, r.len_block.value) for r in refs]
+    damaged = [(f"{path} = {value:#x}", _fix_crcs(_set_var_len(data, at, width, value), spans))
+               for path, at, width in _damage_sites(data) for value in DAMAGE]
+    footer_len = len(data) - FOOTER.size + 28          # the footer's len_index_block (s4)
+    damaged += [(f"footer.len_index_block = {value:#x}",
+                 data[:footer_len] + value.to_bytes(4, "big") + data[footer_len + 4:]) for value in DAMAGE]
+    assert len(damaged) >= 40
+    for case, raw in damaged:
+        length = int.from_bytes(raw[footer_len:footer_len + 4], "big", signed=True)
+        block_spans = [(f.ofs_index_block, length, True)] + [(o, n, False) for o, n in spans[1:]]
+        for offset, size, index in block_spans:
+            expected = _bounded(lambda: _generated_block(raw, offset, size, index))
+            fast = _bounded(lambda: _fast_block(raw, offset, size))
+            assert (fast is None) == (isinstance(expected, tuple) or expected == "crc"), (case, offset, fast, expected)
+            if fast is not None:
+                assert fast == expected, case
+        error = _bounded(lambda: _located(raw))
+        assert error is None or not str(error).startswith("malformed"), (case, error)

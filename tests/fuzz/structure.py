@@ -28,6 +28,7 @@ from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts.bitmap_global_index import blocks as global_blocks
 from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
@@ -184,6 +185,58 @@ def fix_btree_checksums(data: bytes) -> bytes:
     if footer.has_null_bitmap and footer.ofs_null_bitmap + footer.len_null_bitmap + 4 <= len(out):
         end = footer.ofs_null_bitmap + footer.len_null_bitmap
         out[end:end + 4] = zlib.crc32(bytes(out[footer.ofs_null_bitmap:end])).to_bytes(4, "little")
+    return bytes(out)
+
+
+@dataclass(frozen=True)
+class VarLenField:
+    """A LEB128 varint (`var_len_int` / `var_len_long` of bitmap_global_index.ksy) and where
+    its bytes are."""
+
+    path: str           # the varint object's path (its `b0` without the `.b0`)
+    start: int          # absolute byte offset in the seed
+    width: int          # bytes of its encoding
+    value: int
+
+
+def var_len_fields(seed: Seed) -> tuple[VarLenField, ...]:
+    """Every varint of the seed (found by its first byte `b0` among the integer fields)."""
+    found = []
+    for field in int_fields(seed):
+        if field.path.endswith(".b0"):
+            value, end = global_blocks.read_var_len(seed.data, field.start)
+            found.append(VarLenField(field.path.removesuffix(".b0"), field.start, end - field.start, value))
+    return tuple(found)
+
+
+def set_var_len(data: bytes, field: VarLenField, value: int) -> bytes:
+    """`data` with the varint holding `value`: encoded in at least the field's width (a shorter
+    value padded with continuation bytes, as LEB128 allows), a longer one overwriting the bytes
+    after it, so that nothing moves."""
+    groups = [(value >> 7 * i) & 0x7F for i in range(max(field.width, -(-max(value.bit_length(), 1) // 7)))]
+    raw = bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
+    return data[:field.start] + raw + data[field.start + len(raw):]
+
+
+def fix_global_bitmap_checksums(data: bytes) -> bytes:
+    """Recompute the trailer CRC of the index block and of every dictionary block it names,
+    wherever the footer and the index block's entries still locate them inside the file."""
+    out = bytearray(data)
+
+    def fix(offset: int, length: int) -> None:
+        if offset >= 0 and length >= 0 and offset + length + 5 <= len(out):
+            out[offset + length + 1:offset + length + 5] = \
+                zlib.crc32(bytes(out[offset:offset + length + 1])).to_bytes(4, "little")
+
+    try:
+        footer = global_blocks.read_footer(global_blocks.Reads(data))
+    except ps.FormatError:
+        return data
+    fix(footer.ofs_index_block, footer.len_index_block)
+    index = global_blocks.read_block(global_blocks.Reads(bytes(out)), footer.ofs_index_block,
+                                     footer.len_index_block)
+    for i in range(len(index.keys) if index is not None else 0):
+        fix(index.offset(i), index.length(i))
     return bytes(out)
 
 

@@ -3,8 +3,10 @@
 Every length and count field (`len_*`, `num_*`, `*_minus_one`, as fuzz/structure.py finds them
 in the generated parsers' debug positions) of every layout's writer seeds and Java-written
 fixtures, the multi-megabyte containers included, is set in turn to 0, 1, 0x7fffffff and
-0xffffffff (cut to the field's width); each parse, through every public entry point of the
-layout, must end (answer or FormatError) within 0.5 s and 64 MB of peak resident memory.
+0xffffffff (cut to the field's width; a varint, as the bitmap global index's counts and lengths
+are, takes the value whole, its block's CRC recomputed so that the damage gets past the
+trailer); each parse, through every public entry point of the layout, must end (answer or
+FormatError) within 0.5 s and 64 MB of peak resident memory.
 Measured in a subprocess (resource_probe.py: peak RSS over a warm-up baseline, under an
 address-space limit), one per seed.
 """
@@ -58,6 +60,16 @@ def damaged(seed: Seed) -> list[tuple[str, list]]:
             else:
                 patch = [field.start, data[field.start:field.start + field.width].hex()]
             cases.append((f"{field.path} = {value:#x}", patch))
+    for var in structure.var_len_fields(seed):
+        name = re.sub(r"\[\d+\]", "[]", var.path)
+        if not COUNT.search(re.sub(r"\[\d+\]", "", var.path)):
+            continue
+        per_name[name] = per_name.get(name, 0) + 1
+        if per_name[name] > PER_NAME:
+            continue
+        for value in VALUES:
+            data = structure.fix_global_bitmap_checksums(structure.set_var_len(seed.data, var, value))
+            cases.append((f"{var.path} = {value:#x}", [0, data.hex()]))
     return cases
 
 
