@@ -135,6 +135,33 @@ class KsSized(FixedSized):
         return self.subcon._parsereport(io.BytesIO(stream_read(stream, length, path)), context, path)
 
 
+class KsIfStream(Subconstruct):
+    """A Kaitai `if` that asks the stream (`_io.size - _io.pos >= 2`: an optional tail). Parsing
+    tests the condition; building cannot (the stream is still being written), so it writes the
+    value when the model has one and nothing when it is None."""
+
+    def __init__(self, cond: KsExpr, subcon: Construct) -> None:
+        super().__init__(subcon)
+        self.cond = cond
+        self.flagbuildnone = True
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        return self.subcon._parsereport(stream, context, path) if self.cond(context) else None
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        return None if obj is None else self.subcon._build(obj, stream, context, path)
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        from construct import SizeofError
+        raise SizeofError("a field present by what the stream holds has no static size", path=path)
+
+    def _emitparse(self, code: Any) -> str:
+        return f"(({self.subcon._compileparse(code)}) if ({self.cond}) else None)"
+
+    def _emitbuild(self, code: Any) -> str:
+        return f"(None if obj is None else ({self.subcon._compilebuild(code)}))"
+
+
 class KsInstance(Subconstruct):
     """A Kaitai `pos` instance (with its optional `if`, and `io`: the stream it is read from when
     not its struct's own, e.g. the root stream from inside a sized substream): deferred when
