@@ -16,6 +16,7 @@ import pytest
 from pyroaring import BitMap64
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from leb128 import fix_block_crcs, set_var_len
 from strategies import global_index_columns
 
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
@@ -263,23 +264,6 @@ def _damage_sites(data: bytes) -> list[tuple[str, int, int]]:
     return sites
 
 
-def _set_var_len(data: bytes, at: int, width: int, value: int) -> bytes:
-    """The varint at `at` set to `value`, in at least its width (LEB128 allows padding); a
-    longer encoding overwrites what follows, so that nothing moves."""
-    groups = [(value >> 7 * i) & 0x7F for i in range(max(width, -(-value.bit_length() // 7), 1))]
-    raw = bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
-    return data[:at] + raw + data[at + len(raw):]
-
-
-def _fix_crcs(data: bytes, spans: list[tuple[int, int]]) -> bytes:
-    """Each block's trailer CRC recomputed, so that damage inside gets past the trailer."""
-    out = bytearray(data)
-    for offset, length in spans:
-        if 0 <= offset and 0 <= length and offset + length + TRAILER <= len(out):
-            out[offset + length + 1:offset + length + 5] = zlib.crc32(out[offset:offset + length + 1]).to_bytes(4, "little")
-    return bytes(out)
-
-
 def _generated_block(data: bytes, offset: int, length: int, index: bool) -> Any:
     """The block at `offset` through the generated parser alone, as the reader's spec reads it
     (payload substream, trailer after it, the payload filled, the CRC): (first keys or keys,
@@ -337,7 +321,7 @@ def test_damaged_counts_and_lengths_fail_where_the_generated_parser_does(seed: s
     f = root.footer
     refs = root.index_block.payload.dictionary_blocks
     spans = [(f.ofs_index_block, f.len_index_block)] + [(r.ofs_block.value, r.len_block.value) for r in refs]
-    damaged = [(f"{path} = {value:#x}", _fix_crcs(_set_var_len(data, at, width, value), spans))
+    damaged = [(f"{path} = {value:#x}", fix_block_crcs(set_var_len(data, at, width, value), spans))
                for path, at, width in _damage_sites(data) for value in DAMAGE]
     footer_len = len(data) - FOOTER.size + 28          # the footer's len_index_block (s4)
     damaged += [(f"footer.len_index_block = {value:#x}",

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import leb128
 from fuzzlib import Seed
 from kaitaistruct import KaitaiStruct
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
@@ -209,35 +210,18 @@ def var_len_fields(seed: Seed) -> tuple[VarLenField, ...]:
     return tuple(found)
 
 
-def set_var_len(data: bytes, field: VarLenField, value: int) -> bytes:
-    """`data` with the varint holding `value`: encoded in at least the field's width (a shorter
-    value padded with continuation bytes, as LEB128 allows), a longer one overwriting the bytes
-    after it, so that nothing moves."""
-    groups = [(value >> 7 * i) & 0x7F for i in range(max(field.width, -(-max(value.bit_length(), 1) // 7)))]
-    raw = bytes([g | 0x80 for g in groups[:-1]] + [groups[-1]])
-    return data[:field.start] + raw + data[field.start + len(raw):]
-
-
 def fix_global_bitmap_checksums(data: bytes) -> bytes:
     """Recompute the trailer CRC of the index block and of every dictionary block it names,
     wherever the footer and the index block's entries still locate them inside the file."""
-    out = bytearray(data)
-
-    def fix(offset: int, length: int) -> None:
-        if offset >= 0 and length >= 0 and offset + length + 5 <= len(out):
-            out[offset + length + 1:offset + length + 5] = \
-                zlib.crc32(bytes(out[offset:offset + length + 1])).to_bytes(4, "little")
-
     try:
         footer = global_blocks.read_footer(global_blocks.Reads(data))
     except ps.FormatError:
         return data
-    fix(footer.ofs_index_block, footer.len_index_block)
-    index = global_blocks.read_block(global_blocks.Reads(bytes(out)), footer.ofs_index_block,
+    out = leb128.fix_block_crcs(data, [(footer.ofs_index_block, footer.len_index_block)])
+    index = global_blocks.read_block(global_blocks.Reads(out), footer.ofs_index_block,
                                      footer.len_index_block)
-    for i in range(len(index.keys) if index is not None else 0):
-        fix(index.offset(i), index.length(i))
-    return bytes(out)
+    return out if index is None else \
+        leb128.fix_block_crcs(out, [(index.offset(i), index.length(i)) for i in range(len(index.keys))])
 
 
 def container_blobs(seed: Seed) -> list[tuple[int, Seed]]:

@@ -18,6 +18,7 @@ import re
 import pytest
 
 import fuzzlib
+import leb128
 import structure
 from fixture_catalog import CONTAINERS
 from fuzzlib import Seed
@@ -68,7 +69,7 @@ def damaged(seed: Seed) -> list[tuple[str, list]]:
         if per_name[name] > PER_NAME:
             continue
         for value in VALUES:
-            data = structure.fix_global_bitmap_checksums(structure.set_var_len(seed.data, var, value))
+            data = structure.fix_global_bitmap_checksums(leb128.set_var_len(seed.data, var.start, var.width, value))
             cases.append((f"{var.path} = {value:#x}", [0, data.hex()]))
     return cases
 
