@@ -8,7 +8,8 @@ cardinalities, roaring descriptors, ...) comes out with its absolute byte range,
 signedness, each checked against the bytes it was read from.
 
 `set_field` writes a value into a field; `fix_dv_checksums` recomputes every DV bin's CRC so
-damage reaches the roaring payload; `replace_blob` swaps one blob of a container and rewrites a
+damage reaches the roaring payload; `var_len_fields` finds the bitmap global index's varints
+(damaged with tests/leb128.py) and `fix_global_bitmap_checksums` recomputes its block CRCs; `replace_blob` swaps one blob of a container and rewrites a
 consistent head so damage reaches the index readers.
 """
 
