@@ -201,7 +201,7 @@ def test_a_reader_opened_from_a_path_closes_its_file(tmp_path: Path) -> None:
     path.write_bytes(_sample())
     with BTreeGlobalIndexReader.open(path, "INT") as reader:
         assert set(reader.equal(1)) == set(range(2, 180, 6))
-    assert reader.source._owned is not None and reader.source._owned.closed
+    assert reader.source.closed
 
 
 def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block() -> None:

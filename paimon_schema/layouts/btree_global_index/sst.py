@@ -10,17 +10,22 @@ lists are decoded in bulk by numpy (`decode_row_ids`).
 
 from __future__ import annotations
 
+import os
 import struct
-import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 import numpy as np
 
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
-from paimon_schema.layouts.btree_global_index.keys import read_var_len
+from paimon_schema.layouts.btree_global_index.keys import KEY_BYTES, read_var_len
+from paimon_schema.runtime.crc import crc32
+
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:  # pragma: no cover - built without a C compiler: `search` declines
+    _kernels = None  # type: ignore[assignment]
 from paimon_schema.values.errors import FormatError
 
 FOOTER = struct.Struct("<QIQQIQIII")
@@ -33,18 +38,26 @@ ALIGNED = int(BtreeGlobalIndex.BlockAlignedType.aligned)
 UNALIGNED = int(BtreeGlobalIndex.BlockAlignedType.unaligned)
 _U4 = struct.Struct("<I")
 _INT_MAX = 2**31 - 1
+SHORT_VALUE = 64        # a value (row-id list) up to this many bytes is decoded one id at a time
 
 
 class Source:
-    """Byte ranges of one file: `read(offset, length)`, counting what was read (`bytes_read`)."""
+    """Byte ranges of one file: `read(offset, length)`, counting what was read (`bytes_read`).
+    A path is opened as a bare descriptor and read with one `pread` per range (where the OS
+    has it): a reader opened per lookup pays one open, one seek and three reads."""
 
     def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path) -> None:
         self._file: IO[bytes] | None = None
         self._owned: IO[bytes] | None = None
         self._view: memoryview | None = None
+        self._fd = -1
+        self._closed = False
         if isinstance(data, (bytes, bytearray, memoryview)):
             self._view = memoryview(data).cast("B")
             self.size = len(self._view)
+        elif isinstance(data, (str, Path)) and hasattr(os, "pread"):
+            self._fd = os.open(data, os.O_RDONLY)
+            self.size = os.lseek(self._fd, 0, os.SEEK_END)
         else:
             if isinstance(data, (str, Path)):
                 data = self._owned = open(data, "rb")     # noqa: SIM115 - closed by `close`
@@ -52,22 +65,34 @@ class Source:
             self.size = data.seek(0, 2)
         self.bytes_read = 0
 
+    @property
+    def closed(self) -> bool:
+        """Whether the file this source opened from a path is closed (False for others)."""
+        return self._closed
+
     def close(self) -> None:
         """Close the file this source opened from a path (not one it was handed)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+            self._closed = True
         if self._owned is not None:
             self._owned.close()
+            self._closed = True
 
     def read(self, offset: int, length: int) -> bytes | memoryview:
         self.bytes_read += length
         if self._view is not None:
             return self._view[offset:offset + length]
-        assert self._file is not None
+        if self._fd >= 0:
+            return os.pread(self._fd, length, offset)
+        if self._file is None:
+            raise ValueError("read from a closed btree index file")
         self._file.seek(offset)
         return self._file.read(length)
 
 
-@dataclass(frozen=True)
-class Footer:
+class Footer(NamedTuple):
     """The 52-byte `BTreeFileFooter`; absent parts have length 0 (`has_*` False)."""
 
     ofs_bloom_filter: int
@@ -188,17 +213,16 @@ class Block:
     def entry(self, i: int) -> tuple[bytes | memoryview, int, int]:
         """(key, start, end) of entry `i`'s value."""
         data, pos = self.data, self.start(i)
-        where = f"{self.path}.entries[{i}]"
         try:
             len_key, at = read_var_len(data, pos, 5)
             key_end = at + len_key
             len_value, value_start = read_var_len(data, key_end, 5) if key_end < self.len_entries else (0, 0)
         except (IndexError, ValueError) as exc:
-            raise self.error(f"malformed entry: {exc}", pos, f"{where}.len_key") from exc
+            raise self.error(f"malformed entry: {exc}", pos, f"{self.path}.entries[{i}].len_key") from exc
         value_end = value_start + len_value
         if key_end >= self.len_entries or value_end > self.len_entries or len_value == 0:
             raise self.error(f"entry {i} runs past the block's entries or has an empty value", pos,
-                             f"{where}.len_value")
+                             f"{self.path}.entries[{i}].len_value")
         return data[at:key_end], value_start, value_end
 
     def value_spans(self, first: int, stop: int) -> tuple[np.ndarray, np.ndarray]:
@@ -250,7 +274,7 @@ def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.
 
 def read_block(source: Source, offset: int, length: int, path: str, *, verify_checksum: bool = True) -> Block:
     """The block at `offset` (`length` stored bytes, then its trailer), checked and decompressed."""
-    raw = source.read(offset, length + TRAILER_SIZE)
+    raw = memoryview(source.read(offset, length + TRAILER_SIZE))    # slices below copy nothing
     if len(raw) < length + TRAILER_SIZE:
         raise FormatError("unexpected end of data inside a block", offset=offset + len(raw), path=path)
     compression = raw[length]
@@ -259,7 +283,7 @@ def read_block(source: Source, offset: int, length: int, path: str, *, verify_ch
                           offset=offset + length, path=f"{path}.compression")
     stored_crc = _U4.unpack_from(raw, length + 1)[0]
     if verify_checksum:
-        actual = zlib.crc32(raw[:length + 1])
+        actual = crc32(raw[:length + 1])
         if actual != stored_crc:
             raise FormatError(f"block CRC32 mismatch: stored 0x{stored_crc:08x}, computed 0x{actual:08x}",
                               offset=offset + length + 1, path=f"{path}.checksum")
@@ -287,6 +311,48 @@ def read_block(source: Source, offset: int, length: int, path: str, *, verify_ch
         return Block(data, tail, len_entries, 0, base, path)
     raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
                       offset=base + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
+
+
+def search(block: Block, kind: int | None, width: int | None, order: Any, inclusive: bool) -> int | None:
+    """The compiled binary search for the block's first key `>= order` (`> order` when not
+    inclusive), comparing keys in place (`keys.KEY_*`); None where it cannot answer (no
+    compiler, an order it does not compare, an entry that is no key of the type: the caller's
+    own search then locates the error)."""
+    if not _compiled(block, kind, order):
+        return None
+    found = _kernels.block_search(block.data, block.len_entries, block.count, block.aligned_size, kind,
+                                  width or 0, order, inclusive)
+    return found if found >= 0 else None
+
+
+def find_handle(block: Block, kind: int | None, width: int | None, order: Any) -> tuple[int, int, int] | None:
+    """In the index block, compiled: (i, offset, stored size) of the first entry whose key is
+    `>= order` and of the data block it names, as `search` and `parse_handle` find and check
+    them ((count, 0, 0): every key is below); None where `search` would be."""
+    if not _compiled(block, kind, order):
+        return None
+    return _kernels.find_handle(block.data, block.len_entries, block.count, block.aligned_size, kind,
+                                width or 0, order)
+
+
+def find_row_ids(block: Block, kind: int | None, width: int | None, order: Any) -> list[int] | None:
+    """In a data block, compiled: the row ids of the key whose order is `order` ([] when no key
+    has it), found and checked as `search`, `Block.entry` and `row_ids_of` do; None where
+    `search` would be, where a value is malformed, or longer than `SHORT_VALUE` bytes (numpy
+    decodes those: `decode_row_ids`)."""
+    if not _compiled(block, kind, order):
+        return None
+    return _kernels.find_row_ids(block.data, block.len_entries, block.count, block.aligned_size, kind,
+                                 width or 0, order, SHORT_VALUE)
+
+
+def _compiled(block: Block, kind: int | None, order: Any) -> bool:
+    """Whether the kernels can search `block` for `order` (a key of `kind`)."""
+    if _kernels is None or kind is None:
+        return False
+    if kind == KEY_BYTES:
+        return type(order) is bytes
+    return type(order) is int and -2**63 <= order < 2**63
 
 
 def _decompress(stored: bytes | memoryview, compression: Any, offset: int, path: str) -> bytes:
@@ -371,7 +437,12 @@ def decode_row_ids(data: bytes | memoryview, starts: np.ndarray, ends: np.ndarra
 
 
 def row_ids_of(data: bytes | memoryview, start: int, end: int, block: Block, i: int) -> list[int]:
-    """One short value's row ids, decoded in Python (cheaper than numpy for a few ids)."""
+    """One short value's row ids, by the compiled kernel or in Python (either cheaper than
+    numpy for a few ids); the Python loop locates what the kernel declines."""
+    if _kernels is not None:
+        found = _kernels.row_ids(data, start, end)
+        if found is not None:
+            return found
     where = f"{block.path}.entries[{i}].value"
     try:
         count, pos = read_var_len(data, start, 5)
