@@ -12,18 +12,20 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import import_oracle
+from oracles import REQUIRE_ORACLES_ENV, import_oracle, oracles_required
 from strategies import values_for
 
 from paimon_schema import FormatError, SchemaError
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.layouts import registry
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
+from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.keys import btree_keys
 from paimon_schema.generated import btree_global_index_codec
 from paimon_schema.runtime import constructs
@@ -432,3 +434,67 @@ def test_the_command_line_dumps_verifies_and_hex_dumps_it(tmp_path: Path, capsys
     assert cli.main(["dump", str(good), "--html"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("<!DOCTYPE html>") and "footer" in page and "magic" in page
+
+
+# -- the compiled lookups (kernels.c) against the Python paths ------------------------------------
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        return sorted(call())
+    except FormatError as exc:
+        return ("FormatError", exc.path, exc.offset)
+
+
+def _lookups(data: bytes, data_type: str, probes: list[Any], path: Path | None = None) -> list[Any]:
+    """Each probe's `equal` on a reader opened for it (the cold point lookup), or its error."""
+    outcomes = []
+    for probe in probes:
+        def lookup(probe: Any = probe) -> Any:
+            with BTreeGlobalIndexReader.open(path or data, data_type) as reader:
+                return reader.equal(probe)
+        outcomes.append(_outcome(lookup))
+    return outcomes
+
+
+def _with_crcs(data: bytearray, spans: list[tuple[int, int]]) -> bytes:
+    for offset, size in spans:
+        data[offset + size + 1:offset + size + 5] = struct.pack("<I", zlib.crc32(bytes(data[offset:offset + size + 1])))
+    return bytes(data)
+
+
+@pytest.mark.parametrize("data_type", TYPES)
+@given(data=st.data(), block_size=st.sampled_from([1, 40, 4096]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_compiled_lookups_answer_and_fail_as_the_python_paths(data_type: str, data: st.DataObject, block_size: int,
+                                                             tmp_path: Path) -> None:
+    """A point lookup through the kernels (index and data block searched and decoded in
+    place) gives the Python paths' row ids, and on a damaged block (CRCs fixed, so the damage
+    reaches the entries) their FormatError, at the same offset and field path."""
+    if sst._kernels is None:
+        _no_kernels()
+    values = data.draw(columns(data_type))
+    f = write_btree_global_index(data_type, values, block_size=block_size)
+    clean = BTreeGlobalIndexReader.open(f.data, data_type)
+    spans = [(b.offset, b.size) for b in clean.blocks] + [(clean.footer.ofs_index_block,
+                                                           clean.footer.len_index_block)]
+    probes = [v for v in values[:3] + data.draw(st.lists(values_for(data_type), max_size=3)) if v is not None]
+    damaged = bytearray(f.data)
+    for _ in range(data.draw(st.integers(0, 3))):
+        offset, size = data.draw(st.sampled_from(spans))
+        at = offset + data.draw(st.integers(0, size - 1))
+        damaged[at] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, damaged[at] ^ 1]))
+    damaged_data = _with_crcs(damaged, spans)
+    path = tmp_path / "btree.index"
+    path.write_bytes(damaged_data)
+    compiled = _lookups(damaged_data, data_type, probes), _lookups(damaged_data, data_type, probes, path)
+    with mock.patch.object(sst, "_kernels", None):
+        assert compiled == (_lookups(damaged_data, data_type, probes),) * 2
+
+
+def _no_kernels() -> None:
+    """Built without a C compiler the reader takes its Python paths (CI builds the kernels)."""
+    reason = "the C extension paimon_schema.runtime._kernels is not built (no C compiler?)"
+    if oracles_required():
+        pytest.fail(f"{REQUIRE_ORACLES_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)

@@ -318,7 +318,7 @@ def search(block: Block, kind: int | None, width: int | None, order: Any, inclus
     inclusive), comparing keys in place (`keys.KEY_*`); None where it cannot answer (no
     compiler, an order it does not compare, an entry that is no key of the type: the caller's
     own search then locates the error)."""
-    if not _compiled(block, kind, order):
+    if kind is None or not _compiled(kind, order):
         return None
     found = _kernels.block_search(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                   width or 0, order, inclusive)
@@ -329,7 +329,7 @@ def find_handle(block: Block, kind: int | None, width: int | None, order: Any) -
     """In the index block, compiled: (i, offset, stored size) of the first entry whose key is
     `>= order` and of the data block it names, as `search` and `parse_handle` find and check
     them ((count, 0, 0): every key is below); None where `search` would be."""
-    if not _compiled(block, kind, order):
+    if kind is None or not _compiled(kind, order):
         return None
     return _kernels.find_handle(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                 width or 0, order)
@@ -340,15 +340,15 @@ def find_row_ids(block: Block, kind: int | None, width: int | None, order: Any) 
     has it), found and checked as `search`, `Block.entry` and `row_ids_of` do; None where
     `search` would be, where a value is malformed, or longer than `SHORT_VALUE` bytes (numpy
     decodes those: `decode_row_ids`)."""
-    if not _compiled(block, kind, order):
+    if kind is None or not _compiled(kind, order):
         return None
     return _kernels.find_row_ids(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                  width or 0, order, SHORT_VALUE)
 
 
-def _compiled(block: Block, kind: int | None, order: Any) -> bool:
-    """Whether the kernels can search `block` for `order` (a key of `kind`)."""
-    if _kernels is None or kind is None:
+def _compiled(kind: int, order: Any) -> bool:
+    """Whether the kernels can search for `order`, the order of a key of `kind`."""
+    if _kernels is None:
         return False
     if kind == KEY_BYTES:
         return type(order) is bytes
