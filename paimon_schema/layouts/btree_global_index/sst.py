@@ -152,6 +152,8 @@ class Block:
     """One block's entries, decoded on demand: entry `i` starts at `start(i)` (its table is
     read per access, so a lookup decodes only the entries its binary search touches)."""
 
+    __slots__ = ("data", "count", "len_entries", "aligned_size", "file_offset", "path", "orders", "hits")
+
     def __init__(self, data: bytes | memoryview, count: int, len_entries: int, aligned_size: int,
                  file_offset: int, path: str) -> None:
         self.data = data                    # the (uncompressed) block
