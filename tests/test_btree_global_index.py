@@ -291,11 +291,11 @@ def test_the_generated_parser_reads_what_the_reader_reads(shared_fixtures: Path)
     for data_type, data in files:
         parsed = parsing.parse(BtreeGlobalIndex, data)
         reader = BTreeGlobalIndexReader.open(data, data_type)
-        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.entries] \
+        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.contents.entries] \
             == [(h.offset, h.size, h.last_key) for h in reader.blocks]
         assert [len(b.block.stored) for b in parsed.data_blocks] == [h.size for h in reader.blocks]
         generated = [(bytes(e.key), [r.value for r in e.value.row_ids])
-                     for b in parsed.data_blocks for e in b.block.entries]
+                     for b in parsed.data_blocks for e in b.block.contents.entries]
         assert generated == [(k, r.tolist()) for k, r in reader.entries()]
         assert parsed.footer.has_null_bitmap == reader.footer.has_null_bitmap
 
@@ -310,8 +310,8 @@ def test_the_generated_codec_round_trips_and_decodes_what_kaitai_decodes(shared_
         model = constructs.parse(codec, data)
         assert codec.build(model) == data
         parsed = parsing.parse(BtreeGlobalIndex, data)
-        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["entries"]] == \
-            [bytes(e.key) for b in parsed.data_blocks for e in b.block.entries]
+        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["contents"]["entries"]] == \
+            [bytes(e.key) for b in parsed.data_blocks for e in b.block.contents.entries]
         assert model["footer"]["ofs_index_block"] == parsed.footer.ofs_index_block
 
 
@@ -367,7 +367,7 @@ def test_an_entry_whose_row_ids_disagree_with_its_count_is_located() -> None:
     data[16:20] = struct.pack("<I", zlib.crc32(bytes(data[:16])))     # stored block + compression byte
     with pytest.raises(FormatError, match="says 2 row ids but holds") as info:
         BTreeGlobalIndexReader.open(bytes(data), "INT").equal(7)
-    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.entries[0].value.num_row_ids", 6)
+    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.contents.entries[0].value.num_row_ids", 6)
 
 
 def test_the_registry_detects_dumps_and_hex_dumps_it() -> None:
@@ -430,7 +430,7 @@ def test_the_command_line_dumps_verifies_and_hex_dumps_it(tmp_path: Path, capsys
     assert cli.main(["verify", str(bad), "--type", "INT"]) == 1
     assert "index_block.checksum" in capsys.readouterr().out
     assert cli.main(["dump", str(good), "--hex"]) == 0
-    assert "data_blocks[0].block.entries[0].key" in capsys.readouterr().out
+    assert "data_blocks[0].block.contents.entries[0].key" in capsys.readouterr().out
     assert cli.main(["dump", str(good), "--html"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("<!DOCTYPE html>") and "footer" in page and "magic" in page

@@ -58,7 +58,7 @@ class BTreeGlobalIndexReader:
         self.verify_checksum = verify_checksum
         self.footer: Footer = read_footer(source)
         f = self.footer
-        self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block",
+        self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
                                  verify_checksum=verify_checksum)
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
@@ -102,10 +102,10 @@ class BTreeGlobalIndexReader:
         key, offset, size = self._handle(i)
         index = self._index
         start = index.start(i)
-        order = self.keys.order_of_key(bytes(key), f"index_block.entries[{i}].key", index.file_offset + start)
+        order = self.keys.order_of_key(bytes(key), f"{index.path}.entries[{i}].key", index.file_offset + start)
         if previous is not None and order <= previous:
             raise index.error("index keys must ascend (each is its data block's last key)",
-                              start, f"index_block.entries[{i}].key")
+                              start, f"{index.path}.entries[{i}].key")
         return DataBlockHandle(offset, size, bytes(key)), order
 
     def _handle(self, i: int) -> tuple[bytes | memoryview, int, int]:
@@ -120,10 +120,10 @@ class BTreeGlobalIndexReader:
         index, f = self._index, self.footer
         if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
             raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
-                              index.start(i), f"index_block.entries[{i}].value")
+                              index.start(i), f"{index.path}.entries[{i}].value")
         if offset + size + TRAILER_SIZE > self.source.size - FOOTER_SIZE:
             raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
-                              index.start(i), f"index_block.entries[{i}].value")
+                              index.start(i), f"{index.path}.entries[{i}].value")
 
     # -- queries
 
@@ -194,7 +194,7 @@ class BTreeGlobalIndexReader:
                 yield key, decode_row_ids(block.data, value_starts[i:i + 1], value_ends[i:i + 1], block, [i])
             if previous != last_orders[b]:
                 raise FormatError(f"data block {b} does not end with the key its index entry names",
-                                  offset=self.footer.ofs_index_block, path=f"index_block.entries[{b}].key")
+                                  offset=self.footer.ofs_index_block, path=f"{self._index.path}.entries[{b}].key")
 
     # -- the walk
 

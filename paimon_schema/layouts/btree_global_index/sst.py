@@ -4,8 +4,12 @@ A `Source` hands out byte ranges of the file (bytes in memory, or a seekable fil
 opening reads the footer and the index block only and a lookup one data block more. Each
 block is checked as Java's `SstFileReader` checks it (trailer CRC32, compression byte, the
 block's own table) and every entry as it is decoded; a problem is a `FormatError` at the
-file offset, with the spec's field path (`data_blocks[2].block.entries[7].value`). Row-id
-lists are decoded in bulk by numpy (`decode_row_ids`).
+file offset, with the spec's field path (`data_blocks[2].block.contents.entries[7].value`).
+Where the generated parser fails reading an uncompressed block's contents (a substream of
+the block's stored size), a block the reader refuses fails exactly there
+(`contents_error`); the reader's own checks (key order and width, row-id counts, handles
+inside the file) locate what the generated parser reads without complaint. Row-id lists
+are decoded in bulk by numpy (`decode_row_ids`).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.layouts.btree_global_index.keys import KEY_BYTES, read_var_len
+from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.runtime.crc import crc32
 
 try:
@@ -152,16 +157,19 @@ class Block:
     """One block's entries, decoded on demand: entry `i` starts at `start(i)` (its table is
     read per access, so a lookup decodes only the entries its binary search touches)."""
 
-    __slots__ = ("data", "count", "len_entries", "aligned_size", "file_offset", "path", "orders", "hits")
+    __slots__ = ("data", "count", "len_entries", "aligned_size", "file_offset", "path", "is_index", "stored",
+                 "orders", "hits")
 
     def __init__(self, data: bytes | memoryview, count: int, len_entries: int, aligned_size: int,
-                 file_offset: int, path: str) -> None:
+                 file_offset: int, path: str, is_index: bool, stored: bool) -> None:
         self.data = data                    # the (uncompressed) block
         self.count = count
         self.len_entries = len_entries      # the entries' bytes, before the block's table
         self.aligned_size = aligned_size    # every entry's size, or 0 when unaligned
         self.file_offset = file_offset      # where the block starts in the file (errors)
-        self.path = path                    # the block's field path (errors)
+        self.path = path                    # the field path of its contents (errors)
+        self.is_index = is_index            # the index block (entries hold block handles)
+        self.stored = stored                # stored uncompressed: `data` is the file's bytes
         self.orders: np.ndarray | None = None   # every key's order, once a reader computed them
         self.hits = 0                           # lookups that found this block cached
 
@@ -248,7 +256,10 @@ class Block:
         return value_start, value_end
 
     def error(self, message: str, pos: int, path: str) -> FormatError:
-        return FormatError(message, offset=self.file_offset + pos, path=path)
+        """The block refused at `pos` (`path`, `message`): where the generated parser fails
+        reading the block's contents, its failure; else this one, located in the file."""
+        generated = contents_error(self.data, self.file_offset, self.path, self.is_index) if self.stored else None
+        return generated or FormatError(message, offset=self.file_offset + pos, path=path)
 
 
 def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -274,8 +285,10 @@ def _varints_at(buf: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.
     return value, end
 
 
-def read_block(source: Source, offset: int, length: int, path: str, *, verify_checksum: bool = True) -> Block:
-    """The block at `offset` (`length` stored bytes, then its trailer), checked and decompressed."""
+def read_block(source: Source, offset: int, length: int, path: str, *, is_index: bool = False,
+               verify_checksum: bool = True) -> Block:
+    """The block at `offset` (`length` stored bytes, then its trailer, at field `path`),
+    checked and decompressed; `is_index`: the index block, whose values are block handles."""
     raw = memoryview(source.read(offset, length + TRAILER_SIZE))    # slices below copy nothing
     if len(raw) < length + TRAILER_SIZE:
         raise FormatError("unexpected end of data inside a block", offset=offset + len(raw), path=path)
@@ -296,23 +309,47 @@ def read_block(source: Source, offset: int, length: int, path: str, *, verify_ch
         data = _decompress(data, Compression(compression), offset, path)
     n = len(data)
     table = n - 5 if not compression else 0
+    where = f"{path}.contents"
+    exact = not compression
     if n < 5:
-        raise FormatError(f"a block of {n} bytes has no room for its 5-byte table",
-                          offset=base, path=f"{path}.entry_size_or_count")
+        raise _refused(data, exact, base, where, is_index, f"a block of {n} bytes has no room for its 5-byte table",
+                       0, "entry_size_or_count")
     aligned, tail = data[n - 1], _U4.unpack_from(data, n - 5)[0]
     if aligned == ALIGNED:
         if tail == 0 or (n - 5) % tail:
-            raise FormatError(f"aligned entries of {tail} bytes cannot fill {n - 5} bytes",
-                              offset=base + table, path=f"{path}.entry_size_or_count")
-        return Block(data, (n - 5) // tail, n - 5, tail, base, path)
+            raise _refused(data, exact, base, where, is_index, f"aligned entries of {tail} bytes cannot fill "
+                           f"{n - 5} bytes", table, "entry_size_or_count")
+        return Block(data, (n - 5) // tail, n - 5, tail, base, where, is_index, exact)
     if aligned == UNALIGNED:
         len_entries = n - 5 - 4 * tail
         if len_entries < 0 or (tail == 0) != (len_entries == 0):
-            raise FormatError(f"{tail} entries do not fit a block of {n} bytes",
-                              offset=base + table, path=f"{path}.entry_size_or_count")
-        return Block(data, tail, len_entries, 0, base, path)
-    raise FormatError(f"unknown block aligned type {aligned} (known: 0 aligned, 1 unaligned)",
-                      offset=base + (n - 1 if not compression else 0), path=f"{path}.aligned_type")
+            raise _refused(data, exact, base, where, is_index, f"{tail} entries do not fit a block of {n} bytes",
+                           table, "entry_size_or_count")
+        return Block(data, tail, len_entries, 0, base, where, is_index, exact)
+    raise _refused(data, exact, base, where, is_index, f"unknown block aligned type {aligned} (known: 0 aligned, "
+                   "1 unaligned)", n - 1 if exact else 0, "aligned_type")
+
+
+def _refused(data: bytes | memoryview, exact: bool, base: int, where: str, is_index: bool, message: str, at: int,
+             field: str) -> FormatError:
+    """A block table the reader refuses: the generated parser's failure where it has one
+    (`exact`: uncompressed, offsets map to the file), else this one at `where.field`."""
+    generated = contents_error(data, base, where, is_index) if exact else None
+    return generated or FormatError(message, offset=base + at, path=f"{where}.{field}")
+
+
+def contents_error(data: bytes | memoryview, offset: int, path: str, is_index: bool) -> FormatError | None:
+    """The generated parser's first failure reading the contents of the uncompressed block
+    `data` at file `offset` (`block.contents` at `path`: its table, entries and entry
+    positions, in the substream of the block's bytes), located in the file; None when it
+    reads them all."""
+    try:
+        contents = parsing.parse(lambda io: BtreeGlobalIndex.BlockContents(is_index, len(data), io), data, path=path)
+        parsing.read_lazily(contents, "entries", path)
+        parsing.read_lazily(contents, "entry_positions", path)
+    except FormatError as exc:
+        return exc.within("", offset)
+    return None
 
 
 def search(block: Block, kind: int | None, width: int | None, order: Any, inclusive: bool) -> int | None:
