@@ -498,3 +498,74 @@ def _no_kernels() -> None:
     if oracles_required():
         pytest.fail(f"{REQUIRE_ORACLES_ENV}=1 but {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+# -- a block's contents: the reader fails where the generated parser fails ------------------------
+
+
+def _generated_contents_error(data: bytes, is_index: bool) -> tuple[str, int | None] | None:
+    """(path, offset) of the generated `block_contents`' first failure over a block's bytes:
+    its table (`num_entries`), then its entries, then its entry positions, as `contents` of a
+    `block` reads them in the substream of its stored size."""
+    contents = BtreeGlobalIndex.BlockContents(is_index, len(data), parsing.stream(data))
+    try:
+        for name in ("num_entries", "entries", "entry_positions"):
+            parsing.read_lazily(contents, name, "contents")
+    except FormatError as exc:
+        return exc.path, exc.offset
+    return None
+
+
+def _block_spans(f: Any) -> list[tuple[int, int, bool]]:
+    reader = BTreeGlobalIndexReader.open(f.data, "INT")
+    return [(b.offset, b.size, False) for b in reader.blocks] + [(reader.footer.ofs_index_block,
+                                                                  reader.footer.len_index_block, True)]
+
+
+@given(data=st.data(), block_size=st.sampled_from([1, 40, 200, 4096]))
+@settings(max_examples=300, deadline=None)
+def test_a_blocks_contents_fail_where_the_generated_parser_fails(data: st.DataObject, block_size: int) -> None:
+    """`sst.contents_error` (the reader's refusals of a block defer to it) walks a block's
+    contents as the generated `block.contents` reads them, a substream of the block's stored
+    size, and fails at the same field path and offset: counts, lengths and table bytes set to
+    0, 1, 0x7f, 0x80, 0xff or 0x7fffffff / 0xffffffff, the block cut or grown."""
+    values = data.draw(st.lists(st.none() | st.integers(-300, 300), min_size=1, max_size=120))
+    f = write_btree_global_index("INT", values, block_size=block_size)
+    offset, size, is_index = data.draw(st.sampled_from(_block_spans(f)))
+    block = bytearray(f.data[offset:offset + size])
+    for _ in range(data.draw(st.integers(0, 3))):
+        if data.draw(st.booleans()) and len(block) >= 5:     # the table's count or size
+            block[-5:-1] = struct.pack("<I", data.draw(st.sampled_from([0, 1, 2, 3, 5, 0x7FFFFFFF, 0xFFFFFFFF])))
+        elif block:
+            at = data.draw(st.integers(0, len(block) - 1))
+            block[at] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, block[at] ^ 1]))
+    cut = data.draw(st.sampled_from([len(block), len(block), max(0, len(block) - 1), len(block) + 1]))
+    contents = bytes(block[:cut]) + b"\x00" * (cut - len(block))
+    expected = _generated_contents_error(contents, is_index)
+    found = sst.contents_error(contents, 0, "contents", is_index)
+    if expected is None or expected[1] is None:
+        # the generated parser reads it all, or fails at a negative position (before it records one)
+        assert found is None or expected is not None
+    else:
+        assert found is not None and (found.path, found.offset) == expected
+
+
+@pytest.mark.parametrize("value", [0, 1, 0x7FFFFFFF, 0xFFFFFFFF])
+@pytest.mark.parametrize("which", ["data", "index"])
+def test_a_damaged_block_count_fails_the_reader_where_the_generated_parser_fails(value: int, which: str) -> None:
+    """A block's count (or entry size) set to a hostile value, the CRC fixed: reading every
+    row fails at the generated parser's field path and offset when it fails reading the
+    block's contents, else at the reader's own check of the block, inside the block."""
+    f = write_btree_global_index("INT", [i % 500 for i in range(3000)], block_size=1024)
+    offset, size, is_index = _block_spans(f)[-1 if which == "index" else 1]
+    data = bytearray(f.data)
+    data[offset + size - 5:offset + size - 1] = struct.pack("<I", value)
+    damaged = _with_crcs(data, [(offset, size)])
+    with pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(damaged, "INT").is_not_null()
+    expected = _generated_contents_error(damaged[offset:offset + size], is_index)
+    where = "index_block" if is_index else "data_blocks[1].block"
+    if expected is not None and expected[1] is not None:
+        assert (info.value.path, info.value.offset) == (f"{where}.{expected[0]}", offset + expected[1])
+    else:
+        assert info.value.path.startswith(f"{where}.contents.") and offset <= info.value.offset < offset + size

@@ -87,6 +87,7 @@ class BTreeGlobalIndexReader:
         use (by a range, `entries` or `blocks`); a point lookup parses only the entries its
         binary search over the index block touches."""
         if self._all is None:
+            self._index.value_spans(0, len(self._index))      # entries back to back, filling the block
             blocks: list[DataBlockHandle] = []
             orders: list[Any] = []
             for i in range(len(self._index)):
