@@ -20,7 +20,9 @@ temporary directory (ours: `BTreeGlobalIndexReader.open(path, "INT")`; pypaimon'
 cheapest it takes), which reads the footer, the index block and one data block, CRC-checks
 both blocks, answers and closes the file. The OS page cache is warm for both (the file was
 just written and every round reads it): the cost is the readers', not the disk's. Rounds of
-20 lookups alternate between the two; the ratio is the median of the per-round ratios.
+20 lookups alternate between the two; the ratio is given three ways (the median of the
+per-round ratios, the best round against the best, the median CPU time) and the target is
+met when all three meet it: on a loaded machine they differ.
 
     python benchmarks/global_index.py [--quick]
 """
@@ -203,13 +205,14 @@ def main() -> None:
     line("build", build, 1, "file")
     line("point lookup (warm block cache)", point, len(probes), "lookup")
     line("point lookup (no block cache: each reads and checks its block)", point_cold, len(probes), "lookup")
-    ratio = 1 / cold_rounds.ratio("ours", "pypaimon")
+    ratios = {"median of the rounds' ratios": 1 / cold_rounds.ratio("ours", "pypaimon"),
+              "best against best": cold_rounds.best("pypaimon") / cold_rounds.best("ours"),
+              "CPU time": 1 / cold_rounds.cpu_ratio("ours", "pypaimon")}
     per = {name: f"{cold_rounds.median(name) / chunk * 1e3:.3f} ms (best {cold_rounds.best(name) / chunk * 1e3:.3f})"
            for name in ("ours", "pypaimon")}
     print(f"  cold point lookup (a new reader per lookup, from the file): ours {per['ours']}, pypaimon "
-          f"{per['pypaimon']} per lookup: {ratio:.1f}x faster (median of {len(cold_rounds.times['ours'])} rounds' "
-          f"ratios; best against best {cold_rounds.best('pypaimon') / cold_rounds.best('ours'):.1f}x, CPU time "
-          f"{1 / cold_rounds.cpu_ratio('ours', 'pypaimon'):.1f}x; {'meets' if ratio >= 5 else 'MISSES'} the 5x target)")
+          f"{per['pypaimon']} per lookup: " + ", ".join(f"{r:.1f}x ({what})" for what, r in ratios.items())
+          + f" ({'meets' if min(ratios.values()) >= 5 else 'MISSES'} the 5x target by all three)")
     for (name, uncached), t in timed.items():
         line(f"range over {name} of the keys ({'no block cache' if uncached else 'warm block cache'})", t,
              len(ranges[name]), "range")
