@@ -177,7 +177,8 @@ def fix_btree_checksums(data: bytes) -> bytes:
         return data
     spans = [(footer.ofs_index_block, footer.len_index_block)]
     try:
-        index = sst.read_block(sst.Source(data), *spans[0], "index_block", verify_checksum=False)
+        index = sst.read_block(sst.Source(data), *spans[0], "index_block", is_index=True,
+                               verify_checksum=False)
         spans += [sst.parse_handle(index, i)[1:] for i in range(len(index))]
     except ps.FormatError:
         pass
