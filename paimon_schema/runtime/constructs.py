@@ -21,13 +21,12 @@ from typing import Any
 from construct import Construct, FixedSized, ListContainer, PaddingError, Subconstruct
 from construct.core import evaluate, stream_read
 from construct.expr import ExprMixin
-from isal import isal_zlib
+
+from paimon_schema.runtime.crc import crc32
 
 
-#: `-checksum` algorithms of the specs: bytes -> the stored value. CRC32 is ISA-L's (`isal`),
-#: zlib's polynomial and values folded with carry-less multiplies: ~9x `zlib.crc32` (2.5 MB:
-#: 64 us against 554 us), which is most of a big deletion vector's read (benchmarks/dv_decode.py).
-CHECKSUMS: dict[str, Callable[[bytes], int]] = {"crc32": isal_zlib.crc32}
+#: `-checksum` algorithms of the specs: bytes -> the stored value.
+CHECKSUMS: dict[str, Callable[[bytes], int]] = {"crc32": crc32}
 
 
 class KsSpan:

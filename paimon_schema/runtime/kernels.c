@@ -15,10 +15,6 @@
  *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
  *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
  *
- * - `crc32`: zlib's CRC32, which every btree block trailer and null bitmap carries, by
- *   carry-less multiplication where the CPU has it (PCLMULQDQ, or AVX-512's VPCLMULQDQ;
- *   chosen at load time): a 64 KiB block checks in ~1 us (3 us with PCLMULQDQ) instead of
- *   zlib 1.2's 15-35 us, which was the largest part of a cold point lookup.
  * - `block_search`: the binary search of a btree global index block (an SST block of
  *   var-len-framed keys) for the first key at or above a probe, comparing keys in place as
  *   the column type orders them; in Python its ~17 key decodes were a cold lookup's next cost.
@@ -914,180 +910,6 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* crc32 */
-
-/* zlib's CRC32 (reflected polynomial 0xEDB88320) on the working value (not inverted): a
- * byte at a time by table, and on x86-64 with PCLMULQDQ 64 bytes at a time by folding
- * (Gopal et al., "Fast CRC Computation for Generic Polynomials Using PCLMULQDQ", Intel 2009;
- * the constants are the paper's bit-reflected k1..k5 and Barrett's P' and mu, as in Linux's
- * crc32-pclmul and Chromium's zlib). */
-static uint32_t crc_table[256];
-
-static void
-crc_table_init(void)
-{
-    for (uint32_t n = 0; n < 256; n++) {
-        uint32_t c = n;
-        for (int k = 0; k < 8; k++)
-            c = c & 1 ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-        crc_table[n] = c;
-    }
-}
-
-static uint32_t
-crc_bytes(uint32_t crc, const unsigned char *buf, size_t len)
-{
-    while (len--)
-        crc = crc_table[(crc ^ *buf++) & 0xFF] ^ (crc >> 8);
-    return crc;
-}
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define CRC_CLMUL 1
-
-/* Four 128-bit lanes holding the CRC state of the bytes before `buf` (`len` more, a multiple
- * of 16): folded into one, then 16 bytes at a time, then reduced to the 32-bit CRC. */
-__attribute__((target("pclmul,sse4.1"), always_inline))
-static inline uint32_t
-crc_clmul_tail(__m128i x1, __m128i x2, __m128i x3, __m128i x4, const unsigned char *buf, size_t len)
-{
-    const __m128i k3k4 = _mm_set_epi64x(0x00ccaa009e, 0x01751997d0);
-    const __m128i k5k0 = _mm_set_epi64x(0, 0x0163cd6124);
-    const __m128i poly = _mm_set_epi64x(0x01f7011641, 0x01db710641);
-    const __m128i mask32 = _mm_setr_epi32(~0, 0, ~0, 0);
-    __m128i x0 = k3k4, x5;
-    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, x0, 0x11), x2), x5);
-    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, x0, 0x11), x3), x5);
-    x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
-    x1 = _mm_xor_si128(_mm_xor_si128(_mm_clmulepi64_si128(x1, x0, 0x11), x4), x5);
-    while (len >= 16) {
-        x5 = _mm_clmulepi64_si128(x1, x0, 0x00);
-        x1 = _mm_clmulepi64_si128(x1, x0, 0x11);
-        x1 = _mm_xor_si128(_mm_xor_si128(x1, x5), _mm_loadu_si128((const __m128i *)buf));
-        buf += 16;
-        len -= 16;
-    }
-    x2 = _mm_clmulepi64_si128(x1, x0, 0x10);        /* 128 -> 64 bits */
-    x1 = _mm_xor_si128(_mm_srli_si128(x1, 8), x2);
-    x2 = _mm_srli_si128(x1, 4);                     /* 64 -> 32 bits */
-    x1 = _mm_xor_si128(_mm_clmulepi64_si128(_mm_and_si128(x1, mask32), k5k0, 0x00), x2);
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x1, mask32), poly, 0x10);    /* Barrett reduction */
-    x2 = _mm_clmulepi64_si128(_mm_and_si128(x2, mask32), poly, 0x00);
-    return (uint32_t)_mm_extract_epi32(_mm_xor_si128(x1, x2), 1);
-}
-
-/* `len` >= 64 and a multiple of 16: four lanes of 128 bits folded forward by 512 bits. */
-__attribute__((target("pclmul,sse4.1")))
-static uint32_t
-crc_clmul(uint32_t crc, const unsigned char *buf, size_t len)
-{
-    const __m128i k1k2 = _mm_set_epi64x(0x01c6e41596, 0x0154442bd4);
-    __m128i x1, x2, x3, x4, x5, x6, x7, x8;
-
-    x1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)buf), _mm_cvtsi32_si128((int)crc));
-    x2 = _mm_loadu_si128((const __m128i *)(buf + 16));
-    x3 = _mm_loadu_si128((const __m128i *)(buf + 32));
-    x4 = _mm_loadu_si128((const __m128i *)(buf + 48));
-    buf += 64;
-    len -= 64;
-    while (len >= 64) {
-        x5 = _mm_clmulepi64_si128(x1, k1k2, 0x00);
-        x6 = _mm_clmulepi64_si128(x2, k1k2, 0x00);
-        x7 = _mm_clmulepi64_si128(x3, k1k2, 0x00);
-        x8 = _mm_clmulepi64_si128(x4, k1k2, 0x00);
-        x1 = _mm_clmulepi64_si128(x1, k1k2, 0x11);
-        x2 = _mm_clmulepi64_si128(x2, k1k2, 0x11);
-        x3 = _mm_clmulepi64_si128(x3, k1k2, 0x11);
-        x4 = _mm_clmulepi64_si128(x4, k1k2, 0x11);
-        x1 = _mm_xor_si128(_mm_xor_si128(x1, x5), _mm_loadu_si128((const __m128i *)buf));
-        x2 = _mm_xor_si128(_mm_xor_si128(x2, x6), _mm_loadu_si128((const __m128i *)(buf + 16)));
-        x3 = _mm_xor_si128(_mm_xor_si128(x3, x7), _mm_loadu_si128((const __m128i *)(buf + 32)));
-        x4 = _mm_xor_si128(_mm_xor_si128(x4, x8), _mm_loadu_si128((const __m128i *)(buf + 48)));
-        buf += 64;
-        len -= 64;
-    }
-    return crc_clmul_tail(x1, x2, x3, x4, buf, len);
-}
-
-/* One 512-bit lane folded forward by `k` (a 128-bit constant pair in every lane), plus `next`. */
-#define FOLD512(z, k, next) _mm512_ternarylogic_epi64(_mm512_clmulepi64_epi128((z), (k), 0x00), \
-                                                      _mm512_clmulepi64_epi128((z), (k), 0x11), (next), 0x96)
-
-/* `len` >= 256 and a multiple of 16, with VPCLMULQDQ: four lanes of 512 bits folded forward
- * by 2048 bits (constants x^(2048+32) and x^(2048-32) mod P, bit-reflected, as k1/k2 are for
- * 512), then into one 512-bit lane, whose four 128-bit parts the tail above takes. */
-__attribute__((target("pclmul,sse4.1,avx512f,avx512vl,vpclmulqdq")))
-static uint32_t
-crc_vpclmul(uint32_t crc, const unsigned char *buf, size_t len)
-{
-    const __m512i k2048 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x01322d1430, 0x011542778a));
-    const __m512i k512 = _mm512_broadcast_i32x4(_mm_set_epi64x(0x01c6e41596, 0x0154442bd4));
-    __m512i z0 = _mm512_xor_si512(_mm512_loadu_si512(buf), _mm512_zextsi128_si512(_mm_cvtsi32_si128((int)crc)));
-    __m512i z1 = _mm512_loadu_si512(buf + 64);
-    __m512i z2 = _mm512_loadu_si512(buf + 128);
-    __m512i z3 = _mm512_loadu_si512(buf + 192);
-    buf += 256;
-    len -= 256;
-    while (len >= 256) {
-        z0 = FOLD512(z0, k2048, _mm512_loadu_si512(buf));
-        z1 = FOLD512(z1, k2048, _mm512_loadu_si512(buf + 64));
-        z2 = FOLD512(z2, k2048, _mm512_loadu_si512(buf + 128));
-        z3 = FOLD512(z3, k2048, _mm512_loadu_si512(buf + 192));
-        buf += 256;
-        len -= 256;
-    }
-    z1 = FOLD512(z0, k512, z1);
-    z2 = FOLD512(z1, k512, z2);
-    z3 = FOLD512(z2, k512, z3);
-    return crc_clmul_tail(_mm512_extracti32x4_epi32(z3, 0), _mm512_extracti32x4_epi32(z3, 1),
-                          _mm512_extracti32x4_epi32(z3, 2), _mm512_extracti32x4_epi32(z3, 3), buf, len);
-}
-#endif
-
-static int crc_use_clmul, crc_use_vpclmul;
-
-static uint32_t
-crc_update(uint32_t crc, const unsigned char *buf, size_t len)
-{
-#ifdef CRC_CLMUL
-    if (crc_use_clmul && len >= 64) {
-        size_t chunk = len & ~(size_t)15;
-        crc = crc_use_vpclmul && chunk >= 256 ? crc_vpclmul(crc, buf, chunk) : crc_clmul(crc, buf, chunk);
-        buf += chunk;
-        len -= chunk;
-    }
-#endif
-    return crc_bytes(crc, buf, len);
-}
-
-PyDoc_STRVAR(crc32_doc,
-"crc32(data: buffer, value: int = 0, /) -> int\n\n"
-"`zlib.crc32(data, value)`: by carry-less multiplication where the CPU has it (`CLMUL`: 0 no,\n"
-"1 PCLMULQDQ, 2 AVX-512 VPCLMULQDQ for 256 bytes and more).");
-
-static PyObject *
-crc32(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    Py_buffer data;
-    unsigned int value = 0;
-    if (!PyArg_ParseTuple(args, "y*|I:crc32", &data, &value))
-        return NULL;
-    uint32_t crc = ~(uint32_t)value;
-    if (data.len >= 1 << 20) {      /* ~100 us: worth letting other threads run */
-        Py_BEGIN_ALLOW_THREADS
-        crc = crc_update(crc, data.buf, (size_t)data.len);
-        Py_END_ALLOW_THREADS
-    }
-    else
-        crc = crc_update(crc, data.buf, (size_t)data.len);
-    PyBuffer_Release(&data);
-    return PyLong_FromUnsignedLong(~crc);
-}
-
-/* ---------------------------------------------------------------------------------------- */
 /* block_search */
 
 enum { KEY_INT = 0, KEY_UBYTE = 1, KEY_FLOAT = 2, KEY_BYTES = 3 };
@@ -1398,7 +1220,6 @@ static PyMethodDef methods[] = {
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
-    {"crc32", crc32, METH_VARARGS, crc32_doc},
     {"block_search", block_search, METH_VARARGS, block_search_doc},
     {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
@@ -1414,15 +1235,5 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC
 PyInit__kernels(void)
 {
-    crc_table_init();
-#ifdef CRC_CLMUL
-    __builtin_cpu_init();
-    crc_use_clmul = __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.1");
-    crc_use_vpclmul = crc_use_clmul && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")
-        && __builtin_cpu_supports("vpclmulqdq");
-#endif
-    PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddIntConstant(m, "CLMUL", crc_use_clmul + crc_use_vpclmul) < 0)
-        Py_CLEAR(m);
-    return m;
+    return PyModule_Create(&module);
 }

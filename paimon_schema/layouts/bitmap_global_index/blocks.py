@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 import struct
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
 from typing import Any, BinaryIO
 
+from paimon_schema.runtime.crc import crc32
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError
@@ -142,7 +142,7 @@ def read_block(reads: Reads, offset: int, length: int) -> Block | None:
     if data is None:
         return None
     buf = bytes(data)
-    if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != zlib.crc32(buf[:length + 1]):
+    if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != crc32(buf[:length + 1]):
         return None
     try:
         count, at = read_var_len(buf, 0, 5)
@@ -260,7 +260,7 @@ def checksum_error(reads: Reads, offset: int, length: int, path: str) -> FormatE
     data = reads.read(offset, length + TRAILER)
     assert data is not None
     stored = int.from_bytes(data[length + 1:], "little")
-    computed = zlib.crc32(data[:length + 1])
+    computed = crc32(data[:length + 1])
     if stored != computed:
         return FormatError(f"CRC-32 mismatch: stored {stored:#010x}, computed {computed:#010x}",
                            offset=offset + length + 1, path=f"{path}.checksum")
