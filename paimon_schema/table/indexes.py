@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,7 +26,7 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, DeletionFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "file_index", "file_index_bytes", "hash_index",
+__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "deletion_vectors", "file_index", "file_index_bytes", "hash_index",
            "in_file_index"]
 
 #: The head of an index file fetched at once (bins beyond it are read by range).
@@ -94,6 +94,37 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
                             path=exc.path)
         error.file = dv.path
         raise error from exc
+
+
+def deletion_vectors(io: FileIO, deletions: Sequence[DeletionFile | None]) -> list[BitMap | BitMap64 | None]:
+    """The deleted positions each `DeletionFile` points at (None for None), each index file
+    read once, from its first bin read to its last (the data files of a bucket share one)."""
+    spans: dict[str, tuple[int, int]] = {}
+    for dv in deletions:
+        if dv is not None:
+            lo, hi = spans.get(dv.path, (dv.offset, 0))
+            spans[dv.path] = (min(lo, dv.offset), max(hi, dv.offset + dv.length + 8))
+    data = {path: (lo, _index_bytes(io, path, lo, hi)) for path, (lo, hi) in spans.items()}
+    vectors: list[BitMap | BitMap64 | None] = []
+    for dv in deletions:
+        if dv is None:
+            vectors.append(None)
+            continue
+        base, chunk = data[dv.path]
+        try:
+            vectors.append(read_deletion_vector(chunk, dv.offset - base, dv.length))
+        except FormatError as exc:
+            raise FormatError(f"deletion vector in {dv.path} at offset {dv.offset}: {exc.reason}",
+                              offset=exc.offset, path=exc.path) from exc
+    return vectors
+
+
+def _index_bytes(io: FileIO, path: str, start: int, end: int) -> bytes:
+    """Bytes `start .. end` of a deletion-vector index file (off the local disk from the
+    cached head where it holds them)."""
+    if io.remote and end <= INDEX_FILE_HEAD:
+        return _INDEX_FILE_HEADS.get(io, path)[start:end]
+    return io.read_bytes(path, start, end - start)
 
 
 def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:

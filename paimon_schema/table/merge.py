@@ -358,7 +358,7 @@ def _file_batches(task: FileTask, batch_rows: int,
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
                 return
-            as_dictionary = _dictionary_reads(task, reader, names)
+            as_dictionary = dictionary_reads(task, reader.schema_arrow, reader.metadata, names)
             if as_dictionary:
                 reader = pq.ParquetFile(source, metadata=reader.metadata,
                                         read_dictionary=as_dictionary, pre_buffer=task.fileio.remote)
@@ -380,15 +380,16 @@ def _file_batches(task: FileTask, batch_rows: int,
 _DENSE_STRINGS = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
 
-def _dictionary_reads(task: FileTask, reader: Any, names: list[str]) -> list[str]:
+def dictionary_reads(task: FileTask, schema: pa.Schema, metadata: Any, names: list[str]) -> list[str]:
     """The string and binary columns to read as Arrow dictionaries: those dictionary-encoded
     in every data page (`parquet_footer`). Their rows are then dropped from the int32 indices
     and only the kept rows become strings, in `evolve`'s cast: cheaper than pyarrow's own
     dense decode of every row (see `parquet_footer` for the measurements and the PLAIN
     fallback it guards against)."""
     targets = {c.file_column: c.arrow_type for c in task.columns if c.file_column is not None}
-    schema = reader.schema_arrow
-    first = reader.metadata.row_group(0)
+    if metadata.num_row_groups == 0:
+        return []
+    first = metadata.row_group(0)
     chunks = {first.column(i).path_in_schema: first.column(i) for i in range(first.num_columns)}
     candidates = [name for name in names
                   if schema.field(name).type in _DENSE_STRINGS
@@ -396,7 +397,7 @@ def _dictionary_reads(task: FileTask, reader: Any, names: list[str]) -> list[str
                   and name in chunks and chunks[name].has_dictionary_page]
     if not candidates:
         return []
-    encoded = dictionary_columns(reader.metadata)
+    encoded = dictionary_columns(metadata)
     return [name for name in candidates if name in encoded]
 
 

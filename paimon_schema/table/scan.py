@@ -28,8 +28,9 @@ from paimon_schema.query.sql import parse_sql
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.fileio import FileSystemLike
-from paimon_schema.table.merge import BATCH_ROWS, ReadStats, TableLike, TaskPlan, plan_read, read_task, read_tasks
+from paimon_schema.table.merge import BATCH_ROWS, ReadStats, TableLike, TaskPlan, plan_read, read_task
 from paimon_schema.table.snapshots import Snapshot
+from paimon_schema.table.whole_read import read_whole
 
 if TYPE_CHECKING:
     import duckdb
@@ -106,8 +107,7 @@ class TableScan:
     def to_arrow(self) -> pa.Table:
         """Every row as one `pyarrow.Table` (files decoded side by side)."""
         plan = self._planned()
-        batches = [b for part in read_tasks(plan.tasks) for b in part]
-        result = pa.Table.from_batches(batches, schema=plan.schema)
+        result = read_whole(plan.tasks, plan.schema)
         if self._filter is not None:
             result = result.filter(self._filter)
         return result.select(self._out_columns(plan))
