@@ -68,6 +68,13 @@ class _IndexFileHeads:
 
 _INDEX_FILE_HEADS = _IndexFileHeads(64 << 20)
 
+#: How many deletion vectors' counts `deleted_counts` keeps (about 100 bytes each).
+COUNTS_HELD = 100_000
+#: {(index file location, offset, length): the bin's cardinality} of the vectors whose index
+#: manifest records none (Paimon 1.0 and older): index files are never rewritten (their names
+#: hold a UUID), so a plan counts each vector once per process, not once per read.
+_COUNTS: dict[tuple[str, int, int], int] = {}
+
 
 def deletion_bytes(io: FileIO, dv: DeletionFile) -> bytes:
     """The bytes of a deletion vector's bin: `length` plus the size field and CRC of a 32-bit
@@ -133,10 +140,18 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
     the vector's own count, each vector file read once for all its bins."""
     counts: dict[str, int] = {}
     unrecorded: dict[str, list[DataFile]] = {}
+    locations: dict[str, str] = {}
     for f in data_files:
         dv = f.deletion_file
         if dv is not None and dv.cardinality is None:
-            unrecorded.setdefault(dv.path, []).append(f)
+            location = locations.get(dv.path)
+            if location is None:
+                location = locations[dv.path] = io.location(dv.path)
+            known = _COUNTS.get((location, dv.offset, dv.length))
+            if known is None:
+                unrecorded.setdefault(dv.path, []).append(f)
+            else:
+                counts[f.path] = known
         else:
             counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
     for path, files in unrecorded.items():
@@ -153,6 +168,11 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
                                     path=exc.path)
                 error.file = path
                 raise error from exc
+        location = locations[path]
+        if len(_COUNTS) + len(files) > COUNTS_HELD:
+            _COUNTS.clear()
+        _COUNTS.update(((location, f.deletion_file.offset, f.deletion_file.length), counts[f.path])
+                       for f in files if f.deletion_file)
     return counts
 
 

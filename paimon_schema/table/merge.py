@@ -214,7 +214,8 @@ def plan_read(table: TableLike, where: Predicate | None = None,
         kept.append((data_file, candidate))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts(read)
-    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats)
+    known: dict[tuple, tuple[Column, ...]] = {}
+    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats, known)
              for data_file, candidate in kept]
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
@@ -282,7 +283,28 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
 
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-          candidate: BitMap | None, deleted: int, stats: ReadStats) -> FileTask:
+          candidate: BitMap | None, deleted: int, stats: ReadStats,
+          known: dict[tuple, tuple[Column, ...]]) -> FileTask:
+    """The file's task; `known` holds the columns of the files planned before (most files of
+    a table share a schema and a partition: types are parsed once, not once per file)."""
+    key = (data_file.schema_id, data_file.write_cols and tuple(data_file.write_cols),
+           tuple(data_file.partition.get(name) for name in out_columns))
+    columns = known.get(key)
+    if columns is None:
+        columns = known[key] = _columns(tab, plan, data_file, out_columns)
+    if candidate is not None:
+        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
+    stats.rows_deleted += deleted
+    fileio, path = tab.io.resolve(data_file.path)
+    return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
+                    columns, data_file.deletion_file,
+                    None if candidate is None else candidate.serialize(),
+                    data_file.partition_path, data_file.bucket, data_file.schema_id,
+                    data_file.file_size)
+
+
+def _columns(tab: Table, plan: ReadPlan, data_file: DataFile,
+             out_columns: list[str]) -> tuple[Column, ...]:
     file_schema = tab.schema(data_file.schema_id)
     written = None if data_file.write_cols is None else set(data_file.write_cols)
     columns = []
@@ -293,15 +315,7 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
             old = None                  # a data-evolution file holds only its write columns
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
                               data_file.partition.get(name)))
-    if candidate is not None:
-        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
-    stats.rows_deleted += deleted
-    fileio, path = tab.io.resolve(data_file.path)
-    return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
-                    tuple(columns), data_file.deletion_file,
-                    None if candidate is None else candidate.serialize(),
-                    data_file.partition_path, data_file.bucket, data_file.schema_id,
-                    data_file.file_size)
+    return tuple(columns)
 
 
 # ------------------------------------------------------------------------------ reading
