@@ -214,7 +214,7 @@ def plan_read(table: TableLike, where: Predicate | None = None,
         kept.append((data_file, candidate))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts(read)
-    known: dict[tuple, tuple[Column, ...]] = {}
+    known: dict[tuple[Any, ...], tuple[Column, ...]] = {}
     tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats, known)
              for data_file, candidate in kept]
     stats.files_read = len(tasks)
@@ -284,7 +284,7 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
           candidate: BitMap | None, deleted: int, stats: ReadStats,
-          known: dict[tuple, tuple[Column, ...]]) -> FileTask:
+          known: dict[tuple[Any, ...], tuple[Column, ...]]) -> FileTask:
     """The file's task; `known` holds the columns of the files planned before (most files of
     a table share a schema and a partition: types are parsed once, not once per file)."""
     key = (data_file.schema_id, data_file.write_cols and tuple(data_file.write_cols),

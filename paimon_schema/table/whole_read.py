@@ -21,7 +21,9 @@ exactly or raises the error naming the file.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
 
 import numpy as np
@@ -38,6 +40,8 @@ from paimon_schema.values.errors import FormatError, SchemaError
 
 __all__ = ["read_whole"]
 
+#: Rows from which the mask and casts go over slices side by side, one per CPU.
+SPLIT_ROWS = 1 << 18
 #: What a scan may raise that the per-file path then reports with the file's name.
 _SCAN_ERRORS = (pa.ArrowException, OSError, FormatError, SchemaError, TableError)
 
@@ -71,34 +75,50 @@ def _key(task: FileTask) -> tuple[pafs.FileSystem, Hashable] | None:
 
 
 def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema) -> pa.Table | None:
-    """The run's rows, or None where the per-file path must read it (see the module doc)."""
+    """The run's rows, or None where the per-file path must read it (see the module doc).
+    The deletion vectors are decoded on a thread of their own while Arrow's threads decode
+    the files; the mask and the casts then go over slices of the rows side by side."""
     names = list(dict.fromkeys(c.file_column for c in tasks[0].columns if c.file_column is not None))
-    try:
-        plain = ds.ParquetFileFormat()
-        first = plain.make_fragment(tasks[0].path, filesystem, file_size=tasks[0].file_size or None)
-        physical = first.physical_schema
-        if any(name not in physical.names for name in names):
-            return None
-        as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
-        fmt = ds.ParquetFileFormat(
-            read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
-        fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None) for t in tasks]
-        fields = [physical.field(name) for name in names]
-        read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type)) if f.name in as_dictionary
-                                 else f for f in fields])
-        dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
-        table = dataset.to_table(columns=names, use_threads=True)
-        for task, fragment in zip(tasks, fragments):
-            if fragment.metadata.num_rows != task.row_count or \
-                    any(name not in fragment.physical_schema.names for name in names):
+    workers = os.cpu_count() or 1
+    with ThreadPoolExecutor(workers, thread_name_prefix="paimon-read") as pool:
+        try:
+            keep = pool.submit(_keep, tasks)
+            plain = ds.ParquetFileFormat()
+            first = plain.make_fragment(tasks[0].path, filesystem, file_size=tasks[0].file_size or None)
+            physical = first.physical_schema
+            if any(name not in physical.names for name in names):
                 return None
-        keep = _keep(tasks)
-    except _SCAN_ERRORS:
-        return None
+            as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
+            fmt = ds.ParquetFileFormat(
+                read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
+                default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
+            fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None)
+                         for t in tasks]
+            fields = [physical.field(name) for name in names]
+            read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type))
+                                     if f.name in as_dictionary else f for f in fields])
+            dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
+            table = dataset.to_table(columns=names, use_threads=True)
+            for task, fragment in zip(tasks, fragments):
+                if fragment.metadata.num_rows != task.row_count or \
+                        any(name not in fragment.physical_schema.names for name in names):
+                    return None
+            mask = keep.result()
+            bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
+                                 dtype=np.int64)
+            parts = [pool.submit(_finish, table.slice(lo, hi - lo),
+                                 None if mask is None else mask[lo:hi], tasks[0], schema)
+                     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+            return pa.concat_tables([part.result() for part in parts])
+        except _SCAN_ERRORS:
+            return None
+
+
+def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask, schema: pa.Schema) -> pa.Table:
+    """Rows of the scan without those `keep` drops, as the table's columns."""
     if keep is not None:
         table = table.filter(pa.array(keep))
-    return _evolve(table, tasks[0], schema)
+    return _evolve(table, task, schema)
 
 
 def _keep(tasks: list[FileTask]) -> np.ndarray | None:
