@@ -26,8 +26,8 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, DeletionFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "deletion_vectors", "file_index", "file_index_bytes", "hash_index",
-           "in_file_index"]
+__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "deletion_vectors", "file_index",
+           "file_index_bytes", "hash_index", "in_file_index"]
 
 #: The head of an index file fetched at once (bins beyond it are read by range).
 INDEX_FILE_HEAD = 8 << 20
