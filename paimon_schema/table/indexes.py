@@ -6,7 +6,9 @@ Off the local disk a deletion-vector index file is fetched whole, once per proce
 (`deletion_bytes`): the data files of a bucket share one index file, so a read makes one request
 per index file rather than one per data file. Paimon keeps these files small
 (`deletion-vector.index-file.target-size`, 2 MB) and never rewrites one (its name holds a UUID),
-so the bytes are kept in a bounded cache."""
+so the bytes are kept in a bounded cache. A whole read takes all its vectors at once
+(`deletion_vectors`), each index file read once, on the local disk too; and the counts of
+vectors whose index manifest records none are kept per process (`deleted_counts`)."""
 
 from __future__ import annotations
 
