@@ -10,19 +10,20 @@ bitmap global indexes (`global_indexes`: row ids no row of which can match); wha
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
 Arrow call, and evolves each batch to the table's schema by field id (renamed, dropped, widened
 and added columns; partition columns a file lacks). `scan.TableScan` does both and applies the
-exact filter, whole (`read_tasks`, files side by side) or streaming.
+exact filter, whole or streaming; a whole read scans the Parquet files of alike tasks together
+(`whole_read`) and reads the others with `read_tasks` (files side by side).
 
-Where the time goes (`benchmarks/table_read.py`: 2M rows, 4 columns, in 8 Parquet files, 30 %
-deleted; CPU time of the 8 `read_task`s on one thread, a loaded 2-core machine): the decode,
-115-120 ms as pyarrow decodes by default, 98-102 ms with the strings read as dictionaries; the
-deletion vectors' `take` of the kept rows, 13-17 ms; the cast of the kept strings, 9-11 ms; the
-vectors, footers and file opens, about 5 ms. So about 1.1x the CPU of the bare decode
+Where the time goes in a whole read (`benchmarks/table_read.py`, 2M rows, CPU time on a
+loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the pipeline's
+288, 10 % deleted): the dataset scan, 107 / 196 ms with the strings read as dictionaries (136 /
+258 ms dense); the deletion vectors' mask, 3 / 12 ms; its `filter`, 21 / 21 ms (36 / 53 ms on
+dense strings); the cast of the kept strings, 10 / 29 ms; planning from the per-process cache of
+each snapshot's data files, about 3 ms for 288 files. So about the CPU of the bare decode
 (`pyarrow.parquet.read_table`), which the dictionaries keep there: string and binary columns
 dictionary-encoded in every data page (the footer says so, `parquet_footer`) are read as Arrow
-dictionaries, the deletion vector takes their int32 indices, and only the kept rows become
-strings, in `evolve`'s cast, cheaper than pyarrow's dense decode of every row. A whole read
-(`read_tasks`) reads whole row groups (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more
-decode here), and plans from a per-process cache of each snapshot's data files.
+dictionaries, the mask drops rows from their int32 indices, and only the kept rows become
+strings, cheaper than pyarrow's dense decode of every row. `read_task` reads whole row groups in
+a whole read (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more decode).
 
 Which files: a primary-key table in deletion-vector mode is read as Paimon reads it, from the
 levels above 0 (`Table.plan`); its system columns (`_KEY_*`, `_SEQUENCE_NUMBER`,
