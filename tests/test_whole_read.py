@@ -69,6 +69,19 @@ def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -
     assert fallbacks == []
 
 
+@pytest.mark.parametrize("columns", [["f1"], ["f3", "f1"], ["f0"], None])
+def test_partition_columns_from_the_partition_values(tables: Path, columns: list[str] | None,
+                                                     fallbacks: list[int]) -> None:
+    """As Paimon reads them (never from the file), over files of several partitions, alone or
+    beside file columns, with deletion vectors."""
+    path = tables / "pk_09.db" / "pk_09"
+    plan = plan_read(path, columns=columns, snapshot=6)
+    assert len({t.columns[0].constant for t in plan.tasks}) > 1 or columns != ["f1"]
+    got = whole_read.read_whole(plan.tasks, plan.schema)
+    assert got.equals(per_file(plan))
+    assert fallbacks == []
+
+
 def test_runs_keep_the_task_order(tables: Path, fallbacks: list[int]) -> None:
     """Tasks of two schemas interleaved: one scan per run of alike tasks, in task order."""
     plan = plan_read(tables / "append_with_bitmap_alter_table.db" / "append_with_bitmap_alter_table")

@@ -124,6 +124,7 @@ class Column:
     arrow_type: pa.DataType
     file_column: str | None            # None: not in the file (added later, or partition)
     constant: Any = None               # the partition value, for files that do not store it
+    partition: bool = False            # a partition column (`constant` is its value)
 
 
 @dataclass(frozen=True)
@@ -315,7 +316,7 @@ def _columns(tab: Table, plan: ReadPlan, data_file: DataFile,
         if old is not None and written is not None and old.name not in written:
             old = None                  # a data-evolution file holds only its write columns
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
-                              data_file.partition.get(name)))
+                              data_file.partition.get(name), name in data_file.partition))
     return tuple(columns)
 
 

@@ -72,9 +72,11 @@ def _key(task: FileTask) -> tuple[pafs.FileSystem, Hashable] | None:
     if task.format != "parquet" or not isinstance(fileio, ArrowFileIO) or fileio.s3 is not None:
         return None
     filesystem, _ = filesystem_for(fileio.filesystem, task.path)
-    # constants only fill columns no file of this schema has (see `_evolve`)
-    columns = tuple((c.name, c.arrow_type, c.file_column,
-                     c.constant if c.file_column is None else None) for c in task.columns)
+    # partition values vary by file (see `_partition_column`); other constants only fill
+    # columns no file of this schema has (see `_evolve`)
+    columns = tuple((c.name, c.arrow_type, c.partition, None if c.partition else c.file_column,
+                     c.constant if c.file_column is None and not c.partition else None)
+                    for c in task.columns)
     return filesystem, (task.schema_id, columns)
 
 
@@ -82,7 +84,8 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
     """The run's rows, or None where the per-file path must read it (see the module doc).
     The deletion vectors are decoded on a thread of their own while Arrow's threads decode
     the files; the mask and the casts then go over slices of the rows side by side."""
-    names = list(dict.fromkeys(c.file_column for c in tasks[0].columns if c.file_column is not None))
+    names = list(dict.fromkeys(c.file_column for c in tasks[0].columns
+                               if c.file_column is not None and not c.partition))
     workers = os.cpu_count() or 1
     with ThreadPoolExecutor(workers, thread_name_prefix="paimon-read") as pool:
         try:
@@ -117,18 +120,49 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
             bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
                                  dtype=np.int64)
             parts = [pool.submit(_finish, table.slice(lo, hi - lo),
-                                 None if mask is None else mask[lo:hi], tasks[0], schema)
+                                 None if mask is None else mask[lo:hi], tasks[0])
                      for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-            return pa.concat_tables([part.result() for part in parts])
+            kept = _kept_counts(tasks, mask)
+            partitions = {i: pool.submit(_partition_column, tasks, i, kept)
+                          for i, c in enumerate(tasks[0].columns) if c.partition}
+            columns = pa.concat_tables([part.result() for part in parts]).columns
+            arrays = [partitions[i].result() if i in partitions else columns.pop(0)
+                      for i in range(len(schema))]
+            return pa.Table.from_arrays(arrays, schema=schema)
         except _SCAN_ERRORS:
             return None
 
 
-def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask, schema: pa.Schema) -> pa.Table:
-    """Rows of the scan without those `keep` drops, as the table's columns."""
+def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Table:
+    """Rows of the scan without those `keep` drops, as the table's columns (but its
+    partition columns)."""
     if keep is not None:
         table = table.filter(pa.array(keep))
-    return _evolve(table, task, schema)
+    return _evolve(table, task)
+
+
+def _kept_counts(tasks: list[FileTask], keep: np.ndarray | None) -> np.ndarray:
+    """How many rows of each file the read keeps."""
+    rows = np.array([t.row_count for t in tasks], dtype=np.int64)
+    if keep is None:
+        return rows
+    ends = np.cumsum(rows)
+    total = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+    return total[ends] - total[ends - rows]
+
+
+def _partition_column(tasks: list[FileTask], index: int, kept: np.ndarray) -> pa.ChunkedArray:
+    """A partition column from the partition values, as Paimon reads it (`PartitionUtils`:
+    never from the file): each file's value repeated over its kept rows."""
+    target = tasks[0].columns[index].arrow_type
+    values = [t.columns[index].constant for t in tasks]
+    distinct = list(dict.fromkeys(values))
+    codes = {value: code for code, value in enumerate(distinct)}
+    indices = np.repeat(np.array([codes[v] for v in values], dtype=np.int32), kept)
+    dictionary = pa.array(distinct, type=target)
+    if len(distinct) == 1:
+        return pa.chunked_array([pa.repeat(dictionary[0], len(indices))], type=target)
+    return pa.chunked_array([dictionary.take(pa.array(indices))])
 
 
 def _keep(tasks: list[FileTask]) -> np.ndarray | None:
@@ -153,12 +187,15 @@ def _keep(tasks: list[FileTask]) -> np.ndarray | None:
     return np.concatenate(masks)
 
 
-def _evolve(table: pa.Table, task: FileTask, schema: pa.Schema) -> pa.Table:
-    """The scanned columns as the table's columns (`merge.evolve` for a run: every file has
-    every column read; the others are null or a partition value)."""
+def _evolve(table: pa.Table, task: FileTask) -> pa.Table:
+    """The scanned columns as the table's columns but the partition columns (`merge.evolve`
+    for a run: every file has every column read; the others are null)."""
     n = table.num_rows
-    arrays = []
-    for column, target in zip(task.columns, schema.types):
+    arrays, names = [], []
+    for column in task.columns:
+        target = column.arrow_type
+        if column.partition:
+            continue
         if column.file_column is not None:
             array = table.column(column.file_column)
             if array.type != target:
@@ -168,9 +205,8 @@ def _evolve(table: pa.Table, task: FileTask, schema: pa.Schema) -> pa.Table:
                     raise TableError(f"{task.path}: column {column.file_column} "
                                      f"({array.type}) does not convert to {column.name} "
                                      f"({target}): {exc}") from exc
-        elif column.constant is not None:
-            array = pa.chunked_array([pa.nulls(n, target).fill_null(pa.scalar(column.constant, type=target))])
         else:
             array = pa.chunked_array([pa.nulls(n, target)])
         arrays.append(array)
-    return pa.Table.from_arrays(arrays, schema=schema)
+        names.append(column.name)
+    return pa.Table.from_arrays(arrays, names=names)
