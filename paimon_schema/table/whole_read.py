@@ -26,6 +26,7 @@ naming the file.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import groupby
@@ -87,50 +88,65 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
     names = list(dict.fromkeys(c.file_column for c in tasks[0].columns
                                if c.file_column is not None and not c.partition))
     workers = os.cpu_count() or 1
-    with ThreadPoolExecutor(workers, thread_name_prefix="paimon-read") as pool:
-        try:
-            keep = pool.submit(_keep, tasks)
-            # the sizes the manifests give, as the per-file read checks them (Arrow would read a
-            # longer file's footer where the size says it ends)
-            infos = filesystem.get_file_info([t.path for t in tasks])
-            if any(i.type != pafs.FileType.File or (t.file_size and i.size != t.file_size)
-                   for t, i in zip(tasks, infos)):
-                return None
-            plain = ds.ParquetFileFormat()
-            first = plain.make_fragment(tasks[0].path, filesystem, file_size=tasks[0].file_size or None)
-            physical = first.physical_schema
-            if any(name not in physical.names for name in names):
-                return None
-            as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
-            fmt = ds.ParquetFileFormat(
-                read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
-                default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
-            fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None)
-                         for t in tasks]
-            fields = [physical.field(name) for name in names]
-            read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type))
-                                     if f.name in as_dictionary else f for f in fields])
-            dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
-            table = dataset.to_table(columns=names, use_threads=True)
-            for task, fragment in zip(tasks, fragments):
-                if fragment.metadata.num_rows != task.row_count or \
-                        any(name not in fragment.physical_schema.names for name in names):
-                    return None
-            mask = keep.result()
-            bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
-                                 dtype=np.int64)
-            parts = [pool.submit(_finish, table.slice(lo, hi - lo),
-                                 None if mask is None else mask[lo:hi], tasks[0])
-                     for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
-            kept = _kept_counts(tasks, mask)
-            partitions = {i: pool.submit(_partition_column, tasks, i, kept)
-                          for i, c in enumerate(tasks[0].columns) if c.partition}
-            columns = pa.concat_tables([part.result() for part in parts]).columns
-            arrays = [partitions[i].result() if i in partitions else columns.pop(0)
-                      for i in range(len(schema))]
-            return pa.Table.from_arrays(arrays, schema=schema)
-        except _SCAN_ERRORS:
+    pool = _pool()
+    try:
+        keep = pool.submit(_keep, tasks)
+        # the sizes the manifests give, as the per-file read checks them (Arrow would read a
+        # longer file's footer where the size says it ends)
+        infos = filesystem.get_file_info([t.path for t in tasks])
+        if any(i.type != pafs.FileType.File or (t.file_size and i.size != t.file_size)
+               for t, i in zip(tasks, infos)):
             return None
+        plain = ds.ParquetFileFormat()
+        first = plain.make_fragment(tasks[0].path, filesystem, file_size=tasks[0].file_size or None)
+        physical = first.physical_schema
+        if any(name not in physical.names for name in names):
+            return None
+        as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
+        fmt = ds.ParquetFileFormat(
+            read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
+            default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
+        fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None)
+                     for t in tasks]
+        fields = [physical.field(name) for name in names]
+        read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type))
+                                 if f.name in as_dictionary else f for f in fields])
+        dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
+        table = dataset.to_table(columns=names, use_threads=True)
+        for task, fragment in zip(tasks, fragments):
+            if fragment.metadata.num_rows != task.row_count or \
+                    any(name not in fragment.physical_schema.names for name in names):
+                return None
+        mask = keep.result()
+        bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
+                             dtype=np.int64)
+        slices = [(table.slice(lo, hi - lo), None if mask is None else mask[lo:hi])
+                  for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
+        parts = [pool.submit(_finish, rows, keep_rows, tasks[0]) for rows, keep_rows in slices[1:]]
+        indexes = [i for i, c in enumerate(tasks[0].columns) if c.partition]
+        kept = _kept_counts(tasks, mask) if indexes else None
+        partitions = {i: pool.submit(_partition_column, tasks, i, kept) for i in indexes}
+        first_part = _finish(*slices[0], tasks[0])        # on this thread meanwhile
+        columns = pa.concat_tables([first_part, *(part.result() for part in parts)]).columns
+        arrays = [partitions[i].result() if i in partitions else columns.pop(0)
+                  for i in range(len(schema))]
+        return pa.Table.from_arrays(arrays, schema=schema)
+    except _SCAN_ERRORS:
+        return None
+
+
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that decode deletion vectors and filter rows beside the scan, one per CPU,
+    started once per process (starting threads per read cost milliseconds on a busy machine)."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(os.cpu_count() or 1, thread_name_prefix="paimon-whole-read")
+        return _POOL
 
 
 def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Table:
@@ -151,13 +167,14 @@ def _kept_counts(tasks: list[FileTask], keep: np.ndarray | None) -> np.ndarray:
     return total[ends] - total[ends - rows]
 
 
-def _partition_column(tasks: list[FileTask], index: int, kept: np.ndarray) -> pa.ChunkedArray:
+def _partition_column(tasks: list[FileTask], index: int, kept: np.ndarray | None) -> pa.ChunkedArray:
     """A partition column from the partition values, as Paimon reads it (`PartitionUtils`:
     never from the file): each file's value repeated over its kept rows."""
     target = tasks[0].columns[index].arrow_type
     values = [t.columns[index].constant for t in tasks]
     distinct = list(dict.fromkeys(values))
     codes = {value: code for code, value in enumerate(distinct)}
+    assert kept is not None
     indices = np.repeat(np.array([codes[v] for v in values], dtype=np.int32), kept)
     dictionary = pa.array(distinct, type=target)
     if len(distinct) == 1:
