@@ -9,7 +9,8 @@ the files go to pyarrow's dataset scanner as `pyarrow.parquet.read_table` hands 
 which opens, pre-buffers and decodes them on Arrow's own threads, each footer read once; the
 deletion vectors are read once per index file (decoded on a thread beside the scan), become one
 boolean mask over all the rows, and go, with the casts, in one `filter` per CPU over slices of
-the rows. Measured in `benchmarks/table_read.py`: about the CPU time of the bare decode on both
+the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`), they
+are the partition values of the files. Measured in `benchmarks/table_read.py`: about the CPU time of the bare decode on both
 few large and many small files, with and without deletion vectors.
 
 A run of consecutive tasks that read alike (same filesystem, schema and columns; see `_key`)
