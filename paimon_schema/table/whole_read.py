@@ -7,11 +7,11 @@ opening the file and its footer, the footer's dictionary check, reading its dele
 Python, file after file: 2.3x the CPU of `pyarrow.parquet.read_table` of the same files. Here
 the files go to pyarrow's dataset scanner as `pyarrow.parquet.read_table` hands them over,
 which opens, pre-buffers and decodes them on Arrow's own threads, each footer read once (the
-run's first twice: it decides the dictionary reads); the
-deletion vectors are read once per index file (decoded on a thread beside the scan), become one
-boolean mask over all the rows, and go, with the casts, in one `filter` per CPU over slices of
-the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`), they
-are the partition values of the files. Measured in `benchmarks/table_read.py`: about the CPU
+run's first twice: it decides the dictionary reads); the deletion vectors are read once per
+index file (decoded on a thread beside the scan), become one boolean mask over all the rows,
+and go, with the casts, in one `filter` per CPU over slices of the rows. Partition columns are
+never decoded: as Paimon reads them (`PartitionUtils`), they are the partition values of the
+files. Measured in `benchmarks/table_read.py`: about the CPU
 time of the bare decode on both few large and many small files, with and without deletion
 vectors.
 
