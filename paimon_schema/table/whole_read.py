@@ -11,9 +11,8 @@ run's first twice: it decides the dictionary reads); the deletion vectors are re
 index file (decoded on a thread beside the scan), become one boolean mask over all the rows,
 and go, with the casts, in one `filter` per CPU over slices of the rows. Partition columns are
 never decoded: as Paimon reads them (`PartitionUtils`), they are the partition values of the
-files. Measured in `benchmarks/table_read.py`: about the CPU
-time of the bare decode on both few large and many small files, with and without deletion
-vectors.
+files. Measured in `benchmarks/table_read.py`: about the CPU time of the bare decode on both
+few large and many small files, with and without deletion vectors.
 
 A run of consecutive tasks that read alike (same filesystem, schema and columns; see `_key`)
 is one scan. Which string columns are read as Arrow dictionaries (`merge.dictionary_reads`) is
