@@ -10,17 +10,15 @@ files of a snapshot are folded once per process and kept in a bounded cache.
 from __future__ import annotations
 
 import dataclasses
-import io as _io
 import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
-
-import fastavro
+from typing import Any
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
+from paimon_schema.runtime.avro_blocks import read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -121,46 +119,64 @@ class IndexFile:
 
 
 class _RecentDataFiles:
-    """The data files of the last snapshots read (a thread-safe LRU map), at most `files` of
-    them in all: a table of a million files is folded at each read rather than held."""
+    """The data files of the last snapshots read (a thread-safe LRU map), at most about
+    `budget` bytes of them in all (`held_bytes` estimates a snapshot's files): a snapshot that
+    alone exceeds it is folded at each read rather than held, and planning one snapshot after
+    another (time travel, a table being written to) keeps the latest ones only."""
 
-    def __init__(self, files: int) -> None:
-        self.limit = files
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
         self.held = 0
-        self.items: OrderedDict[tuple, tuple[DataFile, ...]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int]] = OrderedDict()
         self.lock = threading.Lock()
 
     def get(self, key: tuple) -> tuple[DataFile, ...] | None:
         with self.lock:
             value = self.items.get(key)
-            if value is not None:
-                self.items.move_to_end(key)
-            return value
+            if value is None:
+                return None
+            self.items.move_to_end(key)
+            return value[0]
 
     def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
-        if len(value) > self.limit:
+        size = held_bytes(value)
+        if size > self.budget:
             return value
         with self.lock:
             if key not in self.items:
-                self.items[key] = value
-                self.held += len(value)
-            while self.held > self.limit:
-                _, dropped = self.items.popitem(last=False)
-                self.held -= len(dropped)
+                self.items[key] = (value, size)
+                self.held += size
+            while self.held > self.budget:
+                _, (_, dropped) = self.items.popitem(last=False)
+                self.held -= dropped
         return value
 
 
-_DATA_FILES = _RecentDataFiles(100_000)
+#: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
+#: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
+_FILE_OVERHEAD = 900
+
+
+def held_bytes(files: tuple[DataFile, ...]) -> int:
+    """An estimate of the memory `files` hold (shared partition values not counted)."""
+    total = 0
+    for f in files:
+        total += _FILE_OVERHEAD + len(f.path) + len(f.embedded_index or b"")
+        if f.value_stats is not None:
+            total += len(f.value_stats[0]) + len(f.value_stats[1])
+    return total
+
+
+#: The snapshot cache's budget: a 100k-file snapshot with statistics and embedded indexes
+#: (~110 MiB) fits; the cache never holds more than this, whatever is planned.
+DATA_FILES_CACHE_BYTES = 160 << 20
+_DATA_FILES = _RecentDataFiles(DATA_FILES_CACHE_BYTES)
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:
-    """The records of a manifest or manifest list (zstd-compressed Avro)."""
-    raw = io.read_bytes(path)
-    try:
-        # fastavro types a datum as any Avro value; manifests and their lists are records
-        return [cast(dict, r) for r in fastavro.reader(_io.BytesIO(raw)) if r is not None]
-    except Exception as exc:        # fastavro raises many types on bad input
-        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+    """The records of a manifest or manifest list (zstd-compressed Avro), as fastavro reads
+    them (`runtime.avro_blocks`: decoded in C)."""
+    return read_records(io.read_bytes(path), path)
 
 
 class Manifests:
@@ -194,8 +210,9 @@ class Manifests:
     def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
+        shared: dict[Any, Any] = {}
         for entry in self.live_entries(snap):
-            data_file = self.data_file(entry, schema)
+            data_file = self.data_file(entry, schema, shared)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
             yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
 
@@ -255,28 +272,40 @@ class Manifests:
                 out[key] = DeletionFile(index.path, index.file_name, offset, length, cardinality)
         return out
 
-    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+    def data_file(self, entry: dict, schema: TableSchema,
+                  shared: dict[Any, Any] | None = None) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
-        the snapshot's."""
+        the snapshot's. `shared` keeps, for the next entries of the same snapshot, each
+        (partition, bucket)'s values and directory (a table has far fewer partitions than
+        files, and their BinaryRows decode in Python) and one copy of the small tuples files
+        repeat (statistics' column names, null counts): the files of one partition share its
+        dict, which nothing changes."""
         meta = entry["_FILE"]
-        partition, partition_path = partition_of(entry["_PARTITION"], schema)
+        shared = {} if shared is None else shared
+        where = (entry["_PARTITION"], entry["_BUCKET"])
+        place = shared.get(where)
+        if place is None:
+            partition, partition_path = partition_of(entry["_PARTITION"], schema)
+            place = shared[where] = (partition, partition_path,
+                                     bucket_dir(self.root, partition_path, entry["_BUCKET"], schema))
+        partition, partition_path, directory = place
         external = meta.get("_EXTERNAL_PATH")
         name = meta["_FILE_NAME"]
-        path = external or posixpath.join(
-            bucket_dir(self.root, partition_path, entry["_BUCKET"], schema), name)
+        path = external or f"{directory}/{name}"
         write_cols = meta.get("_WRITE_COLS")
-        return DataFile(
-            partition=partition, partition_path=partition_path, bucket=entry["_BUCKET"],
-            total_buckets=entry.get("_TOTAL_BUCKETS", -1), file_name=name, path=path,
-            file_size=meta["_FILE_SIZE"], row_count=meta["_ROW_COUNT"], level=meta["_LEVEL"],
-            schema_id=meta["_SCHEMA_ID"], min_sequence_number=meta["_MIN_SEQUENCE_NUMBER"],
-            max_sequence_number=meta["_MAX_SEQUENCE_NUMBER"],
-            extra_files=tuple(meta.get("_EXTRA_FILES") or ()),
-            embedded_index=meta.get("_EMBEDDED_FILE_INDEX"), external_path=external,
-            delete_row_count=meta.get("_DELETE_ROW_COUNT"), file_source=meta.get("_FILE_SOURCE"),
-            first_row_id=meta.get("_FIRST_ROW_ID"),
-            write_cols=None if write_cols is None else tuple(write_cols),
-            value_stats=_value_stats(meta))
+        return _new_data_file({
+            "partition": partition, "partition_path": partition_path, "bucket": entry["_BUCKET"],
+            "total_buckets": entry.get("_TOTAL_BUCKETS", -1), "file_name": name, "path": path,
+            "file_size": meta["_FILE_SIZE"], "row_count": meta["_ROW_COUNT"],
+            "level": meta["_LEVEL"], "schema_id": meta["_SCHEMA_ID"],
+            "min_sequence_number": meta["_MIN_SEQUENCE_NUMBER"],
+            "max_sequence_number": meta["_MAX_SEQUENCE_NUMBER"],
+            "extra_files": tuple(meta.get("_EXTRA_FILES") or ()),
+            "embedded_index": meta.get("_EMBEDDED_FILE_INDEX"), "external_path": external,
+            "delete_row_count": meta.get("_DELETE_ROW_COUNT"),
+            "file_source": meta.get("_FILE_SOURCE"), "first_row_id": meta.get("_FIRST_ROW_ID"),
+            "write_cols": None if write_cols is None else tuple(write_cols),
+            "deletion_file": None, "value_stats": _value_stats(meta, shared)})
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -296,11 +325,22 @@ class Manifests:
                          path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges, global_index)
 
 
-def _value_stats(meta: Mapping[str, Any]) -> tuple | None:
+def _new_data_file(values: dict[str, Any]) -> DataFile:
+    """`DataFile(**values)` at a fifth of the cost (a frozen dataclass's `__init__` sets each
+    of its 21 fields through `object.__setattr__`: 9 us a file, most of a big table's fold);
+    `values` names every field."""
+    data_file = object.__new__(DataFile)
+    data_file.__dict__.update(values)
+    return data_file
+
+
+def _value_stats(meta: Mapping[str, Any], shared: dict[Any, Any]) -> tuple | None:
     stats = meta.get("_VALUE_STATS")
     if not stats:
         return None
     nulls = stats.get("_NULL_COUNTS")
     names = meta.get("_VALUE_STATS_COLS")
+    nulls = None if nulls is None else tuple(nulls)
+    names = None if names is None else tuple(names)
     return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
-            None if nulls is None else tuple(nulls), None if names is None else tuple(names))
+            shared.setdefault(nulls, nulls), shared.setdefault(names, names))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,9 +55,11 @@ class ColumnStats:
     floating: bool
 
 
-def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, ColumnStats]:
-    """{column name in the file's schema: its bounds} from the manifest entry; {} when the
-    entry has no usable statistics (none stored, or they do not decode)."""
+def file_stats(data_file: DataFile, file_schema: TableSchema,
+               columns: Collection[str] | None = None) -> dict[str, ColumnStats]:
+    """{column name in the file's schema: its bounds} from the manifest entry, of `columns`
+    only when given (a filter's: the others are not decoded); {} when the entry has no usable
+    statistics (none stored, or they do not decode)."""
     raw = data_file.value_stats
     if raw is None:
         return {}
@@ -66,6 +68,8 @@ def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, Colum
         names = data_file.write_cols or tuple(f.name for f in file_schema.fields)
     fields = [file_schema.by_name.get(name) for name in names]
     if null_counts is not None and len(null_counts) != len(fields):
+        return {}
+    if columns is not None and not any(name in columns for name in names):
         return {}
     types: list[DataType] = []
     for field in fields:
@@ -80,6 +84,8 @@ def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, Colum
         return {}
     out = {}
     for i, (name, dtype) in enumerate(zip(names, types)):
+        if columns is not None and name not in columns:
+            continue
         mode = _mode(file_schema, name)
         low, high = _bound(lows[i], dtype, mode, upper=False), _bound(highs[i], dtype, mode, upper=True)
         nulls = null_counts[i] if null_counts is not None else None

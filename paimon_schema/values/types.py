@@ -40,6 +40,11 @@ _TYPE = re.compile(
     re.IGNORECASE)
 
 
+#: The types parsed so far, by their text: schemas name the same few types again and again, and
+#: planning a table parses each file's (~10 us a parse).
+_PARSED: dict[str, DataType] = {}
+
+
 @dataclass(frozen=True)
 class DataType:
     """A Paimon atomic type: `root` is the canonical name, the numbers are its parameters."""
@@ -53,6 +58,16 @@ class DataType:
     def parse(cls, text: str | DataType) -> DataType:
         if isinstance(text, DataType):
             return text
+        parsed = _PARSED.get(text) if isinstance(text, str) else None
+        if parsed is None:
+            parsed = cls._parse(text)
+            if len(_PARSED) >= 4096:        # (a bound, for programs that make up types)
+                _PARSED.clear()
+            _PARSED[text] = parsed
+        return parsed
+
+    @classmethod
+    def _parse(cls, text: str) -> DataType:
         match = _TYPE.match(text) if isinstance(text, str) else None
         if match is None:
             raise SchemaError(f"not a Paimon data type: {text!r}")
