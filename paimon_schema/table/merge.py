@@ -183,7 +183,7 @@ def plan_read(table: TableLike, where: Predicate | None = None,
     kept: list[tuple[DataFile, BitMap | None]] = []
     # per partition (its dict, shared by its files) and per file schema, not per file
     verdicts: dict[int, bool | None] = {}
-    for_files: dict[int, tuple[Predicate, dict[str, str]]] = {}
+    for_files: dict[int, tuple[Predicate, dict[str, str], frozenset[str]]] = {}
     for data_file in plan.files:
         if data_file.format not in READABLE_FORMATS:
             raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
@@ -200,14 +200,16 @@ def plan_read(table: TableLike, where: Predicate | None = None,
                 continue
             for_file = for_files.get(data_file.schema_id)
             if for_file is None:
-                for_file = for_files[data_file.schema_id] = preds.for_file(
-                    where, plan.schema, tab.schema(data_file.schema_id))
-            if verdict is None and _stats_skip(tab, data_file, for_file[0]):
+                predicate, row_type = preds.for_file(where, plan.schema,
+                                                     tab.schema(data_file.schema_id))
+                for_file = for_files[data_file.schema_id] = (
+                    predicate, row_type, frozenset(leaf.column for leaf in preds.leaves(predicate)))
+            if verdict is None and _stats_skip(tab, data_file, for_file[0], for_file[2]):
                 stats.files_skipped_by_stats += 1
                 stats.rows_skipped += data_file.row_count
                 continue
             if verdict is None:
-                result = _index_result(tab, data_file, for_file, mode, stats)
+                result = _index_result(tab, data_file, for_file[:2], mode, stats)
                 if result is not None and not result.remain:
                     stats.files_skipped_by_index += 1
                     stats.rows_skipped += data_file.row_count
@@ -247,13 +249,13 @@ def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str
     return pruning
 
 
-def _stats_skip(tab: Table, data_file: DataFile, predicate: Predicate) -> bool:
+def _stats_skip(tab: Table, data_file: DataFile, predicate: Predicate,
+                columns: frozenset[str]) -> bool:
     """Whether the manifest's min/max/null counts prove that no row of the file matches
-    `predicate` (the filter as `for_file` made it for the file's schema)."""
+    `predicate` (the filter as `for_file` made it for the file's schema, on `columns`)."""
     if data_file.value_stats is None:
         return False
-    column_stats = file_stats(data_file, tab.schema(data_file.schema_id),
-                              {leaf.column for leaf in preds.leaves(predicate)})
+    column_stats = file_stats(data_file, tab.schema(data_file.schema_id), columns)
     if not column_stats:
         return False
     return stats_verdict(predicate, column_stats) is False

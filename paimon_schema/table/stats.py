@@ -58,39 +58,64 @@ class ColumnStats:
 def file_stats(data_file: DataFile, file_schema: TableSchema,
                columns: Collection[str] | None = None) -> dict[str, ColumnStats]:
     """{column name in the file's schema: its bounds} from the manifest entry, of `columns`
-    only when given (a filter's: the others are not decoded); {} when the entry has no usable
-    statistics (none stored, or they do not decode)."""
+    only when given (a filter's); {} when the entry has no usable statistics (none stored, or
+    they do not decode)."""
     raw = data_file.value_stats
     if raw is None:
         return {}
     minimum, maximum, null_counts, names = raw
     if names is None:
         names = data_file.write_cols or tuple(f.name for f in file_schema.fields)
-    fields = [file_schema.by_name.get(name) for name in names]
-    if null_counts is not None and len(null_counts) != len(fields):
+    layout = _layout(file_schema, names, columns)
+    if layout is None or (null_counts is not None and len(null_counts) != len(names)):
         return {}
-    if columns is not None and not any(name in columns for name in names):
+    types, wanted = layout
+    if not wanted:
         return {}
-    types: list[DataType] = []
-    for field in fields:
-        dtype = None if field is None else field.atomic_type
-        if dtype is None:                   # unknown or nested columns: no statistics Paimon keeps
-            return {}
-        types.append(dtype)
     try:
         lows = decode_binary_row(minimum, types) if minimum else (None,) * len(types)
         highs = decode_binary_row(maximum, types) if maximum else (None,) * len(types)
     except (FormatError, TableError, SchemaError, ValueError, OverflowError):
         return {}
     out = {}
-    for i, (name, dtype) in enumerate(zip(names, types)):
-        if columns is not None and name not in columns:
-            continue
-        mode = _mode(file_schema, name)
-        low, high = _bound(lows[i], dtype, mode, upper=False), _bound(highs[i], dtype, mode, upper=True)
+    rows = data_file.row_count
+    for i, name, dtype, mode in wanted:
         nulls = null_counts[i] if null_counts is not None else None
-        out[name] = ColumnStats(low, high, nulls, data_file.row_count, dtype.is_float)
+        out[name] = ColumnStats(_bound(lows[i], dtype, mode, upper=False),
+                                _bound(highs[i], dtype, mode, upper=True), nulls, rows,
+                                dtype.is_float)
     return out
+
+
+#: {(id of the file schema, stats column names, wanted columns): (the schema, layout)}: a
+#: table's files share a few of each, and working them out took most of a file's pruning.
+_LAYOUTS: dict[tuple, tuple[TableSchema, tuple | None]] = {}
+
+
+def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collection[str] | None
+            ) -> tuple[list[DataType], list[tuple[int, str, DataType, str]]] | None:
+    """The types of the statistics' columns and, for each wanted one, (its position, name,
+    type, stats mode); None when a column is unknown or nested (no statistics Paimon keeps)."""
+    key = (id(file_schema), names, None if columns is None else frozenset(columns))
+    cached = _LAYOUTS.get(key)
+    if cached is not None and cached[0] is file_schema:
+        return cached[1]
+    fields = [file_schema.by_name.get(name) for name in names]
+    types: list[DataType] = []
+    layout: tuple | None = None
+    for field in fields:
+        dtype = None if field is None else field.atomic_type
+        if dtype is None:
+            break
+        types.append(dtype)
+    else:
+        layout = (types, [(i, name, dtype, _mode(file_schema, name))
+                          for i, (name, dtype) in enumerate(zip(names, types))
+                          if columns is None or name in columns])
+    if len(_LAYOUTS) >= 1024:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (file_schema, layout)
+    return layout
 
 
 def _mode(schema: TableSchema, column: str) -> str:
