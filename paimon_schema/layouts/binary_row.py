@@ -20,7 +20,7 @@ import datetime as dt
 import decimal
 import functools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from paimon_schema.generated import binary_row_codec
@@ -30,7 +30,7 @@ from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 
-__all__ = ["decode_binary_row", "encode_binary_row"]
+__all__ = ["decode_binary_row", "encode_binary_row", "row_decoder"]
 
 ARITY_FIELD = 4
 _HIGHEST_BIT = 0x80 << 56
@@ -90,6 +90,21 @@ def _simple_kinds(type_names: tuple[str | DataType, ...]) -> tuple[str, ...] | N
     return tuple(kinds)
 
 
+def row_decoder(types: Sequence[str | DataType]) -> Callable[[bytes], tuple[Any, ...]]:
+    """`decode_binary_row(data, types)` as a function of `data`, for many rows of one type
+    (the statistics of a table's files): the types are looked at once."""
+    types = tuple(types)
+    kinds = _simple_kinds(types)
+    if kinds is None:
+        return lambda data: decode_binary_row(data, types)
+
+    def decode(data: bytes) -> tuple[Any, ...]:
+        fast = _decode_kinds(data, kinds) if type(data) is bytes else None
+        return fast if fast is not None else decode_binary_row(data, types)
+
+    return decode
+
+
 def _decode_simple(data: bytes, types: Sequence[str | DataType]) -> tuple[Any, ...] | None:
     """The row's values when every type is a plain number, date, string or bytes and the
     bytes hold together; else None, and the generated parser reads the row (and locates what
@@ -98,6 +113,10 @@ def _decode_simple(data: bytes, types: Sequence[str | DataType]) -> tuple[Any, .
     kinds = _simple_kinds(tuple(types))
     if kinds is None or not isinstance(data, bytes):
         return None
+    return _decode_kinds(data, kinds)
+
+
+def _decode_kinds(data: bytes, kinds: tuple[str, ...]) -> tuple[Any, ...] | None:
     arity = len(kinds)
     nulls = ((arity + 63 + 8) // 64) * 8
     fixed = ARITY_FIELD + nulls

@@ -17,7 +17,7 @@ import io
 import json
 import zlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, cast
 
 import fastavro
 from fastavro.read import LOGICAL_READERS
@@ -29,7 +29,7 @@ try:
 except ImportError:                         # built without a C compiler
     _avro = None  # type: ignore[assignment]
 
-__all__ = ["compile_schema", "read_records"]
+__all__ = ["collector_paused", "compile_schema", "read_records"]
 
 (NUL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, RECORD, UNION, ARRAY, MAP, ENUM, FIXED,
  CONVERT) = range(15)
@@ -72,12 +72,13 @@ def _compile(schema: Any, named: dict[str, tuple], open_names: set[str]) -> tupl
     if kind in _PRIMITIVES:
         return (_PRIMITIVES[kind],)
     name = schema.get("name")
+    compiled: tuple
     if kind == "record" or kind == "error":
-        open_names.add(name)
+        open_names.add(str(name))
         fields = schema["fields"]
         compiled = (RECORD, tuple(str(f["name"]) for f in fields),
                     tuple(_compile(f["type"], named, open_names) for f in fields))
-        open_names.discard(name)
+        open_names.discard(str(name))
     elif kind == "array":
         compiled = (ARRAY, _compile(schema["items"], named, open_names))
     elif kind == "map":
@@ -161,9 +162,10 @@ def read_records(raw: bytes, path: str) -> list[dict]:
         schema = _compiled(meta["avro.schema"]) if _avro is not None else None
         decompress = _decompressor(meta.get("avro.codec", b"null"))
         if schema is None or decompress is None:
-            return [r for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
+            # (fastavro types a datum as any Avro value; the callers' files hold records)
+            return [cast(dict, r) for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
         out: list[dict] = []
-        with _collector_paused():
+        with collector_paused():
             _blocks(raw, pos, sync, schema, decompress, out, path)
         return out
     except FormatError:
@@ -173,11 +175,11 @@ def read_records(raw: bytes, path: str) -> list[dict]:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while records are built: a manifest's records are
-    containers (dicts, lists) that can hold no cycle, and each 700 new ones start a collection,
-    whose full passes walk every live object: with a big plan already in memory the collector
-    took 3/4 of a manifest's decode."""
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while records (or what is made of them) are built:
+    they are containers (dicts, lists, tuples) that hold no cycle, and each 700 new ones start
+    a collection, whose full passes walk every live object: with a big plan already in memory
+    the collector took 3/4 of a manifest's decode, and half of a snapshot's fold."""
     enabled = gc.isenabled()
     gc.disable()
     try:

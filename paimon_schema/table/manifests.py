@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
-from paimon_schema.runtime.avro_blocks import read_records
+from paimon_schema.runtime.avro_blocks import collector_paused, read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -204,7 +204,9 @@ class Manifests:
                snap.delta_manifest_list, snap.index_manifest)
         cached = _DATA_FILES.get(key)
         if cached is None:
-            cached = _DATA_FILES.put(key, tuple(self._fold_data_files(snap)))
+            with collector_paused():
+                folded = tuple(self._fold_data_files(snap))
+            cached = _DATA_FILES.put(key, folded)
         return list(cached)
 
     def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:

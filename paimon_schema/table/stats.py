@@ -25,12 +25,12 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
-from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.layouts.binary_row import row_decoder
 from paimon_schema.table.metadata import DataFile, TableError, TableSchema
 from paimon_schema.table.predicates import REMAIN_COLUMN, _compare
 from paimon_schema.values.errors import FormatError, SchemaError
@@ -69,12 +69,12 @@ def file_stats(data_file: DataFile, file_schema: TableSchema,
     layout = _layout(file_schema, names, columns)
     if layout is None or (null_counts is not None and len(null_counts) != len(names)):
         return {}
-    types, wanted = layout
+    decode, wanted = layout
     if not wanted:
         return {}
     try:
-        lows = decode_binary_row(minimum, types) if minimum else (None,) * len(types)
-        highs = decode_binary_row(maximum, types) if maximum else (None,) * len(types)
+        lows = decode(minimum) if minimum else (None,) * len(names)
+        highs = decode(maximum) if maximum else (None,) * len(names)
     except (FormatError, TableError, SchemaError, ValueError, OverflowError):
         return {}
     out = {}
@@ -93,8 +93,8 @@ _LAYOUTS: dict[tuple, tuple[TableSchema, tuple | None]] = {}
 
 
 def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collection[str] | None
-            ) -> tuple[list[DataType], list[tuple[int, str, DataType, str]]] | None:
-    """The types of the statistics' columns and, for each wanted one, (its position, name,
+            ) -> tuple[Callable[[bytes], tuple], list[tuple[int, str, DataType, str]]] | None:
+    """The decoder of the statistics' rows and, for each wanted column, (its position, name,
     type, stats mode); None when a column is unknown or nested (no statistics Paimon keeps)."""
     key = (id(file_schema), names, None if columns is None else frozenset(columns))
     cached = _LAYOUTS.get(key)
@@ -109,7 +109,7 @@ def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collectio
             break
         types.append(dtype)
     else:
-        layout = (types, [(i, name, dtype, _mode(file_schema, name))
+        layout = (row_decoder(types), [(i, name, dtype, _mode(file_schema, name))
                           for i, (name, dtype) in enumerate(zip(names, types))
                           if columns is None or name in columns])
     if len(_LAYOUTS) >= 1024:

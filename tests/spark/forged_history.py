@@ -14,8 +14,9 @@ adds files to the newest partitions (and some late files to older ones), every
 `compact_every`-th commit is a COMPACT that replaces files of one older partition by fewer
 ones (DELETE + ADD entries), and the manifests are merged as Paimon merges them: each commit
 writes one delta manifest, the base list grows by the previous delta, and once it holds
-`merge_min_count` manifests the live entries are rewritten into full manifests of at most
-`manifest_entries` entries. Partition statistics in the manifest lists bound each manifest's
+`merge_min_count` manifests the small ones are merged into full manifests of
+`manifest_entries` entries (the DELETEs of files in full manifests stay), all of the base
+being rewritten once it holds more DELETEs than a full manifest (`_Writer._merged_base`). Partition statistics in the manifest lists bound each manifest's
 partitions (Paimon's `_PARTITION_STATS`).
 """
 
@@ -152,6 +153,7 @@ class _Writer:
         self.live: dict[str, tuple[ForgedDataFile, dict]] = {}   # name -> (file, ADD entry)
         self.base: list[dict] = []                # manifest-list records of the base
         self.previous_delta: list[dict] = []
+        self.contents: dict[str, list[dict]] = {}   # manifest name -> its entries
         self.snapshot = 0
         self.entries = 0
         self.partition_rows: dict[str, bytes] = {}
@@ -206,7 +208,7 @@ class _Writer:
         self.snapshot += 1
         self.base = self.base + self.previous_delta
         if len(self.base) >= self.merge_min_count:
-            self.base = self._full_manifests()
+            self.base = self._merged_base()
         entries = [dict(entry, _KIND=1) for _, entry in removed] + [entry for _, entry in added]
         for meta, _ in removed:
             del self.live[meta.name]
@@ -229,18 +231,37 @@ class _Writer:
         (self.root / "snapshot" / "EARLIEST").write_text("1")
         return self.snapshot
 
-    def _full_manifests(self) -> list[dict]:
-        """The live entries (as of the previous snapshot) rewritten into full manifests:
-        Paimon's merge once the base holds `merge_min_count` manifests."""
-        live = [entry for _, entry in self.live.values()]
-        return [record for start in range(0, len(live), self.manifest_entries)
-                for record in self._manifests(live[start:start + self.manifest_entries])]
+    def _merged_base(self) -> list[dict]:
+        """Paimon's `ManifestFileMerger` once the base holds `merge_min_count` manifests: the
+        small manifests (fewer than `manifest_entries` entries) are merged into full ones, an
+        ADD and a DELETE of the same file among them cancelling out, the full ones kept as
+        they are (their files' DELETEs stay in the base); once the base holds more DELETE
+        entries than a full manifest, all of it is rewritten with the live files only."""
+        deletes = sum(record["_NUM_DELETED_FILES"] for record in self.base)
+        if deletes > self.manifest_entries:
+            live = [entry for _, entry in self.live.values()]   # as of the last snapshot
+            return [record for start in range(0, len(live), self.manifest_entries)
+                    for record in self._manifests(live[start:start + self.manifest_entries])]
+        full = [r for r in self.base if len(self.contents[r["_FILE_NAME"]]) >= self.manifest_entries]
+        small = [r for r in self.base if len(self.contents[r["_FILE_NAME"]]) < self.manifest_entries]
+        merged: dict[tuple[str, int], dict] = {}
+        for record in small:
+            for entry in self.contents[record["_FILE_NAME"]]:
+                key = (entry["_FILE"]["_FILE_NAME"], entry["_KIND"])
+                if entry["_KIND"] == 1 and (key[0], 0) in merged:
+                    del merged[(key[0], 0)]
+                else:
+                    merged[key] = entry
+        entries = list(merged.values())
+        return full + [record for start in range(0, len(entries), self.manifest_entries)
+                       for record in self._manifests(entries[start:start + self.manifest_entries])]
 
     def _manifests(self, entries: list[dict]) -> list[dict]:
         if not entries:
             return []
         name = f"manifest-{uuid.UUID(int=self.rng.getrandbits(128))}-0"
         size = forged_tables._avro(self.root / "manifest" / name, MANIFEST, entries)
+        self.contents[name] = entries
         self.entries += len(entries)
         values = sorted(self.partition_values[e["_PARTITION"]] for e in entries)
         return [{"_VERSION": 2, "_FILE_NAME": name, "_FILE_SIZE": size,

@@ -6,7 +6,6 @@ and memory at 1k-100k files: `benchmarks/table_plan.py`.)"""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 from forged_history import ForgedHistory, day, write_history
