@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime.avro_blocks import collector_paused, read_records
@@ -30,6 +30,8 @@ __all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFil
            "Manifests", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
+_DELETED = object()                     # a DELETE folded before its file's ADD
+_Live = TypeVar("_Live")
 DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
 
@@ -213,33 +215,40 @@ class Manifests:
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
         shared: dict[Any, Any] = {}
-        for entry in self.live_entries(snap):
-            data_file = self.data_file(entry, schema, shared)
+        for data_file in self._fold(snap, lambda entry: self.data_file(entry, schema, shared)):
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
             yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
 
     def live_entries(self, snap: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
-        live: dict[tuple, dict] = {}
+        return self._fold(snap, lambda entry: entry)
+
+    def _fold(self, snap: Snapshot, convert: Callable[[dict], _Live]) -> list[_Live]:
+        """`convert` of each live ADD entry, in manifest order. Each ADD is converted as it
+        is read, so that a manifest's records are dropped once folded: a snapshot's records
+        all at once weighed twice its `DataFile`s (an ADD a later DELETE cancels is converted
+        for nothing: a few percent of a snapshot's entries)."""
+        live: dict[tuple, Any] = {}
         for entry in self._fold_order(snap):
             meta = entry["_FILE"]
             key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
                    tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
                    meta.get("_EXTERNAL_PATH"))
-            if entry["_KIND"] == ADD:
-                if key in live and live[key]["_KIND"] == ADD:
+            kind = entry["_KIND"]
+            if kind == ADD:
+                if live.get(key, _DELETED) is not _DELETED:
                     raise TableError(f"snapshot {snap.id} adds {meta['_FILE_NAME']} twice")
-                live[key] = entry
-            elif entry["_KIND"] == DELETE:
-                if key in live and live[key]["_KIND"] == ADD:
+                live[key] = convert(entry)
+            elif kind == DELETE:
+                if live.get(key, _DELETED) is not _DELETED:
                     del live[key]
                 else:
-                    live[key] = entry
+                    live[key] = _DELETED
             else:
-                raise FormatError(f"manifest entry kind {entry['_KIND']} is neither ADD nor DELETE",
+                raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE",
                                   path="_KIND")
-        return [entry for entry in live.values() if entry["_KIND"] == ADD]
+        return [value for value in live.values() if value is not _DELETED]
 
     def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
         yield from self.entries(snap.base_manifest_list)
