@@ -35,7 +35,7 @@ Times are the medians over rounds of the process CPU time (a shared 2-core machi
 disturbs CPU time less than wall time; pypaimon-rust plans on one thread here, checked by
 comparing its wall and CPU time, both printed) and the wall time. A separate process per size
 runs ours under `tracemalloc`: the peak of Python allocations during a cold plan and what stays
-allocated after it (the cache), and what stays after planning the latest 5 snapshots one
+allocated after it (the cache), and what stays after planning the latest 3 snapshots one
 after another (time travel): bounded by the cache's budget, not by the snapshots planned.
 `--pypaimon` adds pypaimon 2.1.0's Python planner (`new_scan().plan()`) for scale.
 
@@ -138,11 +138,11 @@ def child_trace(root: str, partitions: int) -> dict[str, Any]:
     tracemalloc.start()
     table.scan(where).files()
     retained, peak = tracemalloc.get_traced_memory()
-    for snapshot in range(latest - 4, latest + 1):
+    for snapshot in range(latest - 2, latest + 1):
         table.scan(where, snapshot=snapshot).files()
     after_history, _ = tracemalloc.get_traced_memory()
     return {"peak_mib": peak / 2**20, "retained_mib": retained / 2**20,
-            "retained_after_5_mib": after_history / 2**20}
+            "retained_after_3_mib": after_history / 2**20}
 
 
 def _rust_filter(partitions: int) -> dict[str, Any]:
@@ -236,7 +236,7 @@ def report(results: list[dict[str, Any]]) -> bool:
     print(f"{'files':>7} {'parts':>5} {'snaps':>5} {'entries':>7} | "
           f"{'ours cold':>15} {'warm':>7} {'list':>7} {'kept':>5} | "
           f"{'rust cold':>15} {'warm':>7} {'list':>7} {'kept':>5} | {'ours/rust':>9} | "
-          f"{'RSS+ ours':>9} {'rust':>6} | {'traced peak':>11} {'kept':>6} {'after 5':>7}")
+          f"{'RSS+ ours':>9} {'rust':>6} | {'traced peak':>11} {'kept':>6} {'after 3':>7}")
     ms = lambda seconds: f"{seconds * 1000:7.1f}"      # noqa: E731
     for r in results:
         o, t, tr = r["ours"], r["rust"], r["trace"]
@@ -246,7 +246,7 @@ def report(results: list[dict[str, Any]]) -> bool:
               f"{ms(t['cold'][1])} ({ms(t['cold'][0]).strip():>5}) {ms(t['warm'][1])} "
               f"{ms(t['list'][1])} {t['kept']:>5} | {o['cold'][1] / t['cold'][1]:9.2f} | "
               f"{o['rss_added_mib']:8.1f}M {t['rss_added_mib']:5.1f}M | "
-              f"{tr['peak_mib']:10.1f}M {tr['retained_mib']:5.1f}M {tr['retained_after_5_mib']:6.1f}M")
+              f"{tr['peak_mib']:10.1f}M {tr['retained_mib']:5.1f}M {tr['retained_after_3_mib']:6.1f}M")
         if "pypaimon" in r:
             p = r["pypaimon"]
             print(f"{'':>7} pypaimon 2.1.0 (Python planner): cold {ms(p['cold'][1]).strip()} ms CPU "

@@ -140,8 +140,10 @@ class _RecentDataFiles:
             self.items.move_to_end(key)
             return value[0]
 
-    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
-        size = held_bytes(value)
+    def put(self, key: tuple, value: tuple[DataFile, ...], size: int | None = None
+            ) -> tuple[DataFile, ...]:
+        """Hold `value` (of about `size` bytes: default `held_bytes(value)`) under `key`."""
+        size = held_bytes(value) if size is None else size
         if size > self.budget:
             return value
         with self.lock:
@@ -197,13 +199,24 @@ class Manifests:
         for meta in read_avro(self.io, self._manifest(manifest_list)):
             yield from read_avro(self.io, self._manifest(meta["_FILE_NAME"]))
 
-    def data_files(self, snap: Snapshot) -> list[DataFile]:
+    def data_files(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None
+                   ) -> list[DataFile]:
         """The live data files of a snapshot, each with its deletion vector: the base and delta
         manifest lists' entries folded in order, a DELETE removing the ADD of the same file
         (partition, bucket, level, name, extra files, embedded index, external path: a
-        compaction that only moves a file to another level re-adds it)."""
+        compaction that only moves a file to another level re-adds it). In manifest order,
+        or sorted by `order` (a module-level function: the sorted files are cached too, a
+        reference per file, for the next plan of the snapshot)."""
         key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
                snap.delta_manifest_list, snap.index_manifest)
+        if order is not None:
+            sorted_key = (*key, order.__module__, order.__qualname__)
+            ordered = _DATA_FILES.get(sorted_key)
+            if ordered is None:
+                ordered = tuple(sorted(self.data_files(snap), key=order))
+                if _DATA_FILES.get(key) is not None:        # held only beside the files
+                    _DATA_FILES.put(sorted_key, ordered, 8 * len(ordered) + 64)
+            return list(ordered)
         cached = _DATA_FILES.get(key)
         if cached is None:
             with collector_paused():

@@ -26,8 +26,7 @@ import datetime as dt
 import math
 import re
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
 from paimon_schema.layouts.binary_row import row_decoder
@@ -42,11 +41,11 @@ _TRUNCATE = re.compile(r"^\s*truncate\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
 _DEFAULT_MODE = "truncate(16)"
 
 
-@dataclass(frozen=True)
-class ColumnStats:
+class ColumnStats(NamedTuple):
     """What the statistics prove of one column of one file: every non-null value is >= `low`
     (None: no lower bound) and <= `high` (None: no upper bound); `nulls` is the null count
-    (None: unknown) of `rows` rows."""
+    (None: unknown) of `rows` rows. (A named tuple: one is made per column per file a plan
+    prunes, five times faster than a frozen dataclass.)"""
 
     low: Any
     high: Any
