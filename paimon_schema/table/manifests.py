@@ -124,36 +124,44 @@ class _RecentDataFiles:
     """The data files of the last snapshots read (a thread-safe LRU map), at most about
     `budget` bytes of them in all (`held_bytes` estimates a snapshot's files): a snapshot that
     alone exceeds it is folded at each read rather than held, and planning one snapshot after
-    another (time travel, a table being written to) keeps the latest ones only."""
+    another (time travel, a table being written to) keeps the latest ones only. Orders of a
+    snapshot's files (`attach`) live and go with its files."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.held = 0
-        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int, dict[str, Any]]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple) -> tuple[DataFile, ...] | None:
+    def get(self, key: tuple, view: str | None = None) -> tuple[DataFile, ...] | None:
+        """The files held under `key` (or their `view` attached), None when not held."""
         with self.lock:
             value = self.items.get(key)
             if value is None:
                 return None
             self.items.move_to_end(key)
-            return value[0]
+            return value[0] if view is None else value[2].get(view)
 
-    def put(self, key: tuple, value: tuple[DataFile, ...], size: int | None = None
-            ) -> tuple[DataFile, ...]:
-        """Hold `value` (of about `size` bytes: default `held_bytes(value)`) under `key`."""
-        size = held_bytes(value) if size is None else size
+    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+        size = held_bytes(value)
         if size > self.budget:
             return value
         with self.lock:
             if key not in self.items:
-                self.items[key] = (value, size)
+                self.items[key] = (value, size, {})
                 self.held += size
             while self.held > self.budget:
-                _, (_, dropped) = self.items.popitem(last=False)
+                _, (_, dropped, _) = self.items.popitem(last=False)
                 self.held -= dropped
         return value
+
+    def attach(self, key: tuple, view: str, files: tuple[DataFile, ...]) -> None:
+        """Keep `files` (the same files in another order) as `view` of the entry `key`, if
+        it is held (a reference per file: not counted)."""
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                value[2][view] = files
 
 
 #: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
@@ -210,12 +218,11 @@ class Manifests:
         key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
                snap.delta_manifest_list, snap.index_manifest)
         if order is not None:
-            sorted_key = (*key, order.__module__, order.__qualname__)
-            ordered = _DATA_FILES.get(sorted_key)
+            view = f"{order.__module__}.{order.__qualname__}"
+            ordered = _DATA_FILES.get(key, view)
             if ordered is None:
                 ordered = tuple(sorted(self.data_files(snap), key=order))
-                if _DATA_FILES.get(key) is not None:        # held only beside the files
-                    _DATA_FILES.put(sorted_key, ordered, 8 * len(ordered) + 64)
+                _DATA_FILES.attach(key, view, ordered)
             return list(ordered)
         cached = _DATA_FILES.get(key)
         if cached is None:

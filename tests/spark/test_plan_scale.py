@@ -6,6 +6,9 @@ and memory at 1k-100k files: `benchmarks/table_plan.py`.)"""
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 
 import pytest
 from forged_history import ForgedHistory, day, write_history
@@ -65,9 +68,13 @@ def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
     one = manifests.held_bytes(tuple(table.data_files()))
     recent = manifests._RecentDataFiles(2 * one + one // 2)
     monkeypatch.setattr(manifests, "_DATA_FILES", recent)
-    for snapshot in sorted(history.live_by_snapshot)[-20:]:
-        table.data_files(snapshot)
+    snapshots = sorted(history.live_by_snapshot)[-20:]
+    gone = weakref.ref(table.plan(snapshots[0]).live_files[0])    # held in read order too
+    for snapshot in snapshots[1:]:
+        table.plan(snapshot)
         assert recent.held <= recent.budget and len(recent.items) <= 3
+    gc.collect()
+    assert gone() is None                   # nothing else kept the evicted snapshot's files
     small = manifests._RecentDataFiles(one // 2)
     monkeypatch.setattr(manifests, "_DATA_FILES", small)
     assert len(table.data_files()) == FILES and not small.items
