@@ -75,6 +75,7 @@ BATCH_ROWS = 65_536
 #: a whole read's batches: whole row groups (up to 4M rows), it holds every row in the end anyway
 WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
+_READABLE_SUFFIXES = tuple(f".{name}" for name in READABLE_FORMATS)   # (the fast check)
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -185,7 +186,8 @@ def plan_read(table: TableLike, where: Predicate | None = None,
     verdicts: dict[int, bool | None] = {}
     for_files: dict[int, tuple[Predicate, dict[str, str], frozenset[str]]] = {}
     for data_file in plan.files:
-        if data_file.format not in READABLE_FORMATS:
+        if not data_file.file_name.endswith(_READABLE_SUFFIXES) \
+                and data_file.format not in READABLE_FORMATS:
             raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
                              f"(only {', '.join(READABLE_FORMATS)})")
         candidate = None

@@ -78,10 +78,10 @@ def file_stats(data_file: DataFile, file_schema: TableSchema,
         return {}
     out = {}
     rows = data_file.row_count
-    for i, name, dtype, mode in wanted:
+    for i, name, dtype, mode, limit in wanted:
         nulls = null_counts[i] if null_counts is not None else None
-        out[name] = ColumnStats(_bound(lows[i], dtype, mode, upper=False),
-                                _bound(highs[i], dtype, mode, upper=True), nulls, rows,
+        out[name] = ColumnStats(_bound(lows[i], dtype, mode, limit, upper=False),
+                                _bound(highs[i], dtype, mode, limit, upper=True), nulls, rows,
                                 dtype.is_float)
     return out
 
@@ -92,9 +92,10 @@ _LAYOUTS: dict[tuple, tuple[TableSchema, tuple | None]] = {}
 
 
 def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collection[str] | None
-            ) -> tuple[Callable[[bytes], tuple], list[tuple[int, str, DataType, str]]] | None:
+            ) -> tuple[Callable[[bytes], tuple], list[tuple[int, str, DataType, str, int | None]]] | None:
     """The decoder of the statistics' rows and, for each wanted column, (its position, name,
-    type, stats mode); None when a column is unknown or nested (no statistics Paimon keeps)."""
+    type, stats mode, the N of a `truncate(N)` mode); None when a column is unknown or nested
+    (no statistics Paimon keeps)."""
     key = (id(file_schema), names, None if columns is None else frozenset(columns))
     cached = _LAYOUTS.get(key)
     if cached is not None and cached[0] is file_schema:
@@ -108,9 +109,10 @@ def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collectio
             break
         types.append(dtype)
     else:
-        layout = (row_decoder(types), [(i, name, dtype, _mode(file_schema, name))
-                          for i, (name, dtype) in enumerate(zip(names, types))
-                          if columns is None or name in columns])
+        modes = {name: _mode(file_schema, name) for name in names}
+        layout = (row_decoder(types), [(i, name, dtype, modes[name], _truncation(modes[name]))
+                                       for i, (name, dtype) in enumerate(zip(names, types))
+                                       if columns is None or name in columns])
     if len(_LAYOUTS) >= 1024:
         _LAYOUTS.clear()
     _LAYOUTS[key] = (file_schema, layout)
@@ -122,16 +124,22 @@ def _mode(schema: TableSchema, column: str) -> str:
             or _DEFAULT_MODE).strip().lower()
 
 
-def _bound(value: Any, dtype: DataType, mode: str, *, upper: bool) -> Any:
-    """The decoded statistic as a bound Spark's comparisons can use, or None."""
+def _truncation(mode: str) -> int | None:
+    """N of a `truncate(N)` stats mode, else None."""
+    truncated = _TRUNCATE.match(mode)
+    return None if truncated is None else int(truncated.group(1))
+
+
+def _bound(value: Any, dtype: DataType, mode: str, limit: int | None, *, upper: bool) -> Any:
+    """The decoded statistic as a bound Spark's comparisons can use, or None; `limit` is
+    `_truncation(mode)`."""
     if value is None or mode in ("none", "counts") or dtype.root == "CHAR":
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
     if dtype.is_string or dtype.is_binary:
-        truncated = _TRUNCATE.match(mode)
-        if truncated:
-            if upper and len(value) >= int(truncated.group(1)):
+        if limit is not None:
+            if upper and len(value) >= limit:
                 return None                   # maybe cut, maybe incremented: not a bound
         elif mode != "full":
             return None
