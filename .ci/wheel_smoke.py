@@ -18,7 +18,7 @@ expect = sys.argv[1]
 assert not any(p for p in sys.path if p and __import__("os").path.isdir(p + "/formats")), sys.path
 assert "site-packages" in ps.__file__, f"paimon_schema imported from {ps.__file__}, not the wheel"
 compiled = {name: importlib.util.find_spec(f"paimon_schema.runtime.{name}") is not None
-            for name in ("_pylists", "_kernels")}
+            for name in ("_pylists", "_kernels", "_avro")}
 assert all(compiled.values()) if expect == "compiled" else not any(compiled.values()), compiled
 assert importlib.util.find_spec("numba") is None, "numba is installed: no longer a dependency"
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import fastavro
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import paimon_schema as ps
 from fixture_catalog import CONTAINERS, TABLES
@@ -118,3 +120,34 @@ def test_head_slack_and_duplicates_are_warnings() -> None:
     # headLength 4 bytes larger than needed: Java ignores the slack.
     data = EMPTY[:12] + (28).to_bytes(4, "big") + EMPTY[16:] + b"\x00" * 4
     assert ps.FileIndexFile.parse(data).warnings == ["4 unused bytes at the end of the head"]
+
+
+@given(st.data())
+def test_plain_containers_parse_as_the_generated_parser_parses_them(data: st.DataObject) -> None:
+    """`_parse_simple` (ASCII names, no repeats, blobs after the head, no slack) reads what the
+    generated parser reads, and declines (None) what the parser refuses or warns about: on
+    written containers, the spec's examples and damaged copies of them."""
+    from paimon_schema.layouts.file_index import _parse_simple
+
+    columns = data.draw(st.dictionaries(
+        st.text("ab[]\u00e9", min_size=1, max_size=4),
+        st.dictionaries(st.sampled_from(["bitmap", "bloom-filter", "bsi"]),
+                        st.none() | st.binary(max_size=6), max_size=2), max_size=3))
+    container = bytearray(data.draw(st.sampled_from(
+        [ps.write_file_index(columns), SPEC_EXAMPLE, EMPTY])))
+    for _ in range(data.draw(st.integers(0, 2))):
+        container[data.draw(st.integers(0, len(container) - 1))] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        container = container[:data.draw(st.integers(0, len(container)))]
+    fast = _parse_simple(bytes(container))
+    try:
+        slow = ps.FileIndexFile.parse(container)    # a bytearray: the generated parser's path
+    except ps.FormatError:
+        assert fast is None
+        return
+    if slow.warnings or not all(name.isascii() and "\x00" not in name for name in slow.column_names):
+        assert fast is None
+    elif fast is not None:
+        assert (fast, fast.warnings) == (slow, [])
+    else:                       # declined a plain container: only an index type not ASCII
+        assert any(not e.index_type.isascii() or "\x00" in e.index_type for e in slow.entries)

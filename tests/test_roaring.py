@@ -128,3 +128,20 @@ def test_one_walk_locates_every_container_whatever_the_stored_offsets_say(bitmap
         lied = roaring.containers(bytes(raw))
         assert lied.end == walked.end
         assert all(np.array_equal(a, b) for a, b in zip(lied[:4], walked[:4]))
+
+
+@given(bitmaps(), st.data())
+def test_small_bitmaps_are_sized_as_the_walk_sizes_them(bitmap: BitMap, data) -> None:
+    """`_small_size` (a few containers, struct reads) gives the walk's size, or declines
+    (None) whatever the walk refuses: on serializations and damaged copies of them."""
+    raw = bytearray(bitmap.serialize())
+    for _ in range(data.draw(st.integers(0, 3))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    blob = bytes(raw[:data.draw(st.integers(0, len(raw)))] if data.draw(st.booleans()) else raw)
+    small = roaring._small_size(blob, 0)
+    try:
+        walked = roaring.containers(blob).end
+    except FormatError:
+        assert small is None
+        return
+    assert small == walked or (small is None and len(roaring.containers(blob).keys) > roaring.SMALL_CONTAINERS)

@@ -371,17 +371,21 @@ def test_binary_row_structure_errors_are_located_by_the_spec() -> None:
     assert info.value.path == "num_slots"
 
 
-def test_recent_data_files_hold_a_bounded_number_of_files() -> None:
-    from paimon_schema.table.manifests import _RecentDataFiles
+def test_recent_data_files_hold_a_bounded_number_of_bytes() -> None:
+    from paimon_schema.table.manifests import _RecentDataFiles, held_bytes
 
     f = DataFile({}, "", 0, 1, "data-x-0.orc", "/t/bucket-0/data-x-0.orc", 1, 1, 0, 0, 0, 0,
                  (), None, None, None, 0, None, None)
-    recent = _RecentDataFiles(3)
+    one = held_bytes((f,))
+    assert held_bytes((f, f)) == 2 * one > len(f.path)
+    recent = _RecentDataFiles(3 * one)
     assert recent.put(("a",), (f, f)) == (f, f) and recent.get(("a",)) == (f, f)
     recent.put(("b",), (f,))
     recent.get(("a",))                                   # a is now the most recent
     recent.put(("c",), (f, f))                           # 5 files: b goes, then still 4: a goes
     assert recent.get(("a",)) is None and recent.get(("b",)) is None
-    assert recent.get(("c",)) == (f, f) and recent.held == 2
+    assert recent.get(("c",)) == (f, f) and recent.held == 2 * one
+    assert recent.put(("d",), (f,) * 4) == (f,) * 4      # more than the budget alone: not held
+    assert recent.get(("d",)) is None and recent.held == 2 * one
     assert recent.put(("d",), (f,) * 4) == (f,) * 4      # more than the limit: not held
     assert recent.get(("d",)) is None and recent.get(("c",)) == (f, f)

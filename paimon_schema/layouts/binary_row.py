@@ -20,7 +20,7 @@ import datetime as dt
 import decimal
 import functools
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from paimon_schema.generated import binary_row_codec
@@ -30,7 +30,7 @@ from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 
-__all__ = ["decode_binary_row", "encode_binary_row"]
+__all__ = ["decode_binary_row", "encode_binary_row", "row_decoder"]
 
 ARITY_FIELD = 4
 _HIGHEST_BIT = 0x80 << 56
@@ -44,6 +44,9 @@ def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any
     FormatError for malformed bytes, an arity other than `len(types)`, or a field that does
     not decode as its type (including a type a partition cannot have).
     """
+    fast = _decode_simple(data, types)
+    if fast is not None:
+        return fast
     view = memoryview(bytes(data))
     parsed = kaitai.parse(BinaryRow, view)
     if parsed.num_slots != len(types):
@@ -64,6 +67,97 @@ def decode_binary_row(data: bytes, types: Sequence[str | DataType]) -> tuple[Any
                 raise
             raise FormatError(f"field {i} does not decode as {raw_type}: {exc}",
                               offset=ARITY_FIELD + slot, path=f"slots[{i}]") from exc
+    return tuple(values)
+
+
+#: The types `_decode_simple` reads: (struct format of the slot, or "s"/"b" for string/bytes).
+_SIMPLE = {"BOOLEAN": "?", "TINYINT": "b", "SMALLINT": "h", "INT": "i", "BIGINT": "q",
+           "FLOAT": "f", "DOUBLE": "d", "DATE": "D", "CHAR": "s", "VARCHAR": "s",
+           "BINARY": "y", "VARBINARY": "y"}
+
+
+@functools.lru_cache(maxsize=256)
+def _simple_kinds(type_names: tuple[str | DataType, ...]) -> tuple[str, ...] | None:
+    kinds = []
+    for raw_type in type_names:
+        try:
+            kind = _SIMPLE.get(DataType.parse(raw_type).root)
+        except SchemaError:
+            return None
+        if kind is None:
+            return None
+        kinds.append(kind)
+    return tuple(kinds)
+
+
+def row_decoder(types: Sequence[str | DataType]) -> Callable[[bytes], tuple[Any, ...]]:
+    """`decode_binary_row(data, types)` as a function of `data`, for many rows of one type
+    (the statistics of a table's files): the types are looked at once."""
+    types = tuple(types)
+    kinds = _simple_kinds(types)
+    if kinds is None:
+        return lambda data: decode_binary_row(data, types)
+
+    def decode(data: bytes) -> tuple[Any, ...]:
+        fast = _decode_kinds(data, kinds) if type(data) is bytes else None
+        return fast if fast is not None else decode_binary_row(data, types)
+
+    return decode
+
+
+def _decode_simple(data: bytes, types: Sequence[str | DataType]) -> tuple[Any, ...] | None:
+    """The row's values when every type is a plain number, date, string or bytes and the
+    bytes hold together; else None, and the generated parser reads the row (and locates what
+    is malformed). Manifests hold a partition and two statistics rows per data file: this
+    reads one in ~2 us, the parser in ~100."""
+    kinds = _simple_kinds(tuple(types))
+    if kinds is None or not isinstance(data, bytes):
+        return None
+    return _decode_kinds(data, kinds)
+
+
+def _decode_kinds(data: bytes, kinds: tuple[str, ...]) -> tuple[Any, ...] | None:
+    arity = len(kinds)
+    nulls = ((arity + 63 + 8) // 64) * 8
+    fixed = ARITY_FIELD + nulls
+    size = len(data)
+    if size < fixed + 8 * arity or int.from_bytes(data[:4], "big", signed=True) != arity:
+        return None
+    values: list[Any] = []
+    for i, kind in enumerate(kinds):
+        bit = i + 8
+        if data[ARITY_FIELD + (bit >> 3)] & (1 << (bit & 7)):
+            values.append(None)
+            continue
+        slot = fixed + 8 * i
+        if kind == "s" or kind == "y":
+            if data[slot + 7] & 0x80:
+                length = data[slot + 7] & 0x7F
+                if length > 7:
+                    return None
+                raw = data[slot:slot + length]
+            else:
+                length, offset = struct.unpack_from("<II", data, slot)
+                start = ARITY_FIELD + offset
+                if start + length > size:
+                    return None
+                raw = data[start:start + length]
+            if kind == "y":
+                values.append(raw)
+                continue
+            try:
+                values.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                return None
+        elif kind == "?":
+            values.append(data[slot] != 0)
+        elif kind == "D":
+            try:
+                values.append(_EPOCH_DATE + dt.timedelta(days=struct.unpack_from("<i", data, slot)[0]))
+            except OverflowError:
+                return None
+        else:
+            values.append(struct.unpack_from("<" + kind, data, slot)[0])
     return tuple(values)
 
 

@@ -8,6 +8,7 @@ each entry pointing at its blob's absolute offset.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
@@ -58,6 +59,9 @@ class FileIndexFile:
 
     @classmethod
     def parse(cls, data: bytes) -> FileIndexFile:
+        simple = _parse_simple(data)
+        if simple is not None:
+            return simple
         parsed = parsing.parse(FileIndex, data)
         warnings: list[str] = []
         columns: dict[str, dict[str, bytes | None]] = {}
@@ -109,6 +113,77 @@ class FileIndexFile:
         for entry in self.entries:
             columns[entry.column_index][1].append(entry)
         return _build(columns, self.head_length, self.redundant)
+
+
+def _parse_simple(data: bytes) -> FileIndexFile | None:
+    """The container as `parse` reads it when nothing in it is unusual (ASCII names, each
+    (column, index type) once, blobs after the head and inside the container, no slack, so no
+    warning); else None, and the generated parser reads it and locates what is wrong. Planning
+    a table parses one container per data file: this takes ~5 us, the parser ~400."""
+    if not isinstance(data, bytes) or len(data) < FIXED_HEAD:
+        return None
+    magic, version, head_length = _FIXED.unpack_from(data, 0)
+    if magic != MAGIC or version != VERSION or not 24 <= head_length <= len(data):
+        return None
+    end, pos = head_length, HEAD_START
+    (column_count,) = _INT.unpack_from(data, pos)
+    pos += 4
+    if column_count < 0:
+        return None
+    columns: dict[str, dict[str, bytes | None]] = {}
+    entries: list[IndexEntry] = []
+    names: list[str] = []
+    for i in range(column_count):
+        name, pos = _ascii(data, pos, end)
+        if name is None or name in columns or pos + 4 > end:
+            return None
+        (index_count,) = _INT.unpack_from(data, pos)
+        pos += 4
+        if index_count < 0:
+            return None
+        indexes: dict[str, bytes | None] = {}
+        for _ in range(index_count):
+            index_type, pos = _ascii(data, pos, end)
+            if index_type is None or index_type in indexes or pos + 8 > end:
+                return None
+            offset, length = _TWO_INTS.unpack_from(data, pos)
+            pos += 8
+            if offset == EMPTY_INDEX_FLAG and length == 0:
+                blob = None
+            elif offset < head_length or length < 0 or offset + length > len(data):
+                return None
+            else:
+                blob = data[offset:offset + length]
+            indexes[index_type] = blob
+            entries.append(IndexEntry(i, name, index_type, offset, length, blob))
+        columns[name] = indexes
+        names.append(name)
+    if pos + 4 > end:
+        return None
+    (redundant_length,) = _INT.unpack_from(data, pos)
+    pos += 4
+    if redundant_length < 0 or pos + redundant_length != end:
+        return None
+    return FileIndexFile(columns=columns, entries=entries, head_length=head_length,
+                         column_names=names, redundant=data[pos:end], warnings=[])
+
+
+_FIXED = struct.Struct(">qii")
+_INT = struct.Struct(">i")
+_TWO_INTS = struct.Struct(">ii")
+
+
+def _ascii(data: bytes, pos: int, end: int) -> tuple[str | None, int]:
+    """A `writeUTF` string that is plain ASCII without NUL (which modified UTF-8 writes as
+    itself), and the position after it; None for anything else or past `end`."""
+    if pos + 2 > end:
+        return None, pos
+    length = int.from_bytes(data[pos:pos + 2], "big")
+    pos += 2
+    raw = data[pos:pos + length]
+    if pos + length > end or not raw.isascii() or b"\x00" in raw:
+        return None, pos
+    return raw.decode("ascii"), pos + length
 
 
 def write_file_index(columns: Mapping[str, Mapping[str, bytes | None]]) -> bytes:

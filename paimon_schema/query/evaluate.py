@@ -7,8 +7,7 @@ results are combined so that no matching row is ever dropped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from functools import reduce
 from typing import Any
 
@@ -114,12 +113,23 @@ def _blob_location(container: FileIndexFile, column: str, index_type: str) -> tu
     return "", 0
 
 
-@contextmanager
-def _located_in(path: str, offset: int) -> Iterator[None]:
-    try:
-        yield
-    except FormatError as exc:
-        raise exc.within(path, offset) from exc
+class _located_in:
+    """A FormatError raised inside, located at the blob `path` at `offset` of the container
+    (a class, not a generator: it wraps every leaf of every file a plan evaluates)."""
+
+    __slots__ = ("path", "offset")
+
+    def __init__(self, path: str, offset: int) -> None:
+        self.path = path
+        self.offset = offset
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 traceback: Any) -> None:
+        if isinstance(exc, FormatError):
+            raise exc.within(self.path, self.offset) from exc
 
 
 def _data_type(row_type: Mapping[str, str | DataType], column: str) -> DataType:

@@ -10,17 +10,15 @@ files of a snapshot are folded once per process and kept in a bounded cache.
 from __future__ import annotations
 
 import dataclasses
-import io as _io
 import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
-
-import fastavro
+from typing import Any, TypeVar
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
+from paimon_schema.runtime.avro_blocks import collector_paused, read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -32,6 +30,8 @@ __all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFil
            "Manifests", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
+_DELETED = object()                     # a DELETE folded before its file's ADD
+_Live = TypeVar("_Live")
 DELETION_VECTORS = "DELETION_VECTORS"
 HASH = "HASH"
 
@@ -121,46 +121,74 @@ class IndexFile:
 
 
 class _RecentDataFiles:
-    """The data files of the last snapshots read (a thread-safe LRU map), at most `files` of
-    them in all: a table of a million files is folded at each read rather than held."""
+    """The data files of the last snapshots read (a thread-safe LRU map), at most about
+    `budget` bytes of them in all (`held_bytes` estimates a snapshot's files): a snapshot that
+    alone exceeds it is folded at each read rather than held, and planning one snapshot after
+    another (time travel, a table being written to) keeps the latest ones only. Orders of a
+    snapshot's files (`attach`) live and go with its files."""
 
-    def __init__(self, files: int) -> None:
-        self.limit = files
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
         self.held = 0
-        self.items: OrderedDict[tuple, tuple[DataFile, ...]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int, dict[str, Any]]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple) -> tuple[DataFile, ...] | None:
+    def get(self, key: tuple, view: str | None = None) -> tuple[DataFile, ...] | None:
+        """The files held under `key` (or their `view` attached), None when not held."""
         with self.lock:
             value = self.items.get(key)
-            if value is not None:
-                self.items.move_to_end(key)
-            return value
+            if value is None:
+                return None
+            self.items.move_to_end(key)
+            return value[0] if view is None else value[2].get(view)
 
     def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
-        if len(value) > self.limit:
+        size = held_bytes(value)
+        if size > self.budget:
             return value
         with self.lock:
             if key not in self.items:
-                self.items[key] = value
-                self.held += len(value)
-            while self.held > self.limit:
-                _, dropped = self.items.popitem(last=False)
-                self.held -= len(dropped)
+                self.items[key] = (value, size, {})
+                self.held += size
+            while self.held > self.budget:
+                _, (_, dropped, _) = self.items.popitem(last=False)
+                self.held -= dropped
         return value
 
+    def attach(self, key: tuple, view: str, files: tuple[DataFile, ...]) -> None:
+        """Keep `files` (the same files in another order) as `view` of the entry `key`, if
+        it is held (a reference per file: not counted)."""
+        with self.lock:
+            value = self.items.get(key)
+            if value is not None:
+                value[2][view] = files
 
-_DATA_FILES = _RecentDataFiles(100_000)
+
+#: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
+#: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
+_FILE_OVERHEAD = 900
+
+
+def held_bytes(files: tuple[DataFile, ...]) -> int:
+    """An estimate of the memory `files` hold (shared partition values not counted)."""
+    total = 0
+    for f in files:
+        total += _FILE_OVERHEAD + len(f.path) + len(f.embedded_index or b"")
+        if f.value_stats is not None:
+            total += len(f.value_stats[0]) + len(f.value_stats[1])
+    return total
+
+
+#: The snapshot cache's budget: a 100k-file snapshot with statistics and embedded indexes
+#: (~110 MiB) fits; the cache never holds more than this, whatever is planned.
+DATA_FILES_CACHE_BYTES = 160 << 20
+_DATA_FILES = _RecentDataFiles(DATA_FILES_CACHE_BYTES)
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:
-    """The records of a manifest or manifest list (zstd-compressed Avro)."""
-    raw = io.read_bytes(path)
-    try:
-        # fastavro types a datum as any Avro value; manifests and their lists are records
-        return [cast(dict, r) for r in fastavro.reader(_io.BytesIO(raw)) if r is not None]
-    except Exception as exc:        # fastavro raises many types on bad input
-        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+    """The records of a manifest or manifest list (zstd-compressed Avro), as fastavro reads
+    them (`runtime.avro_blocks`: decoded in C)."""
+    return read_records(io.read_bytes(path), path)
 
 
 class Manifests:
@@ -179,48 +207,68 @@ class Manifests:
         for meta in read_avro(self.io, self._manifest(manifest_list)):
             yield from read_avro(self.io, self._manifest(meta["_FILE_NAME"]))
 
-    def data_files(self, snap: Snapshot) -> list[DataFile]:
+    def data_files(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None
+                   ) -> list[DataFile]:
         """The live data files of a snapshot, each with its deletion vector: the base and delta
         manifest lists' entries folded in order, a DELETE removing the ADD of the same file
         (partition, bucket, level, name, extra files, embedded index, external path: a
-        compaction that only moves a file to another level re-adds it)."""
+        compaction that only moves a file to another level re-adds it). In manifest order,
+        or sorted by `order` (a module-level function: the sorted files are cached too, a
+        reference per file, for the next plan of the snapshot)."""
         key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
                snap.delta_manifest_list, snap.index_manifest)
+        if order is not None:
+            view = f"{order.__module__}.{order.__qualname__}"
+            ordered = _DATA_FILES.get(key, view)
+            if ordered is None:
+                ordered = tuple(sorted(self.data_files(snap), key=order))
+                _DATA_FILES.attach(key, view, ordered)
+            return list(ordered)
         cached = _DATA_FILES.get(key)
         if cached is None:
-            cached = _DATA_FILES.put(key, tuple(self._fold_data_files(snap)))
+            with collector_paused():
+                folded = tuple(self._fold_data_files(snap))
+            cached = _DATA_FILES.put(key, folded)
         return list(cached)
 
     def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
-        for entry in self.live_entries(snap):
-            data_file = self.data_file(entry, schema)
+        shared: dict[Any, Any] = {}
+        for data_file in self._fold(snap, lambda entry: self.data_file(entry, schema, shared)):
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
             yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
 
     def live_entries(self, snap: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
-        live: dict[tuple, dict] = {}
+        return self._fold(snap, lambda entry: entry)
+
+    def _fold(self, snap: Snapshot, convert: Callable[[dict], _Live]) -> list[_Live]:
+        """`convert` of each live ADD entry, in manifest order. Each ADD is converted as it
+        is read, so that a manifest's records are dropped once folded: a snapshot's records
+        all at once weighed twice its `DataFile`s (an ADD a later DELETE cancels is converted
+        for nothing: a few percent of a snapshot's entries)."""
+        live: dict[tuple, Any] = {}
         for entry in self._fold_order(snap):
             meta = entry["_FILE"]
             key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
                    tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
                    meta.get("_EXTERNAL_PATH"))
-            if entry["_KIND"] == ADD:
-                if key in live and live[key]["_KIND"] == ADD:
+            kind = entry["_KIND"]
+            if kind == ADD:
+                if live.get(key, _DELETED) is not _DELETED:
                     raise TableError(f"snapshot {snap.id} adds {meta['_FILE_NAME']} twice")
-                live[key] = entry
-            elif entry["_KIND"] == DELETE:
-                if key in live and live[key]["_KIND"] == ADD:
+                live[key] = convert(entry)
+            elif kind == DELETE:
+                if live.get(key, _DELETED) is not _DELETED:
                     del live[key]
                 else:
-                    live[key] = entry
+                    live[key] = _DELETED
             else:
-                raise FormatError(f"manifest entry kind {entry['_KIND']} is neither ADD nor DELETE",
+                raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE",
                                   path="_KIND")
-        return [entry for entry in live.values() if entry["_KIND"] == ADD]
+        return [value for value in live.values() if value is not _DELETED]
 
     def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
         yield from self.entries(snap.base_manifest_list)
@@ -255,28 +303,40 @@ class Manifests:
                 out[key] = DeletionFile(index.path, index.file_name, offset, length, cardinality)
         return out
 
-    def data_file(self, entry: dict, schema: TableSchema) -> DataFile:
+    def data_file(self, entry: dict, schema: TableSchema,
+                  shared: dict[Any, Any] | None = None) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
-        the snapshot's."""
+        the snapshot's. `shared` keeps, for the next entries of the same snapshot, each
+        (partition, bucket)'s values and directory (a table has far fewer partitions than
+        files, and their BinaryRows decode in Python) and one copy of the small tuples files
+        repeat (statistics' column names, null counts): the files of one partition share its
+        dict, which nothing changes."""
         meta = entry["_FILE"]
-        partition, partition_path = partition_of(entry["_PARTITION"], schema)
+        shared = {} if shared is None else shared
+        where = (entry["_PARTITION"], entry["_BUCKET"])
+        place = shared.get(where)
+        if place is None:
+            partition, partition_path = partition_of(entry["_PARTITION"], schema)
+            place = shared[where] = (partition, partition_path,
+                                     bucket_dir(self.root, partition_path, entry["_BUCKET"], schema))
+        partition, partition_path, directory = place
         external = meta.get("_EXTERNAL_PATH")
         name = meta["_FILE_NAME"]
-        path = external or posixpath.join(
-            bucket_dir(self.root, partition_path, entry["_BUCKET"], schema), name)
+        path = external or f"{directory}/{name}"
         write_cols = meta.get("_WRITE_COLS")
-        return DataFile(
-            partition=partition, partition_path=partition_path, bucket=entry["_BUCKET"],
-            total_buckets=entry.get("_TOTAL_BUCKETS", -1), file_name=name, path=path,
-            file_size=meta["_FILE_SIZE"], row_count=meta["_ROW_COUNT"], level=meta["_LEVEL"],
-            schema_id=meta["_SCHEMA_ID"], min_sequence_number=meta["_MIN_SEQUENCE_NUMBER"],
-            max_sequence_number=meta["_MAX_SEQUENCE_NUMBER"],
-            extra_files=tuple(meta.get("_EXTRA_FILES") or ()),
-            embedded_index=meta.get("_EMBEDDED_FILE_INDEX"), external_path=external,
-            delete_row_count=meta.get("_DELETE_ROW_COUNT"), file_source=meta.get("_FILE_SOURCE"),
-            first_row_id=meta.get("_FIRST_ROW_ID"),
-            write_cols=None if write_cols is None else tuple(write_cols),
-            value_stats=_value_stats(meta))
+        return _new_data_file({
+            "partition": partition, "partition_path": partition_path, "bucket": entry["_BUCKET"],
+            "total_buckets": entry.get("_TOTAL_BUCKETS", -1), "file_name": name, "path": path,
+            "file_size": meta["_FILE_SIZE"], "row_count": meta["_ROW_COUNT"],
+            "level": meta["_LEVEL"], "schema_id": meta["_SCHEMA_ID"],
+            "min_sequence_number": meta["_MIN_SEQUENCE_NUMBER"],
+            "max_sequence_number": meta["_MAX_SEQUENCE_NUMBER"],
+            "extra_files": tuple(meta.get("_EXTRA_FILES") or ()),
+            "embedded_index": meta.get("_EMBEDDED_FILE_INDEX"), "external_path": external,
+            "delete_row_count": meta.get("_DELETE_ROW_COUNT"),
+            "file_source": meta.get("_FILE_SOURCE"), "first_row_id": meta.get("_FIRST_ROW_ID"),
+            "write_cols": None if write_cols is None else tuple(write_cols),
+            "deletion_file": None, "value_stats": _value_stats(meta, shared)})
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -296,11 +356,22 @@ class Manifests:
                          path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges, global_index)
 
 
-def _value_stats(meta: Mapping[str, Any]) -> tuple | None:
+def _new_data_file(values: dict[str, Any]) -> DataFile:
+    """`DataFile(**values)` at a fifth of the cost (a frozen dataclass's `__init__` sets each
+    of its 21 fields through `object.__setattr__`: 9 us a file, most of a big table's fold);
+    `values` names every field."""
+    data_file = object.__new__(DataFile)
+    data_file.__dict__.update(values)
+    return data_file
+
+
+def _value_stats(meta: Mapping[str, Any], shared: dict[Any, Any]) -> tuple | None:
     stats = meta.get("_VALUE_STATS")
     if not stats:
         return None
     nulls = stats.get("_NULL_COUNTS")
     names = meta.get("_VALUE_STATS_COLS")
+    nulls = None if nulls is None else tuple(nulls)
+    names = None if names is None else tuple(names)
     return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
-            None if nulls is None else tuple(nulls), None if names is None else tuple(names))
+            shared.setdefault(nulls, nulls), shared.setdefault(names, names))

@@ -71,10 +71,12 @@ __all__ = ["FileTask", "ReadStats", "TableLike", "TaskPlan", "plan_read", "read_
 log = logging.getLogger("paimon_schema.spark")
 
 MODES = ("FAILFAST", "PERMISSIVE")
+_UNKNOWN = object()
 BATCH_ROWS = 65_536
 #: a whole read's batches: whole row groups (up to 4M rows), it holds every row in the end anyway
 WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
+_READABLE_SUFFIXES = tuple(f".{name}" for name in READABLE_FORMATS)   # (the fast check)
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -182,23 +184,36 @@ def plan_read(table: TableLike, where: Predicate | None = None,
     stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
     global_pruning = None if where is None else global_index_pruning(tab, plan, where, mode, stats)
     kept: list[tuple[DataFile, BitMap | None]] = []
+    # per partition (its dict, shared by its files) and per file schema, not per file
+    verdicts: dict[int, bool | None] = {}
+    for_files: dict[int, tuple[Predicate, dict[str, str], frozenset[str]]] = {}
     for data_file in plan.files:
-        if data_file.format not in READABLE_FORMATS:
+        if not data_file.file_name.endswith(_READABLE_SUFFIXES) \
+                and data_file.format not in READABLE_FORMATS:
             raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
                              f"(only {', '.join(READABLE_FORMATS)})")
         candidate = None
         if where is not None:
-            verdict = preds.partition_verdict(where, data_file.partition)
+            verdict = verdicts.get(id(data_file.partition), _UNKNOWN)
+            if verdict is _UNKNOWN:
+                verdict = verdicts[id(data_file.partition)] = \
+                    preds.partition_verdict(where, data_file.partition)
             if verdict is False:
                 stats.files_skipped_by_partition += 1
                 stats.rows_skipped += data_file.row_count
                 continue
-            if verdict is None and _stats_skip(tab, plan, data_file, where):
+            for_file = for_files.get(data_file.schema_id)
+            if for_file is None:
+                predicate, row_type = preds.for_file(where, plan.schema,
+                                                     tab.schema(data_file.schema_id))
+                for_file = for_files[data_file.schema_id] = (
+                    predicate, row_type, frozenset(leaf.column for leaf in preds.leaves(predicate)))
+            if verdict is None and _stats_skip(tab, data_file, for_file[0], for_file[2]):
                 stats.files_skipped_by_stats += 1
                 stats.rows_skipped += data_file.row_count
                 continue
             if verdict is None:
-                result = _index_result(tab, plan, data_file, where, mode, stats)
+                result = _index_result(tab, data_file, for_file[:2], mode, stats)
                 if result is not None and not result.remain:
                     stats.files_skipped_by_index += 1
                     stats.rows_skipped += data_file.row_count
@@ -239,26 +254,26 @@ def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str
     return pruning
 
 
-def _stats_skip(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate) -> bool:
-    """Whether the manifest's min/max/null counts prove that no row of the file matches."""
+def _stats_skip(tab: Table, data_file: DataFile, predicate: Predicate,
+                columns: frozenset[str]) -> bool:
+    """Whether the manifest's min/max/null counts prove that no row of the file matches
+    `predicate` (the filter as `for_file` made it for the file's schema, on `columns`)."""
     if data_file.value_stats is None:
         return False
-    file_schema = tab.schema(data_file.schema_id)
-    column_stats = file_stats(data_file, file_schema)
+    column_stats = file_stats(data_file, tab.schema(data_file.schema_id), columns)
     if not column_stats:
         return False
-    predicate, _ = preds.for_file(where, plan.schema, file_schema)
     return stats_verdict(predicate, column_stats) is False
 
 
-def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predicate, mode: str,
-                  stats: ReadStats) -> IndexResult | None:
+def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, dict[str, str]],
+                  mode: str, stats: ReadStats) -> IndexResult | None:
     """`ps.evaluate` over the file's container, or None when the file has none (or, in
-    PERMISSIVE mode, a corrupt one)."""
+    PERMISSIVE mode, a corrupt one); `for_file` is the filter and row type `for_file` made
+    for the file's schema."""
     if data_file.embedded_index is None and data_file.index_sidecar is None:
         return None
-    file_schema = tab.schema(data_file.schema_id)
-    predicate, row_type = preds.for_file(where, plan.schema, file_schema)
+    predicate, row_type = for_file
     if not row_type:
         return None
     where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"

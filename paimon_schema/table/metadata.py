@@ -241,7 +241,7 @@ class Table:
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
-        live = tuple(sorted(self.data_files(snap), key=read_order))
+        live = tuple(self._manifests.data_files(snap, order=read_order))
         return ReadPlan(self, snap, schema, read_files(self.path, schema, live), live)
 
     def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,

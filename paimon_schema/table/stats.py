@@ -25,12 +25,11 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, NamedTuple
 
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
-from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.layouts.binary_row import row_decoder
 from paimon_schema.table.metadata import DataFile, TableError, TableSchema
 from paimon_schema.table.predicates import REMAIN_COLUMN, _compare
 from paimon_schema.values.errors import FormatError, SchemaError
@@ -42,11 +41,11 @@ _TRUNCATE = re.compile(r"^\s*truncate\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
 _DEFAULT_MODE = "truncate(16)"
 
 
-@dataclass(frozen=True)
-class ColumnStats:
+class ColumnStats(NamedTuple):
     """What the statistics prove of one column of one file: every non-null value is >= `low`
     (None: no lower bound) and <= `high` (None: no upper bound); `nulls` is the null count
-    (None: unknown) of `rows` rows."""
+    (None: unknown) of `rows` rows. (A named tuple: one is made per column per file a plan
+    prunes, five times faster than a frozen dataclass.)"""
 
     low: Any
     high: Any
@@ -55,36 +54,69 @@ class ColumnStats:
     floating: bool
 
 
-def file_stats(data_file: DataFile, file_schema: TableSchema) -> dict[str, ColumnStats]:
-    """{column name in the file's schema: its bounds} from the manifest entry; {} when the
-    entry has no usable statistics (none stored, or they do not decode)."""
+def file_stats(data_file: DataFile, file_schema: TableSchema,
+               columns: Collection[str] | None = None) -> dict[str, ColumnStats]:
+    """{column name in the file's schema: its bounds} from the manifest entry, of `columns`
+    only when given (a filter's); {} when the entry has no usable statistics (none stored, or
+    they do not decode)."""
     raw = data_file.value_stats
     if raw is None:
         return {}
     minimum, maximum, null_counts, names = raw
     if names is None:
         names = data_file.write_cols or tuple(f.name for f in file_schema.fields)
-    fields = [file_schema.by_name.get(name) for name in names]
-    if null_counts is not None and len(null_counts) != len(fields):
+    layout = _layout(file_schema, names, columns)
+    if layout is None or (null_counts is not None and len(null_counts) != len(names)):
         return {}
-    types: list[DataType] = []
-    for field in fields:
-        dtype = None if field is None else field.atomic_type
-        if dtype is None:                   # unknown or nested columns: no statistics Paimon keeps
-            return {}
-        types.append(dtype)
+    decode, wanted = layout
+    if not wanted:
+        return {}
     try:
-        lows = decode_binary_row(minimum, types) if minimum else (None,) * len(types)
-        highs = decode_binary_row(maximum, types) if maximum else (None,) * len(types)
+        lows = decode(minimum) if minimum else (None,) * len(names)
+        highs = decode(maximum) if maximum else (None,) * len(names)
     except (FormatError, TableError, SchemaError, ValueError, OverflowError):
         return {}
     out = {}
-    for i, (name, dtype) in enumerate(zip(names, types)):
-        mode = _mode(file_schema, name)
-        low, high = _bound(lows[i], dtype, mode, upper=False), _bound(highs[i], dtype, mode, upper=True)
+    rows = data_file.row_count
+    for i, name, dtype, mode, limit in wanted:
         nulls = null_counts[i] if null_counts is not None else None
-        out[name] = ColumnStats(low, high, nulls, data_file.row_count, dtype.is_float)
+        out[name] = ColumnStats(_bound(lows[i], dtype, mode, limit, upper=False),
+                                _bound(highs[i], dtype, mode, limit, upper=True), nulls, rows,
+                                dtype.is_float)
     return out
+
+
+#: {(id of the file schema, stats column names, wanted columns): (the schema, layout)}: a
+#: table's files share a few of each, and working them out took most of a file's pruning.
+_LAYOUTS: dict[tuple, tuple[TableSchema, tuple | None]] = {}
+
+
+def _layout(file_schema: TableSchema, names: tuple[str, ...], columns: Collection[str] | None
+            ) -> tuple[Callable[[bytes], tuple], list[tuple[int, str, DataType, str, int | None]]] | None:
+    """The decoder of the statistics' rows and, for each wanted column, (its position, name,
+    type, stats mode, the N of a `truncate(N)` mode); None when a column is unknown or nested
+    (no statistics Paimon keeps)."""
+    key = (id(file_schema), names, None if columns is None else frozenset(columns))
+    cached = _LAYOUTS.get(key)
+    if cached is not None and cached[0] is file_schema:
+        return cached[1]
+    fields = [file_schema.by_name.get(name) for name in names]
+    types: list[DataType] = []
+    layout: tuple | None = None
+    for field in fields:
+        dtype = None if field is None else field.atomic_type
+        if dtype is None:
+            break
+        types.append(dtype)
+    else:
+        modes = {name: _mode(file_schema, name) for name in names}
+        layout = (row_decoder(types), [(i, name, dtype, modes[name], _truncation(modes[name]))
+                                       for i, (name, dtype) in enumerate(zip(names, types))
+                                       if columns is None or name in columns])
+    if len(_LAYOUTS) >= 1024:
+        _LAYOUTS.clear()
+    _LAYOUTS[key] = (file_schema, layout)
+    return layout
 
 
 def _mode(schema: TableSchema, column: str) -> str:
@@ -92,16 +124,22 @@ def _mode(schema: TableSchema, column: str) -> str:
             or _DEFAULT_MODE).strip().lower()
 
 
-def _bound(value: Any, dtype: DataType, mode: str, *, upper: bool) -> Any:
-    """The decoded statistic as a bound Spark's comparisons can use, or None."""
+def _truncation(mode: str) -> int | None:
+    """N of a `truncate(N)` stats mode, else None."""
+    truncated = _TRUNCATE.match(mode)
+    return None if truncated is None else int(truncated.group(1))
+
+
+def _bound(value: Any, dtype: DataType, mode: str, limit: int | None, *, upper: bool) -> Any:
+    """The decoded statistic as a bound Spark's comparisons can use, or None; `limit` is
+    `_truncation(mode)`."""
     if value is None or mode in ("none", "counts") or dtype.root == "CHAR":
         return None
     if isinstance(value, float) and math.isnan(value):
         return None
     if dtype.is_string or dtype.is_binary:
-        truncated = _TRUNCATE.match(mode)
-        if truncated:
-            if upper and len(value) >= int(truncated.group(1)):
+        if limit is not None:
+            if upper and len(value) >= limit:
                 return None                   # maybe cut, maybe incremented: not a bound
         elif mode != "full":
             return None

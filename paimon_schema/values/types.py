@@ -40,6 +40,11 @@ _TYPE = re.compile(
     re.IGNORECASE)
 
 
+#: The types parsed so far, by their text: schemas name the same few types again and again, and
+#: planning a table parses each file's (~10 us a parse).
+_PARSED: dict[str, DataType] = {}
+
+
 @dataclass(frozen=True)
 class DataType:
     """A Paimon atomic type: `root` is the canonical name, the numbers are its parameters."""
@@ -53,6 +58,16 @@ class DataType:
     def parse(cls, text: str | DataType) -> DataType:
         if isinstance(text, DataType):
             return text
+        parsed = _PARSED.get(text) if isinstance(text, str) else None
+        if parsed is None:
+            parsed = cls._parse(text)
+            if len(_PARSED) >= 4096:        # (a bound, for programs that make up types)
+                _PARSED.clear()
+            _PARSED[text] = parsed
+        return parsed
+
+    @classmethod
+    def _parse(cls, text: str) -> DataType:
         match = _TYPE.match(text) if isinstance(text, str) else None
         if match is None:
             raise SchemaError(f"not a Paimon data type: {text!r}")
@@ -120,6 +135,23 @@ class DataType:
         return self.root in ("FLOAT", "DOUBLE")
 
 
+class _Where:
+    """`value!r for data_type` of an error message, formatted only when one is raised (the
+    format, a dataclass `repr`, cost more than the conversion of a valid value)."""
+
+    __slots__ = ("value", "data_type")
+
+    def __init__(self, value: object, data_type: DataType) -> None:
+        self.value = value
+        self.data_type = data_type
+
+    def __format__(self, spec: str) -> str:
+        return format(f"{self.value!r} for {self.data_type}", spec)
+
+    def __str__(self) -> str:
+        return f"{self}"
+
+
 def internal(data_type: DataType, value: object) -> object:
     """Paimon's internal value for a Python value (None stays None).
 
@@ -130,7 +162,7 @@ def internal(data_type: DataType, value: object) -> object:
     if value is None:
         return None
     root = data_type.root
-    where = f"{value!r} for {data_type}"
+    where = _Where(value, data_type)        # formatted only for an error
     if root in INTEGER_RANGES:
         return _integer(value, INTEGER_RANGES[root], where)
     if root == "BOOLEAN":
@@ -207,7 +239,7 @@ def float_order(bits: int, width: int) -> int:
     return -magnitude - 1 if bits & sign else magnitude
 
 
-def _integer(value: object, bits: int, where: str) -> int:
+def _integer(value: object, bits: int, where: object) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise SchemaError(f"not an integer: {where}")
     number = int(value)
@@ -216,7 +248,7 @@ def _integer(value: object, bits: int, where: str) -> int:
     return number
 
 
-def _unscaled(value: object, data_type: DataType, where: str) -> int:
+def _unscaled(value: object, data_type: DataType, where: object) -> int:
     assert data_type.precision is not None and data_type.scale is not None   # a parsed DECIMAL
     if isinstance(value, (bool, float)) or not isinstance(value, (int, decimal.Decimal, str)):
         raise SchemaError(f"not a decimal (decimal.Decimal, int or str): {where}")
@@ -235,7 +267,7 @@ def _unscaled(value: object, data_type: DataType, where: str) -> int:
     return unscaled
 
 
-def _timestamp_key(value: object, precision: int, where: str) -> int:
+def _timestamp_key(value: object, precision: int, where: object) -> int:
     if isinstance(value, dt.datetime):
         moment = value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
         delta = moment - EPOCH

@@ -1,0 +1,3 @@
+"""Avro records decoded with a compiled schema: the C extension built from avro.c."""
+
+def records(data: object, count: int, schema: tuple, /) -> list: ...
