@@ -5,23 +5,20 @@ driver: `plan_read` lists and prunes the live files (manifests, partition values
 statistics, file indexes), and the Parquet files are read by Spark's Parquet scan, one scan per
 group of files that share a schema. The rows a file drops (deleted by its deletion vector or,
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
-JVM, with no row moving through Python: `KeepRows`, a Java UDF over `_metadata.file_size` and
-`_metadata.row_index` (`jvm_filter`: compiled once against Spark's jars, its payload the
-files' dropped rows as RoaringBitmaps). Spark's vectorized reader gives `file_size` as a
-per-file constant, so a file is told from the others of its scan by its size; the rows of
-files that share their size with another file of the scan are told by `_metadata.file_name`
-(a string per row, ~10 % more CPU). A scan (reader, paths, filter, columns) is built by one
+JVM, with no row moving through Python: `KeepRows`, a Java UDF over the row index
+(`jvm_filter`: compiled once against Spark's jars, its payload the files' dropped rows as
+RoaringBitmaps keyed by the files' URIs). The row index is a column the Parquet reader fills
+(Spark's `_tmp_metadata_row_index`, added to the read schema) and the file is the one the scan
+is reading in the filter's thread (`InputFileBlockHolder`, what `input_file_name()` reads), so
+a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (the file
+size or, for files of one size, the file name string this replaced: on the pipeline's
+288-file table, where 233 files share a size with another, that key made the filter's cost
+per row ~2x). A scan (reader, paths, filter, columns) is built by one
 py4j call, `KeepRows.scan`, given the schema Spark would infer, which `KeepRows.fileSchema`
 reads from one footer with Spark's own conversion (without the Spark job `spark.read.parquet`
 runs to infer it). Where the helper cannot be had (Spark Connect, no `javac`) the scan is built
 with PySpark and a broadcast left join on (file size, row // 64) with a table of 64-bit
-dropped-row words drops the rows, slower. Measured on 2M rows with 30 % deleted
-(benchmarks/spark_read.py, a 2-core machine shared with other jobs): planning takes 5 py4j
-round trips and about half the time `spark.read.parquet`'s does (47 round trips and the
-inference job); the whole read 0.8-1.6x a plain `spark.read.parquet` scan, 1.2-1.3x in median
-over interleaved runs (the scans built from Python: 1.5-1.7x), the rest being the filter's
-CPU per row (Spark's `_metadata` struct, the UDF's boxing); the join 2-3x, the Arrow UDF this
-replaced 2.6-3x.
+dropped-row words drops the rows, slower. Measured in benchmarks/spark_read.py.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
@@ -42,7 +39,6 @@ import functools
 import json
 import logging
 import struct
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -215,12 +211,12 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     for (_, masked), part in parts.items():
         columns = _columns(part[0], stored, table_schema)
         dropped = _dropped_rows(part) if masked else {}
-        sizes = _file_sizes(part) if dropped else {}
         if jvm is not None:
-            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, sizes, options))
+            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, options))
         elif not dropped:               # nothing dropped: a plain scan
             frames.append(scan(part).select(*_as_columns(columns)))
         else:
+            sizes = _file_sizes(part)
             for group in _distinct_sizes(part, sizes):
                 lost = {t.path: dropped[t.path] for t in group if t.path in dropped}
                 frames.append(_dropped_join(scan(group), columns,
@@ -258,28 +254,15 @@ def _as_columns(columns: list[Any]) -> list[Any]:
 
 
 def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[FileTask],
-                 columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int],
-                 options: dict[str, str]) -> Any:
-    """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
-    its size (a per-file constant of Spark's reader) unless another file of the scan has that
-    size, then by its name (a string per row, ~10 % more CPU, only for the rows of those
-    files); files that share both (two directories) go to scans of distinct sizes."""
-    count = Counter(sizes[t.path] for t in tasks if t.path in sizes)
-    shared = [t for t in tasks if count[sizes.get(t.path, -1)] > 1]
-    if len({t.file_name for t in shared}) < len(shared):
-        return functools.reduce(lambda a, b: a.unionByName(b), [
-            _helper_scan(spark, jvm, schema, group, columns,
-                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes,
-                         options)
-            for group in _distinct_sizes(tasks, sizes)])
-    named = {t.path for t in shared}
-    by_size = _payload({p: m for p, m in dropped.items() if p not in named},
-                       {p: struct.pack("<q", sizes[p]) for p in dropped})
-    by_name = _payload({p: m for p, m in dropped.items() if p in named},
-                       {t.path: t.file_name.encode() for t in shared})
+                 columns: list[Any], dropped: dict[str, np.ndarray], options: dict[str, str]) -> Any:
+    """The files' scan without their dropped rows, built by `KeepRows.scan`: the filter tells
+    a row's file by the file Spark's scan is reading (its URI, the payload's key), and the files
+    are not listed where the manifests give every size (Paimon's readers trust them too)."""
     sql = all(isinstance(c, str) for c in columns)
+    sizes = [t.file_size for t in tasks]
     frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], options, columns if sql else [],
-                     by_size, by_name, sorted({sizes[p] for p in named}) if by_name else [])
+                     _payload(dropped, {t.path: _uri(t).encode() for t in tasks}),
+                     sizes if all(size > 0 for size in sizes) else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
 
