@@ -7,7 +7,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -19,7 +18,6 @@ import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.Footer;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
 import org.apache.spark.rdd.InputFileBlockHolder;
-import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -94,8 +92,8 @@ public final class KeepRows implements UDF1<Long, Boolean> {
    * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payload
    * drops, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
    * py4j call instead of hundreds. With a payload, the read schema gains the row-index column
-   * (unless the files hold a column of that name: then `_metadata.row_index`), which `selects`
-   * leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
+   * (the files must not hold a column of that name: Spark refuses it beside row indexes),
+   * which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
    * lists nothing: its file index is given the files' statuses ({@link #relation}). paths,
    * options (key, value, ...) and selects are strings as (length: i32 LE, UTF-8) each.
    */
@@ -105,8 +103,7 @@ public final class KeepRows implements UDF1<Long, Boolean> {
     StructType schema = (StructType) DataType.fromJson(schemaJson);
     String rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
     boolean filtered = payload.length > 0;
-    boolean ownColumn = filtered && !Arrays.asList(schema.fieldNames()).contains(rowIndex);
-    if (ownColumn) {
+    if (filtered) {
       schema = schema.add(rowIndex, DataTypes.LongType, true);
     }
     List<String> settings = strings(options);
@@ -122,8 +119,8 @@ public final class KeepRows implements UDF1<Long, Boolean> {
       out = spark.read().schema(schema).options(settingMap).parquet(files.toArray(new String[0]));
     }
     if (filtered) {
-      Column row = ownColumn ? functions.col(rowIndex) : functions.col("_metadata.row_index");
-      out = out.where(functions.udf(new KeepRows(payload), DataTypes.BooleanType).apply(row));
+      out = out.where(functions.udf(new KeepRows(payload), DataTypes.BooleanType)
+          .apply(functions.col(rowIndex)));
     }
     List<String> exprs = strings(selects);
     return exprs.isEmpty() ? out : out.selectExpr(exprs.toArray(new String[0]));

@@ -71,6 +71,10 @@ __all__ = ["read_table"]
 log = logging.getLogger("paimon_schema.spark")
 
 ROW = "__paimon_row"
+#: The column Spark's Parquet reader fills with row indexes when the read schema has it
+#: (`ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME`, also behind `_metadata.row_index`);
+#: files holding a column of that name are read with pyarrow where they lose rows.
+ROW_INDEX_COLUMN = "_tmp_metadata_row_index"
 #: A Paimon TIMESTAMP (no time zone) that Spark reads as an instant (Parquet INT96): the same
 #: microseconds as TIMESTAMP_NTZ, whatever the session time zone.
 _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 0, "
@@ -211,7 +215,10 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     for (_, masked), part in parts.items():
         columns = _columns(part[0], stored, table_schema)
         dropped = _dropped_rows(part) if masked else {}
-        if jvm is not None:
+        if dropped and ROW_INDEX_COLUMN in stored:     # Spark gives no row index beside it
+            frames.append(_pyarrow_frame(spark, part, spark_arrow_schema(table_schema),
+                                         spark_schema_ddl(table_schema)))
+        elif jvm is not None:
             frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, options))
         elif not dropped:               # nothing dropped: a plain scan
             frames.append(scan(part).select(*_as_columns(columns)))
