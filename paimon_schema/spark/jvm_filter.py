@@ -5,10 +5,12 @@ Applying deletion vectors inside Spark's own Parquet scan costs one bit test per
 test runs in the JVM: a Java UDF of the row index alone (the file is the one the scan is
 reading; the index is a column the Parquet reader fills, without Spark's per-row `_metadata`
 struct), against a broadcast join on (file, 64-row word) about 1.2-2x of a plain scan's CPU and
-an Arrow UDF (rows through Python) about 2x (benchmarks/spark_read.py). Planning is the other cost: built from Python, a scan took ~250 py4j round
-trips (Columns, the UDF by reflection, the reader, the paths) and the Spark job
-`spark.read.parquet` runs to infer the schema; `KeepRows.scan` builds it in one call from the
-schema `KeepRows.fileSchema` reads from one footer the way Spark infers it.
+an Arrow UDF (rows through Python) about 2x (benchmarks/spark_read.py). Planning is the other
+cost: built from Python, a scan took ~250 py4j round trips (Columns, the UDF by reflection, the
+reader, the paths), the Spark job `spark.read.parquet` runs to infer the schema, and the one it
+runs to list more than 32 paths; `KeepRows.scan` builds it in one call from the schema
+`KeepRows.fileSchema` reads from one footer the way Spark infers it, over a file index given
+the files' statuses (the manifests' sizes), so nothing is listed.
 The source ships in the package and is compiled on first use with the JDK's `javac` against
 the session's own Spark jars (which carry RoaringBitmap) into the cache (`$PAIMON_SCHEMA_CACHE`
 or `~/.cache/paimon-schema/spark-filter/`, keyed by the source and the Spark version), then
