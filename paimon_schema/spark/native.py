@@ -10,15 +10,19 @@ JVM, with no row moving through Python: `KeepRows`, a Java UDF over the row inde
 RoaringBitmaps keyed by the files' URIs). The row index is a column the Parquet reader fills
 (Spark's `_tmp_metadata_row_index`, added to the read schema) and the file is the one the scan
 is reading in the filter's thread (`InputFileBlockHolder`, what `input_file_name()` reads), so
-a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (the file
-size or, for files of one size, the file name string this replaced: on the pipeline's
-288-file table, where 233 files share a size with another, that key made the filter's cost
-per row ~2x). A scan (reader, paths, filter, columns) is built by one
-py4j call, `KeepRows.scan`, given the schema Spark would infer, which `KeepRows.fileSchema`
-reads from one footer with Spark's own conversion (without the Spark job `spark.read.parquet`
-runs to infer it). Where the helper cannot be had (Spark Connect, no `javac`) the scan is built
-with PySpark and a broadcast left join on (file size, row // 64) with a table of 64-bit
-dropped-row words drops the rows, slower. Measured in benchmarks/spark_read.py.
+a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (this
+replaced the file size, or for files of one size the file name, a string per row: 233 of the
+pipeline's 288 files share their size with another). A scan (reader, paths, filter, columns)
+is built by one py4j call, `KeepRows.scan`, given the schema Spark would infer, which
+`KeepRows.fileSchema` reads from one footer with Spark's own conversion (without the Spark job
+`spark.read.parquet` runs to infer it), over a file index handed the files' statuses from the
+manifests' sizes (Spark lists more than 32 paths with a Spark job, and stats fewer one by one).
+Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine): 1.03-1.10x a plain
+`spark.read.parquet` of 8 files with 30 % deleted (CPU 1.00-1.06x: Spark's row-index column
+and the UDF's boxing), 0.36-0.65x of 288 files (the plain scan lists them and infers a schema;
+the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
+`javac`) the scan is built with PySpark and a broadcast left join on (file size, row // 64)
+with a table of 64-bit dropped-row words drops the rows, ~2x slower.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
