@@ -235,3 +235,29 @@ def test_file_schema_is_what_spark_infers(spark: Any, table: Path, shared_fixtur
         assert ours is not None, path
         inferred = spark.read.parquet(uri).schema
         assert StructType.fromJson(json.loads(ours)) == inferred, path
+
+
+@pytest.mark.parametrize("vectorized", ["true", "false"])
+def test_files_split_across_tasks_and_the_row_reader(spark: Any, tmp_path: Path,
+                                                     vectorized: str) -> None:
+    """Files of several row groups split into many Spark partitions (a split's rows start
+    mid-file; the scan names the file again for each split), read by the vectorized reader and
+    by parquet-mr's row reader: every row is still tested against its own file's rows."""
+    rows = 4000
+    data = pa.table({"k": pa.array(range(rows), pa.int64()),
+                     "v": pa.array([float(i % 13) for i in range(rows)])})
+    deleted = [i for i in range(rows) if i % 7 == 0 or 1500 <= i < 1800]
+    forge.write_table(tmp_path / "t", data, {"k": "BIGINT", "v": "DOUBLE"}, file_rows=2000,
+                      deleted=deleted, row_group_rows=250)
+    settings = {"spark.sql.files.maxPartitionBytes": "2048", "spark.sql.files.openCostInBytes": "0",
+                "spark.sql.parquet.enableVectorizedReader": vectorized}
+    before = {key: spark.conf.get(key) for key in settings}
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        df = read_table(spark, tmp_path / "t")
+        assert df.rdd.getNumPartitions() > 4
+        assert sorted(r.k for r in df.collect()) == sorted(set(range(rows)) - set(deleted))
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
