@@ -217,3 +217,15 @@ def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
     for got, expected in zip(signed[1:], flipped[1:]):
         np.testing.assert_array_equal(got, expected)
     assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
+
+
+@given(st.binary(max_size=5000) | st.integers(0, 300_000).map(lambda n: np.random.default_rng(n).bytes(n)),
+       st.integers(0, 2**32 - 1), st.integers(0, 15))
+def test_crc32_equals_zlib(data: bytes, value: int, skip: int) -> None:
+    """The library's CRC32 (ISA-L's, `runtime/crc.py`) equals zlib's for every length, starting
+    value and buffer alignment: Paimon's checksums are zlib's."""
+    import zlib
+    from paimon_schema.runtime.crc import crc32
+    view = memoryview(data)[min(skip, len(data)):]
+    assert crc32(view, value) == zlib.crc32(view, value)
+    assert crc32(data) == zlib.crc32(data)
