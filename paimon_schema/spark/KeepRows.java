@@ -2,23 +2,30 @@ package io.paimonschema.spark;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.parquet.format.converter.ParquetMetadataConverter;
 import org.apache.parquet.hadoop.Footer;
 import org.apache.parquet.hadoop.util.HadoopInputFile;
-import org.apache.spark.sql.Column;
-import org.apache.spark.sql.DataFrameReader;
+import org.apache.spark.rdd.InputFileBlockHolder;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.api.java.UDF2;
+import org.apache.spark.sql.api.java.UDF1;
+import org.apache.spark.sql.execution.datasources.FileStatusCache;
+import org.apache.spark.sql.execution.datasources.HadoopFsRelation;
+import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
+import org.apache.spark.sql.execution.datasources.PartitionSpec$;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetFooterReader;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetToSparkSchemaConverter;
@@ -27,22 +34,29 @@ import org.apache.spark.sql.internal.SessionState;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.roaringbitmap.RoaringBitmap;
+import scala.Option;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * read_table's row filter: keep(file, row_index) is false for the rows a data file drops
+ * read_table's row filter: keep(row_index) is false for the rows the current data file drops
  * (deleted by its deletion vector, or ruled out by its file indexes), and the driver-side
  * helpers that build a filtered scan in one py4j call ({@link #scan}, {@link #fileSchema}).
  *
  * <p>The payload, built on the driver by paimon_schema/spark/native.py, is a sequence of
- * (key length: i32 LE, key, bitmap length: i32 LE, the dropped rows as a portable 32-bit
- * RoaringBitmap), one per data file. The key is the file's size (8 bytes LE; Spark's Parquet
- * scan gives _metadata.file_size as a per-file constant, cheap per row) when no other file of
- * the scan has that size, else its name (_metadata.file_name, a string per row: ByName).
- * A task reads a file's rows in order, so the current file's bitmap is expanded into 64-bit
- * words once and a row costs one bit test; files without an entry keep every row.
+ * (key length: i32 LE, the file's URI, bitmap length: i32 LE, the dropped rows as a portable
+ * 32-bit RoaringBitmap), one per data file. The file a row comes from is the one Spark's file
+ * scan is reading in this thread ({@code InputFileBlockHolder}, what input_file_name() reads:
+ * set by the scan before a file's first row and the filter runs on the rows in that thread), so
+ * the only column the filter reads is the row index, which the Parquet reader fills into the
+ * column named ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME when the read schema has it
+ * (without the per-row `_metadata` struct, a file-size or file-name key per row, or a second
+ * argument to box). A task reads a file's rows in order, so the current file's bitmap is
+ * expanded into 64-bit words once and a row costs one bit test; files without an entry keep
+ * every row.
  */
-public final class KeepRows implements UDF2<Long, Long, Boolean> {
+public final class KeepRows implements UDF1<Long, Boolean> {
   private static final long serialVersionUID = 1L;
 
   private final Words words;
@@ -52,8 +66,11 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
   }
 
   @Override
-  public Boolean call(Long size, Long row) {
-    return words.keep((long) size, (long) row);
+  public Boolean call(Long row) {
+    if (row == null) {
+      throw new IllegalStateException("KeepRows: a row without its row index");
+    }
+    return words.keep(InputFileBlockHolder.getInputFilePath(), row);
   }
 
   /**
@@ -72,48 +89,84 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
   }
 
   /**
-   * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payloads
-   * drop, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
-   * py4j call instead of hundreds. bySize is keyed by file size, byName by file name, for the
-   * files whose size is one of sharedSizes (8-byte LE longs); the name is only read for rows
-   * of those files. paths, options (key, value, ...) and selects are strings as (length: i32
-   * LE, UTF-8) each.
+   * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payload
+   * drops, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
+   * py4j call instead of hundreds. With a payload, the read schema gains the row-index column
+   * (the files must not hold a column of that name: Spark refuses it beside row indexes),
+   * which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
+   * lists nothing: its file index is given the files' statuses ({@link #relation}). paths,
+   * options (key, value, ...) and selects are strings as (length: i32 LE, UTF-8) each.
    */
   public static Dataset<Row> scan(SparkSession spark, String schemaJson, byte[] paths,
-                                  byte[] options, byte[] selects, byte[] bySize, byte[] byName,
-                                  byte[] sharedSizes) {
-    DataFrameReader reader = spark.read().schema((StructType) DataType.fromJson(schemaJson));
-    List<String> settings = strings(options);
-    for (int i = 0; i + 1 < settings.size(); i += 2) {
-      reader = reader.option(settings.get(i), settings.get(i + 1));
+                                  byte[] options, byte[] selects, byte[] payload, byte[] sizes)
+      throws IOException {
+    StructType schema = (StructType) DataType.fromJson(schemaJson);
+    String rowIndex = ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME();
+    boolean filtered = payload.length > 0;
+    if (filtered) {
+      schema = schema.add(rowIndex, DataTypes.LongType, true);
     }
-    Dataset<Row> out = reader.parquet(strings(paths).toArray(new String[0]));
-    if (bySize.length > 0 || byName.length > 0) {
-      out = out.where(keep(bySize, byName, sharedSizes));
+    List<String> settings = strings(options);
+    Map<String, String> settingMap = new LinkedHashMap<>();
+    for (int i = 0; i + 1 < settings.size(); i += 2) {
+      settingMap.put(settings.get(i), settings.get(i + 1));
+    }
+    List<String> files = strings(paths);
+    Dataset<Row> out;
+    if (sizes.length == 8 * files.size()) {
+      out = relation(spark, schema, files, sizes, settingMap);
+    } else {
+      out = spark.read().schema(schema).options(settingMap).parquet(files.toArray(new String[0]));
+    }
+    if (filtered) {
+      out = out.where(functions.udf(new KeepRows(payload), DataTypes.BooleanType)
+          .apply(functions.col(rowIndex)));
     }
     List<String> exprs = strings(selects);
     return exprs.isEmpty() ? out : out.selectExpr(exprs.toArray(new String[0]));
   }
 
-  /** The filter Column over the scan's metadata columns. */
-  static Column keep(byte[] bySize, byte[] byName, byte[] sharedSizes) {
-    Column row = functions.col("_metadata.row_index");
-    Column size = functions.col("_metadata.file_size");
-    Column sized = udf(new KeepRows(bySize), size, row);
-    if (sharedSizes.length == 0) {
-      return sized;
+  /**
+   * What `spark.read.schema(schema).options(options).parquet(files)` builds (a Parquet
+   * relation over an in-memory file index, no partition columns: each file's directory is its
+   * own base path), but the index is handed the files' statuses instead of listing them:
+   * Spark lists more than 32 paths with a Spark job (288 files: ~0.5 s on a quiet 2-core
+   * machine, several seconds under load) and stats each one without.
+   */
+  static Dataset<Row> relation(SparkSession spark, StructType schema, List<String> files,
+                               byte[] sizes, Map<String, String> options) throws IOException {
+    org.apache.spark.sql.classic.SparkSession session = (org.apache.spark.sql.classic.SparkSession) spark;
+    scala.collection.immutable.Map<String, String> settings =
+        scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(options));
+    Configuration conf = session.sessionState().newHadoopConfWithOptions(settings);
+    ByteBuffer in = ByteBuffer.wrap(sizes).order(ByteOrder.LITTLE_ENDIAN);
+    List<Path> roots = new ArrayList<>();
+    HashMap<Path, FileStatus[]> statuses = new HashMap<>();
+    for (String file : files) {
+      Path path = new Path(file);
+      Path qualified = path.getFileSystem(conf).makeQualified(path);
+      roots.add(qualified);
+      statuses.put(qualified, new FileStatus[] {new FileStatus(in.getLong(), false, 1, 0, 0, qualified)});
     }
-    ByteBuffer in = ByteBuffer.wrap(sharedSizes).order(ByteOrder.LITTLE_ENDIAN);
-    Object[] shared = new Object[sharedSizes.length / 8];
-    for (int i = 0; i < shared.length; i++) {
-      shared[i] = in.getLong();
-    }
-    Column named = udf(new ByName(byName), functions.col("_metadata.file_name"), row);
-    return functions.when(size.isin(shared), named).otherwise(sized);
-  }
+    FileStatusCache known = new FileStatusCache() {
+      @Override
+      public Option<FileStatus[]> getLeafFiles(Path path) {
+        return Option.apply(statuses.get(path));
+      }
 
-  private static Column udf(UDF2<?, ?, Boolean> keep, Column key, Column row) {
-    return functions.udf(keep, DataTypes.BooleanType).apply(key, row);
+      @Override
+      public void putLeafFiles(Path path, FileStatus[] leafFiles) {
+      }
+
+      @Override
+      public void invalidateAll() {
+      }
+    };
+    InMemoryFileIndex index = new InMemoryFileIndex(session,
+        CollectionConverters.asScala(roots).toSeq(), settings, Option.apply(schema), known,
+        Option.apply(PartitionSpec$.MODULE$.emptySpec()), Option.empty());
+    return session.baseRelationToDataFrame(new HadoopFsRelation(index, new StructType(), schema,
+        Option.empty(), new ParquetFileFormat(), settings, session));
   }
 
   /** Strings as (length: i32 LE, UTF-8) each; null is none. */
@@ -131,52 +184,35 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
     return out;
   }
 
-  /** The same filter keyed by file name. */
-  public static final class ByName implements UDF2<String, Long, Boolean> {
-    private static final long serialVersionUID = 1L;
-
-    private final Words words;
-
-    public ByName(byte[] payload) {
-      this.words = new Words(payload);
-    }
-
-    @Override
-    public Boolean call(String name, Long row) {
-      return words.keep(name, row);
-    }
+  /**
+   * A file's key: its URI's authority and path, decoded, so that the driver's URI
+   * (file:///d/f) and the scan's (file:/d/f, percent-encoded) give the same key.
+   */
+  static String key(URI uri) {
+    String authority = uri.getAuthority();
+    return (authority == null ? "" : authority) + new Path(uri).toUri().getPath();
   }
 
-  /** The payload's bitmaps by key, and the current file's words. */
+  /** The payload's bitmaps by file, and the current file's words. */
   static final class Words implements java.io.Serializable {
     private static final long serialVersionUID = 1L;
 
     private final byte[] payload;
-    private transient HashMap<Object, int[]> entries;   // key -> {offset, length}
-    private transient Object currentKey;
+    private transient HashMap<String, int[]> entries;   // key -> {offset, length}
+    private transient UTF8String currentFile;
     private transient long[] current;
 
     Words(byte[] payload) {
       this.payload = payload;
     }
 
-    boolean keep(long size, long row) {
-      if (!(currentKey instanceof Long) || (Long) currentKey != size) {
-        current = load(ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putLong(0, size));
-        currentKey = size;
+    boolean keep(UTF8String file, long row) {
+      if (file != currentFile) {          // the scan sets a new string per file (or split)
+        if (!file.equals(currentFile)) {
+          current = load(file);
+        }
+        currentFile = file;
       }
-      return test(row);
-    }
-
-    boolean keep(String name, long row) {
-      if (!name.equals(currentKey)) {
-        current = load(ByteBuffer.wrap(name.getBytes(StandardCharsets.UTF_8)));
-        currentKey = name;
-      }
-      return test(row);
-    }
-
-    private boolean test(long row) {
       long[] w = current;
       if (w == null) {
         return true;
@@ -185,11 +221,15 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
       return word >= w.length || ((w[(int) word] >>> (row & 63)) & 1L) == 0;
     }
 
-    private long[] load(ByteBuffer key) {
+    private long[] load(UTF8String file) {
+      if (file.numBytes() == 0) {         // no file scan in this thread: refuse to guess
+        throw new IllegalStateException("KeepRows: no input file for this row (the filter must "
+            + "run in the thread of the Parquet scan it was built on)");
+      }
       if (entries == null) {
         entries = index(payload);
       }
-      int[] at = entries.get(key);
+      int[] at = entries.get(key(URI.create(file.toString())));
       if (at == null) {
         return null;
       }
@@ -207,15 +247,15 @@ public final class KeepRows implements UDF2<Long, Long, Boolean> {
       return out;
     }
 
-    private static HashMap<Object, int[]> index(byte[] payload) {
+    private static HashMap<String, int[]> index(byte[] payload) {
       ByteBuffer in = ByteBuffer.wrap(payload).order(ByteOrder.LITTLE_ENDIAN);
-      HashMap<Object, int[]> out = new HashMap<>();
+      HashMap<String, int[]> out = new HashMap<>();
       while (in.hasRemaining()) {
         int keyLength = in.getInt();
-        ByteBuffer key = ByteBuffer.wrap(payload, in.position(), keyLength).slice();
+        String uri = new String(payload, in.position(), keyLength, StandardCharsets.UTF_8);
         in.position(in.position() + keyLength);
         int length = in.getInt();
-        out.put(key, new int[] {in.position(), length});
+        out.put(key(new Path(uri).toUri()), new int[] {in.position(), length});
         in.position(in.position() + length);
       }
       return out;

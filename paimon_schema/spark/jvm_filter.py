@@ -2,13 +2,15 @@
 whole filtered scan in one py4j call; compiled once, loaded into a session.
 
 Applying deletion vectors inside Spark's own Parquet scan costs one bit test per row when the
-test runs in the JVM: measured on 2M rows (benchmarks/spark_read.py), this Java UDF adds about
-0.15-0.4x of a plain scan's CPU (boxing, Spark's `_metadata` struct; a file-name key ~0.1x
-more), a broadcast join on (file, 64-row word) about 1.2-2x, an Arrow UDF (rows through
-Python) about 2x. Planning is the other cost: built from Python, a scan took ~250 py4j round
-trips (Columns, the UDF by reflection, the reader, the paths) and the Spark job
-`spark.read.parquet` runs to infer the schema; `KeepRows.scan` builds it in one call from the
-schema `KeepRows.fileSchema` reads from one footer the way Spark infers it.
+test runs in the JVM: a Java UDF of the row index alone (the file is the one the scan is
+reading; the index is a column the Parquet reader fills, without Spark's per-row `_metadata`
+struct), against a broadcast join on (file, 64-row word) about 1.2-2x of a plain scan's CPU and
+an Arrow UDF (rows through Python) about 2x (benchmarks/spark_read.py). Planning is the other
+cost: built from Python, a scan took ~250 py4j round trips (Columns, the UDF by reflection, the
+reader, the paths), the Spark job `spark.read.parquet` runs to infer the schema, and the one it
+runs to list more than 32 paths; `KeepRows.scan` builds it in one call from the schema
+`KeepRows.fileSchema` reads from one footer the way Spark infers it, over a file index given
+the files' statuses (the manifests' sizes), so nothing is listed.
 The source ships in the package and is compiled on first use with the JDK's `javac` against
 the session's own Spark jars (which carry RoaringBitmap) into the cache (`$PAIMON_SCHEMA_CACHE`
 or `~/.cache/paimon-schema/spark-filter/`, keyed by the source and the Spark version), then
@@ -66,17 +68,17 @@ class Helper:
             return None
 
     def scan(self, spark: Any, schema: str, uris: Sequence[str], options: dict[str, str],
-             selects: Sequence[str], by_size: bytes, by_name: bytes, shared_sizes: Sequence[int]
-             ) -> Any:
+             selects: Sequence[str], payload: bytes, sizes: Sequence[int]) -> Any:
         """`spark.read.options(options).schema(schema).parquet(uris)` without the rows the
-        payloads drop (`by_name` for files whose size is in `shared_sizes`, else `by_size`),
-        then `selectExpr(selects)` unless there are none."""
+        payload drops (keyed by the files' URIs), then `selectExpr(selects)` unless there are
+        none (without selects, the frame has the filter's row-index column too). With `sizes`
+        (one per URI, in bytes) the files are not listed: the scan is given their statuses."""
         from pyspark.sql.classic.dataframe import DataFrame
 
         settings = [s for item in options.items() for s in item]
         jdf = _call(spark, self._scan, spark._jsparkSession, schema, pack_strings(uris),
-                    pack_strings(settings), pack_strings(selects), by_size, by_name,
-                    struct.pack(f"<{len(shared_sizes)}q", *shared_sizes))
+                    pack_strings(settings), pack_strings(selects), payload,
+                    struct.pack(f"<{len(sizes)}q", *sizes))
         return DataFrame(jdf, spark)
 
 

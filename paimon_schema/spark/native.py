@@ -5,23 +5,24 @@ driver: `plan_read` lists and prunes the live files (manifests, partition values
 statistics, file indexes), and the Parquet files are read by Spark's Parquet scan, one scan per
 group of files that share a schema. The rows a file drops (deleted by its deletion vector or,
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
-JVM, with no row moving through Python: `KeepRows`, a Java UDF over `_metadata.file_size` and
-`_metadata.row_index` (`jvm_filter`: compiled once against Spark's jars, its payload the
-files' dropped rows as RoaringBitmaps). Spark's vectorized reader gives `file_size` as a
-per-file constant, so a file is told from the others of its scan by its size; the rows of
-files that share their size with another file of the scan are told by `_metadata.file_name`
-(a string per row, ~10 % more CPU). A scan (reader, paths, filter, columns) is built by one
-py4j call, `KeepRows.scan`, given the schema Spark would infer, which `KeepRows.fileSchema`
-reads from one footer with Spark's own conversion (without the Spark job `spark.read.parquet`
-runs to infer it). Where the helper cannot be had (Spark Connect, no `javac`) the scan is built
-with PySpark and a broadcast left join on (file size, row // 64) with a table of 64-bit
-dropped-row words drops the rows, slower. Measured on 2M rows with 30 % deleted
-(benchmarks/spark_read.py, a 2-core machine shared with other jobs): planning takes 5 py4j
-round trips and about half the time `spark.read.parquet`'s does (47 round trips and the
-inference job); the whole read 0.8-1.6x a plain `spark.read.parquet` scan, 1.2-1.3x in median
-over interleaved runs (the scans built from Python: 1.5-1.7x), the rest being the filter's
-CPU per row (Spark's `_metadata` struct, the UDF's boxing); the join 2-3x, the Arrow UDF this
-replaced 2.6-3x.
+JVM, with no row moving through Python: `KeepRows`, a Java UDF over the row index
+(`jvm_filter`: compiled once against Spark's jars, its payload the files' dropped rows as
+RoaringBitmaps keyed by the files' URIs). The row index is a column the Parquet reader fills
+(Spark's `_tmp_metadata_row_index`, added to the read schema) and the file is the one the scan
+is reading in the filter's thread (`InputFileBlockHolder`, what `input_file_name()` reads), so
+a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (this
+replaced the file size, or for files of one size the file name, a string per row: 233 of the
+pipeline's 288 files share their size with another). A scan (reader, paths, filter, columns)
+is built by one py4j call, `KeepRows.scan`, given the schema Spark would infer, which
+`KeepRows.fileSchema` reads from one footer with Spark's own conversion (without the Spark job
+`spark.read.parquet` runs to infer it), over a file index handed the files' statuses from the
+manifests' sizes (Spark lists more than 32 paths with a Spark job, and stats fewer one by one).
+Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine): 1.03-1.10x a plain
+`spark.read.parquet` of 8 files with 30 % deleted (CPU 1.00-1.06x: Spark's row-index column
+and the UDF's boxing), 0.36-0.65x of 288 files (the plain scan lists them and infers a schema;
+the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
+`javac`) the scan is built with PySpark and a broadcast left join on (file size, row // 64)
+with a table of 64-bit dropped-row words drops the rows, ~2x slower.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
 cast, missing, partition values), so Spark can still push a filter into the Parquet scan.
 
@@ -42,7 +43,6 @@ import functools
 import json
 import logging
 import struct
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -75,6 +75,10 @@ __all__ = ["read_table"]
 log = logging.getLogger("paimon_schema.spark")
 
 ROW = "__paimon_row"
+#: The column Spark's Parquet reader fills with row indexes when the read schema has it
+#: (`ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME`, also behind `_metadata.row_index`);
+#: files holding a column of that name are read with pyarrow where they lose rows.
+ROW_INDEX_COLUMN = "_tmp_metadata_row_index"
 #: A Paimon TIMESTAMP (no time zone) that Spark reads as an instant (Parquet INT96): the same
 #: microseconds as TIMESTAMP_NTZ, whatever the session time zone.
 _INSTANT_TO_NTZ = ("TIMESTAMP_NTZ'1970-01-01 00:00:00' + make_dt_interval(0, 0, 0, "
@@ -215,12 +219,15 @@ def _parquet_frames(spark: Any, tasks: list[FileTask], table_schema: TableSchema
     for (_, masked), part in parts.items():
         columns = _columns(part[0], stored, table_schema)
         dropped = _dropped_rows(part) if masked else {}
-        sizes = _file_sizes(part) if dropped else {}
-        if jvm is not None:
-            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, sizes, options))
+        if dropped and ROW_INDEX_COLUMN in stored:     # Spark gives no row index beside it
+            frames.append(_pyarrow_frame(spark, part, spark_arrow_schema(table_schema),
+                                         spark_schema_ddl(table_schema)))
+        elif jvm is not None:
+            frames.append(_helper_scan(spark, jvm, schema, part, columns, dropped, options))
         elif not dropped:               # nothing dropped: a plain scan
             frames.append(scan(part).select(*_as_columns(columns)))
         else:
+            sizes = _file_sizes(part)
             for group in _distinct_sizes(part, sizes):
                 lost = {t.path: dropped[t.path] for t in group if t.path in dropped}
                 frames.append(_dropped_join(scan(group), columns,
@@ -258,28 +265,15 @@ def _as_columns(columns: list[Any]) -> list[Any]:
 
 
 def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[FileTask],
-                 columns: list[Any], dropped: dict[str, np.ndarray], sizes: dict[str, int],
-                 options: dict[str, str]) -> Any:
-    """The files' scan without their dropped rows, built by `KeepRows.scan`. A file is told by
-    its size (a per-file constant of Spark's reader) unless another file of the scan has that
-    size, then by its name (a string per row, ~10 % more CPU, only for the rows of those
-    files); files that share both (two directories) go to scans of distinct sizes."""
-    count = Counter(sizes[t.path] for t in tasks if t.path in sizes)
-    shared = [t for t in tasks if count[sizes.get(t.path, -1)] > 1]
-    if len({t.file_name for t in shared}) < len(shared):
-        return functools.reduce(lambda a, b: a.unionByName(b), [
-            _helper_scan(spark, jvm, schema, group, columns,
-                         {t.path: dropped[t.path] for t in group if t.path in dropped}, sizes,
-                         options)
-            for group in _distinct_sizes(tasks, sizes)])
-    named = {t.path for t in shared}
-    by_size = _payload({p: m for p, m in dropped.items() if p not in named},
-                       {p: struct.pack("<q", sizes[p]) for p in dropped})
-    by_name = _payload({p: m for p, m in dropped.items() if p in named},
-                       {t.path: t.file_name.encode() for t in shared})
+                 columns: list[Any], dropped: dict[str, np.ndarray], options: dict[str, str]) -> Any:
+    """The files' scan without their dropped rows, built by `KeepRows.scan`: the filter tells
+    a row's file by the file Spark's scan is reading (its URI, the payload's key), and the files
+    are not listed where the manifests give every size (Paimon's readers trust them too)."""
     sql = all(isinstance(c, str) for c in columns)
+    sizes = [t.file_size for t in tasks]
     frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], options, columns if sql else [],
-                     by_size, by_name, sorted({sizes[p] for p in named}) if by_name else [])
+                     _payload(dropped, {t.path: _uri(t).encode() for t in tasks}),
+                     sizes if all(size > 0 for size in sizes) else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
 

@@ -175,19 +175,22 @@ class _PaimonReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
+        """The splits; each decodes its files on one thread where the splits are at least the
+        cluster's cores (they then run side by side, each beside the JVM thread that takes its
+        rows: Arrow's pool on top only adds threads to the CPUs), else on Arrow's pool."""
         table = Table.open(self.path)
         plan = plan_read(table, self.where, _snapshot(table, self.travel), mode=self.mode)
         schema = spark_arrow_schema(plan.table_schema)
-        return [_Partition((tasks, schema))
-                for tasks in splits(plan.tasks, plan.table_schema, self.min_partitions)] \
-            or [_Partition(None)]
+        groups = splits(plan.tasks, plan.table_schema, self.min_partitions)
+        threads = len(groups) < (self.min_partitions or os.cpu_count() or 1)
+        return [_Partition((tasks, schema, threads)) for tasks in groups] or [_Partition(None)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         if partition.value is None:
             return
-        tasks, schema = partition.value
+        tasks, schema, threads = partition.value
         for task in tasks:
-            yield from read_task(task, spark_types=schema)
+            yield from read_task(task, spark_types=schema, use_threads=threads)
 
 
 def splits(tasks: Sequence[FileTask], schema: TableSchema,

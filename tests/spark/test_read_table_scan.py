@@ -1,13 +1,16 @@
 """`read_table` builds each Parquet scan with one py4j call (`KeepRows.scan`), its schema read
 from a footer by `KeepRows.fileSchema` instead of Spark's inference job, and still drops
 exactly the rows the Python-side filter (`read_arrow`) drops: files with and without deletion
-vectors in one table, files of one size (keyed by file name), files of one name and size,
-projections and filters (pruned by min/max and a bitmap index)."""
+vectors in one table, files of one size, files of one name in different directories,
+projections and filters (pruned by min/max and a bitmap index). The filter reads the row
+index alone (the column Spark's Parquet reader fills), and a scan given the manifests' file
+sizes lists no file (no Spark job, however many files)."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +32,8 @@ DELETED = [0, 63, 64, 127 % FILE_ROWS, 99] + [200 + i for i in range(0, 100, 7)]
 
 
 def _row(i: int) -> dict:
-    """Partitions a and b hold identical files but for the partition value (one size, so the
-    filter keys on file names); partition c's files differ in size."""
+    """Partitions a and b hold identical files but for the partition value (one size);
+    partition c's files differ in size."""
     part = PARTS[i // (2 * FILE_ROWS)]
     j = i % (2 * FILE_ROWS) if part != "c" else i
     return {"k": j, "v": float(j % 9), "tag": j % 5, "p": part}
@@ -103,9 +106,9 @@ def test_a_scan_is_one_py4j_call_and_exact(spark: Any, table: Path,
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
     assert _sorted(read_arrow(table), columns) == _sorted(df.collect(), columns)
     plan = _plan(df)
-    # files 0 and 2 share a size: their rows are told by name, file 5's by size
-    assert "CASE WHEN (_metadata" in plan and "THEN UDF(_metadata#" in plan and "BroadcastHashJoin" not in plan
-    assert ".file_name, " in plan and ".file_size, " in plan
+    # files 0 and 2 share a size: no matter, the filter's argument is the row index alone
+    assert "Filter UDF(_tmp_metadata_row_index#" in plan and "BroadcastHashJoin" not in plan
+    assert "_metadata" not in plan.replace("_tmp_metadata_row_index", "")
 
 
 @pytest.mark.parametrize("where", [None, "k >= 60 AND k <= 70", "tag = 3", "p = 'c' AND k > 550",
@@ -134,31 +137,77 @@ def test_without_the_footer_spark_infers_the_schema(spark: Any, table: Path,
     assert _sorted(read_table(spark, table).collect(), ["k", "v", "tag", "p"]) == expected
 
 
-def test_files_of_one_name_and_size_go_to_scans_by_size(spark: Any, table: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """Names tell files apart only within a directory: files that share a name and a size are
-    split into scans whose files differ in size (were the names used, the renamed files'
-    rows would not be dropped)."""
-    plan_read = native.plan_read
-
-    def one_name(*args: Any, **kwargs: Any) -> Any:
-        plan = plan_read(*args, **kwargs)
-        plan.tasks = [dataclasses.replace(t, file_name="data-same.parquet") for t in plan.tasks]
-        return plan
-
-    monkeypatch.setattr(native, "plan_read", one_name)
+def test_files_of_one_name_in_other_directories_are_told_apart(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every partition's files have the same names (and partitions a and b the same sizes):
+    the filter keys on a file's whole URI, so each file loses its own rows, in one scan."""
+    monkeypatch.setattr(forge.uuid, "uuid4", lambda: uuid.UUID(int=7))
+    rows = [_row(i) for i in range(N)]
+    data = pa.table({name: [r[name] for r in rows] for name in ("k", "v", "tag", "p")},
+                    schema=pa.schema([("k", pa.int64()), ("v", pa.float64()), ("tag", pa.int32()),
+                                      ("p", pa.string())]))
+    files = forge.write_table(tmp_path / "t", data, {"k": "BIGINT", "v": "DOUBLE", "tag": "INT",
+                                                     "p": "STRING"},
+                              partition_keys=["p"], file_rows=FILE_ROWS, deleted=DELETED)
+    assert len({f.path.name for f in files}) == 2 and len(files) == 6
+    monkeypatch.undo()
     calls = _Calls(spark, monkeypatch)
-    df = read_table(spark, table)
-    assert calls.scans >= 3
+    df = read_table(spark, tmp_path / "t")
+    assert calls.scans == 2                     # files with vectors, files without
     columns = ["k", "v", "tag", "p"]
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
-    assert "file_name" not in _plan(df) and "file_size" in _plan(df)
 
 
-def test_files_of_one_size_without_dropped_rows_keep_them(spark: Any, table: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where only a file of its own size loses rows, the filter keys on sizes alone and the
-    files that share a size keep every row."""
+def test_a_scan_given_the_sizes_lists_no_file(spark: Any, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """40 files (Spark lists more than 32 paths with a Spark job): building the read runs no
+    job; without the manifests' sizes Spark lists them, and the rows are the same."""
+    rows = 40 * 10
+    data = pa.table({"k": pa.array(range(rows), pa.int64())})
+    forge.write_table(tmp_path / "t", data, {"k": "BIGINT"}, file_rows=10,
+                      deleted=list(range(0, rows, 3)))
+    context = spark.sparkContext
+
+    def jobs_of(group: str, build: Any) -> tuple[int, list[int]]:
+        context.setJobGroup(group, group)
+        try:
+            df = build()
+        finally:
+            context.setJobGroup("", "")
+        return len(context.statusTracker().getJobIdsForGroup(group)), sorted(
+            r.k for r in df.collect())
+
+    expected = [k for k in range(rows) if k % 3]
+    assert jobs_of("given-sizes", lambda: read_table(spark, tmp_path / "t")) == (0, expected)
+    plan_read = native.plan_read
+
+    def unknown_sizes(*args: Any, **kwargs: Any) -> Any:
+        plan = plan_read(*args, **kwargs)
+        plan.tasks = [dataclasses.replace(t, file_size=0) for t in plan.tasks]
+        return plan
+
+    monkeypatch.setattr(native, "plan_read", unknown_sizes)
+    listed, rows_listed = jobs_of("listed", lambda: read_table(spark, tmp_path / "t"))
+    assert listed >= 1 and rows_listed == expected
+
+
+def test_a_file_column_named_like_the_row_index_column(spark: Any, tmp_path: Path) -> None:
+    """Spark gives no row index beside a file column of the row-index column's name: such files
+    that lose rows are read with pyarrow in Spark tasks, and the column is read as data."""
+    name = native.ROW_INDEX_COLUMN
+    data = pa.table({"k": pa.array(range(100), pa.int64()), name: pa.array([-1] * 100, pa.int64())})
+    forge.write_table(tmp_path / "t", data, {"k": "BIGINT", name: "BIGINT"}, file_rows=50,
+                      deleted=[0, 1, 70])
+    df = read_table(spark, tmp_path / "t")
+    assert sorted((r.k, r[name]) for r in df.collect()) == [(k, -1) for k in range(100)
+                                                           if k not in (0, 1, 70)]
+    assert "MapInArrow" in _plan(df) and "UDF" not in _plan(df)
+
+
+def test_files_without_dropped_rows_keep_them(spark: Any, table: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files of a filtered scan that have no entry in the payload keep every row (here the
+    files of partitions a and b, which share a size)."""
     dropped_rows = native._dropped_rows
     monkeypatch.setattr(native, "_dropped_rows", lambda tasks: {
         path: mask for path, mask in dropped_rows(tasks).items() if "/p=c/" in path})
@@ -166,7 +215,7 @@ def test_files_of_one_size_without_dropped_rows_keep_them(spark: Any, table: Pat
     kept = [_row(i) for i in range(N) if i < 4 * FILE_ROWS or i not in set(DELETED)]
     columns = ["k", "v", "tag", "p"]
     assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(kept), columns)
-    assert "file_name" not in _plan(df) and "UDF(_metadata#" in _plan(df)
+    assert "UDF(_tmp_metadata_row_index#" in _plan(df)
 
 
 def _parquet_files(root: Path) -> list[Path]:
@@ -187,3 +236,29 @@ def test_file_schema_is_what_spark_infers(spark: Any, table: Path, shared_fixtur
         assert ours is not None, path
         inferred = spark.read.parquet(uri).schema
         assert StructType.fromJson(json.loads(ours)) == inferred, path
+
+
+@pytest.mark.parametrize("vectorized", ["true", "false"])
+def test_files_split_across_tasks_and_the_row_reader(spark: Any, tmp_path: Path,
+                                                     vectorized: str) -> None:
+    """Files of several row groups split into many Spark partitions (a split's rows start
+    mid-file; the scan names the file again for each split), read by the vectorized reader and
+    by parquet-mr's row reader: every row is still tested against its own file's rows."""
+    rows = 4000
+    data = pa.table({"k": pa.array(range(rows), pa.int64()),
+                     "v": pa.array([float(i % 13) for i in range(rows)])})
+    deleted = [i for i in range(rows) if i % 7 == 0 or 1500 <= i < 1800]
+    forge.write_table(tmp_path / "t", data, {"k": "BIGINT", "v": "DOUBLE"}, file_rows=2000,
+                      deleted=deleted, row_group_rows=250)
+    settings = {"spark.sql.files.maxPartitionBytes": "2048", "spark.sql.files.openCostInBytes": "0",
+                "spark.sql.parquet.enableVectorizedReader": vectorized}
+    before = {key: spark.conf.get(key) for key in settings}
+    try:
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        df = read_table(spark, tmp_path / "t")
+        assert df.rdd.getNumPartitions() > 4
+        assert sorted(r.k for r in df.collect()) == sorted(set(range(rows)) - set(deleted))
+    finally:
+        for key, value in before.items():
+            spark.conf.set(key, value)
