@@ -44,6 +44,19 @@ def test_bloom_compiled_equals_numpy(values: list[int], mix: bool, k: int, num_b
     np.testing.assert_array_equal(compiled, numpy)
 
 
+@given(st.lists(st.sampled_from([0, 1, -1, 4096, 2 * 4096, 1 << 40, (1 << 40) + 4096, 2**63 - 1, -2**63]),
+                max_size=3000), st.booleans(), st.integers(1, 10), st.integers(1, 100_000))
+def test_bloom_repeated_values_equal_numpy(values: list[int], mix: bool, k: int, num_bits: int) -> None:
+    """Repeats (runs, and values sharing a slot of the kernel's table of recent hashes, which
+    are skipped or evict each other) set the bits numpy's path sets."""
+    array = np.array(values, np.int64)
+    size = (num_bits + 7) // 8
+    compiled, numpy = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    kernel._kernels.bloom_add(compiled, array, mix, k, num_bits)
+    kernel.numpy_add(numpy, array, mix, k, num_bits)
+    np.testing.assert_array_equal(compiled, numpy)
+
+
 def test_bloom_refuses_a_bit_count_past_the_set() -> None:
     with pytest.raises(ValueError, match="num_bits"):
         kernel._kernels.bloom_add(np.zeros(1, np.uint8), np.zeros(1, np.int64), True, 3, 9)

@@ -59,10 +59,16 @@ block_positions(const int32_t *h1, const int32_t *h2, Py_ssize_t size, uint32_t 
     }
 }
 
-/* Every value into the bit set, a block at a time: each block's hashes, then per hash
- * function its positions (vectorized) and their bits (random writes, which cannot be).
- * Compiled also for AVX-512 and AVX2, the best chosen at load time (GCC's target_clones, on
- * x86-64 glibc): the portable SSE2 build takes a third longer. */
+/* Hashes recently added, by their low bits: a value whose hash is there sets only bits already
+ * set (the positions depend on the hash alone), so it is skipped. Columns repeat values
+ * (sorted, clustered, skewed or low-cardinality ones): without this, a run of one value
+ * writes the same k bytes over and over, each write waiting for the last one. */
+#define RECENT_BITS 12
+
+/* Every value into the bit set, a block at a time: each block's hashes (those not added
+ * recently), then per hash function their positions (vectorized) and their bits (random
+ * writes, which cannot be). Compiled also for AVX-512 and AVX2, the best chosen at load time
+ * (GCC's target_clones, on x86-64 glibc): the portable SSE2 build takes a third longer. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
@@ -72,18 +78,27 @@ add_all(uint8_t *bits, const unsigned char *data, Py_ssize_t count, int mix, uin
     uint64_t inverse = UINT64_MAX / divisor + 1;
     int32_t h1[BLOCK], h2[BLOCK];
     uint32_t positions[BLOCK];
+    uint64_t hashes[BLOCK], recent[1 << RECENT_BITS];
+    const uint64_t mask = ((uint64_t)1 << RECENT_BITS) - 1;
+    for (uint64_t slot = 0; slot <= mask; slot++)
+        recent[slot] = slot ^ 1;                 /* no hash that maps to the slot */
     for (Py_ssize_t base = 0; base < count; base += BLOCK) {
-        Py_ssize_t size = count - base < BLOCK ? count - base : BLOCK;
+        Py_ssize_t size = count - base < BLOCK ? count - base : BLOCK, fresh = 0;
+        memcpy(hashes, data + 8 * base, (size_t)size * 8);
+        if (mix)
+            for (Py_ssize_t j = 0; j < size; j++)       /* vectorized */
+                hashes[j] = wang64(hashes[j]);
         for (Py_ssize_t j = 0; j < size; j++) {
-            uint64_t value;
-            memcpy(&value, data + 8 * (base + j), 8);
-            uint64_t hash = mix ? wang64(value) : value;
-            h1[j] = (int32_t)(uint32_t)hash;
-            h2[j] = (int32_t)(uint32_t)(hash >> 32);
+            uint64_t hash = hashes[j];
+            uint64_t *seen = &recent[hash & mask];
+            h1[fresh] = (int32_t)(uint32_t)hash;
+            h2[fresh] = (int32_t)(uint32_t)(hash >> 32);
+            fresh += *seen != hash;
+            *seen = hash;
         }
         for (uint32_t i = 1; i <= k; i++) {
-            block_positions(h1, h2, size, i, inverse, divisor, positions);
-            for (Py_ssize_t j = 0; j < size; j++)
+            block_positions(h1, h2, fresh, i, inverse, divisor, positions);
+            for (Py_ssize_t j = 0; j < fresh; j++)
                 bits[positions[j] >> 3] |= (uint8_t)(1u << (positions[j] & 7));
         }
     }

@@ -60,7 +60,8 @@ def _codec() -> Any:
 
 def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
     """Set the bits of every non-null value: typed columns (`column_values`) are hashed in the
-    compiled loop (numbers) or once per distinct value (strings, bytes); the rest per value."""
+    compiled loop (numbers) or once per distinct value (strings, bytes: a value's bits are set
+    once however often it occurs); the rest per value."""
     from paimon_schema.layouts.bloom_filter import kernel
 
     hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
@@ -68,10 +69,10 @@ def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int
     if column.numbers is not None:
         kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)
         return
-    if column.strings is not None:
-        codes, distinct = column.strings
+    if column.strings is not None:        # every code is used: its distinct values suffice
+        _, distinct = column.strings
         hashes = np.fromiter(map(hashing.xxh64, distinct), np.int64, len(distinct))
-        kernel.add_hashes(bitset, hashes[codes], k, num_bits)
+        kernel.add_hashes(bitset, hashes, k, num_bits)
         return
     hashes = np.array([hash_of(v) for v in column.python_rows() if v is not None], dtype=np.int64)
     kernel.add_hashes(bitset, hashes, k, num_bits)
