@@ -62,7 +62,8 @@ class BitmapLayout:
     num_rows: int
     null_offset: int | None          # None: no null rows
     null_length: int                 # V2's nullBitmapLength (18 for a single, unstored row)
-    keys: Keys                       # id2bitmap HashMap order (V1 entries; body order)
+    keys: Keys                       # id2bitmap HashMap order (V1 entries; body order), or
+                                     # sorted where the order is not observable (`_unordered`)
     offsets: np.ndarray              # int64 per entry: body offset, or -1 - row for a single row
     lengths: np.ndarray              # int64 per entry: serialized length, -1 for a single row
     body: bytes                      # null bitmap (>= 2 rows), then key bitmaps in entry order
@@ -133,6 +134,8 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
     for row, key in enumerate(row_keys):
         (nulls if key is None else rows.setdefault(key, [])).append(row)
     order = javaorder.bitmap_key_order([k for k in row_keys if k is not None], _JAVA_KINDS[codec.kind])
+    if _unordered(version, np.array([len(r) for r in rows.values()], np.int64)):
+        order = sorted(order, key=codec.order)
 
     body: list[bytes] = []
     null_offset, null_length = None, 0
@@ -261,15 +264,21 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
             null_offset = 0
             body.append(null_bitmap)
 
-    # Java's order: the distinct keys in order of first occurrence, then the HashMap.
+    # Java's order: the distinct keys in order of first occurrence, then the HashMap. V2 lists
+    # its entries sorted; the HashMap order shows only in the body, so a V2 index whose keys
+    # all hold one row (no bitmap stored) takes the sorted order (`_unordered`).
     kind = codec.kind
     java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
-    arrival = _arrival(num_rows, first_rows)
-    last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
-    trailing = last_row >= 0 and int(first_rows.max()) != last_row
-    arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
-        else _hash_input(kind, group_keys)[arrival]
-    order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
+    unordered = _unordered(version, counts)
+    if unordered:
+        order = _java_sorted(kind, group_keys, strings)
+    else:
+        arrival = _arrival(num_rows, first_rows)
+        last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
+        trailing = last_row >= 0 and int(first_rows.max()) != last_row
+        arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
+            else _hash_input(kind, group_keys)[arrival]
+        order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
 
     cursor = len(body[0]) if body else 0
     counts_o = counts[order]
@@ -286,9 +295,12 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
 
     sorted_entries = block_starts = np.zeros(0, np.int64)
     if version == 2 and len(order):
-        position = np.empty(len(order), np.int64)
-        position[order] = np.arange(len(order))
-        sorted_entries = position[_java_sorted(kind, group_keys, strings)]
+        if unordered:
+            sorted_entries = np.arange(len(order), dtype=np.int64)
+        else:
+            position = np.empty(len(order), np.int64)
+            position[order] = np.arange(len(order))
+            sorted_entries = position[_java_sorted(kind, group_keys, strings)]
         needed = np.full(len(order), 8 + codec.size(0), np.int64) if strings is None \
             else 12 + np.fromiter(map(len, ordered_keys), np.int64, len(order))[sorted_entries]
         found = _block_starts(needed, index_block_size)
@@ -297,6 +309,13 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         block_starts = found
     return BitmapLayout(codec, version, num_rows, null_offset, null_length, ordered_keys, offsets, lengths,
                         b"".join(body), sorted_entries, block_starts)
+
+
+def _unordered(version: int, counts: np.ndarray) -> bool:
+    """Whether the layout's entries take Java's sorted key order rather than its HashMap
+    order: in V2, where no key holds two rows, no bitmap is stored and the HashMap order,
+    which decides only the body's order, is not observable (and not worth computing)."""
+    return version == 2 and (not len(counts) or int(counts.max()) == 1)
 
 
 def _column(codec: KeyCodec, values: Column) -> _Column | None:
@@ -484,30 +503,67 @@ def write_layout(layout: BitmapLayout) -> bytes:
         head += _S4.pack(layout.null_offset)
     if layout.version == 1:
         index, _ = _records(codec, layout.keys, layout.offsets)
-        return head + index.tobytes() + layout.body
+        return b"".join((head, index, layout.body))
     order = layout.sorted_entries
-    if codec.kind != KeyKind.string:         # records written in entry order, then moved at once
-        table = _record_table(codec, layout.keys, layout.offsets, layout.lengths)[order]
-        records, sizes = table.view(np.uint8), np.full(len(order), table.dtype.itemsize, np.int64)
-    else:
-        records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
-    ends = np.concatenate(([0], np.cumsum(sizes)))
     bounds = np.append(layout.block_starts, len(order))
-    # every block: its entry count (i32), then its records, copied into one buffer
     counts = np.diff(bounds)
+    if codec.kind != KeyKind.string:
+        blocks, heads = _fixed_blocks(codec, layout, counts)
+    else:
+        blocks, heads = _blocks(codec, layout, bounds)
+    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
+    null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
+    return b"".join((head, null_length, _S4.pack(len(counts)), secondary, _S4.pack(len(blocks)), blocks,
+                     layout.body))
+
+
+def _blocks(codec: KeyCodec, layout: BitmapLayout, bounds: np.ndarray) -> tuple[bytearray, np.ndarray]:
+    """V2's index blocks (each its entry count, then its records `key, offset, length` in
+    sorted order), and where each starts."""
+    order = layout.sorted_entries
+    records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
+    ends = np.concatenate(([0], np.cumsum(sizes)))
     record_bytes = ends[bounds[1:]] - ends[bounds[:-1]]
     heads = np.concatenate(([0], np.cumsum(4 + record_bytes)))
     blocks = bytearray(int(heads[-1]))
     view = memoryview(records.tobytes())
-    for at, count, first, size in zip(heads[:-1].tolist(), counts.tolist(), ends[bounds[:-1]].tolist(),
+    for at, count, first, size in zip(heads[:-1].tolist(), np.diff(bounds).tolist(), ends[bounds[:-1]].tolist(),
                                       record_bytes.tolist()):
         blocks[at:at + 4] = _S4.pack(count)
         blocks[at + 4:at + 4 + size] = view[first:first + size]
-    heads = heads[:-1]
-    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
-    null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
-    return (head + null_length + _S4.pack(len(counts)) + secondary.tobytes()
-            + _S4.pack(len(blocks)) + blocks + layout.body)
+    return blocks, heads[:-1]
+
+
+def _fixed_blocks(codec: KeyCodec, layout: BitmapLayout, counts: np.ndarray) -> tuple[bytearray, np.ndarray]:
+    """`_blocks` for fixed-size keys, whose blocks all hold as many entries but the last: the
+    full blocks are one structured array (count, then records) filled field by field straight
+    from the sorted entries, with no per-block copy."""
+    order = layout.sorted_entries
+    record = np.dtype([("key", keys.KEY_DTYPES[codec.kind]), ("offset", ">i4"), ("length", ">i4")])
+    heads = np.concatenate(([0], np.cumsum(4 + counts * record.itemsize)))
+    blocks = bytearray(int(heads[-1]))
+    start = 0
+    for per, number in _block_runs(counts):           # the full blocks, then the last one
+        block = np.dtype([("count", ">i4"), ("entries", record, (per,))])
+        at = int(heads[start])
+        table = np.frombuffer(blocks, block, number, at)
+        table["count"] = per
+        entries = order[int(layout.block_starts[start]):][:per * number].reshape(number, per)
+        table["entries"]["key"] = layout.keys[entries]
+        table["entries"]["offset"] = layout.offsets[entries]
+        table["entries"]["length"] = layout.lengths[entries]
+        start += number
+    return blocks, heads[:-1]
+
+
+def _block_runs(counts: np.ndarray) -> list[tuple[int, int]]:
+    """(entries per block, blocks) of consecutive blocks of equal size."""
+    if not len(counts):
+        return []
+    changes = np.flatnonzero(counts[1:] != counts[:-1]) + 1
+    starts = np.concatenate(([0], changes))
+    sizes = np.diff(np.append(starts, len(counts)))
+    return list(zip(counts[starts].tolist(), sizes.tolist()))
 
 
 def write_with_codec(layout: BitmapLayout) -> bytes:
