@@ -503,7 +503,7 @@ def write_layout(layout: BitmapLayout) -> bytes:
         head += _S4.pack(layout.null_offset)
     if layout.version == 1:
         index, _ = _records(codec, layout.keys, layout.offsets)
-        return b"".join((head, memoryview(index), layout.body))
+        return b"".join((head, index.data, layout.body))
     order = layout.sorted_entries
     bounds = np.append(layout.block_starts, len(order))
     counts = np.diff(bounds)
@@ -513,7 +513,7 @@ def write_layout(layout: BitmapLayout) -> bytes:
         blocks, heads = _blocks(codec, layout, bounds)
     secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
     null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
-    return b"".join((head, null_length, _S4.pack(len(counts)), memoryview(secondary), _S4.pack(len(blocks)), blocks,
+    return b"".join((head, null_length, _S4.pack(len(counts)), secondary.data, _S4.pack(len(blocks)), blocks,
                      layout.body))
 
 
