@@ -106,6 +106,12 @@ def test_serialize_refuses_groups_that_do_not_ascend() -> None:
         kernel._kernels.serialize_groups(np.array([3, 3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
     with pytest.raises(ValueError, match="outside"):
         kernel._kernels.serialize_groups(np.array([3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
+    # descents across containers, many of them: refused before the containers overflow
+    alternating = np.array([(i % 2) << 16 | i for i in range(200_000)], np.uint32)
+    for rows in (np.array([70_000, 3], np.uint32), np.array([1, 70_000, 3], np.uint32), alternating):
+        with pytest.raises(ValueError, match="group 1 is not strictly ascending"):
+            kernel._kernels.serialize_groups(np.concatenate(([5], rows)).astype(np.uint32),
+                                             np.array([0, 1], np.int64), np.array([1, len(rows)], np.int64))
     with pytest.raises(ValueError, match="ascending"):
         kernel._kernels.serialize_slices(np.array([4, 3], np.uint32), np.ones(2, np.uint64), 1)
     with pytest.raises(ValueError, match="uint64 value per"):
@@ -230,3 +236,16 @@ def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
     for got, expected in zip(signed[1:], flipped[1:]):
         np.testing.assert_array_equal(got, expected)
     assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
+
+
+@given(st.lists(st.booleans(), max_size=3000), st.sampled_from([np.uint8, np.int16, np.int32, np.float64]))
+def test_compress_and_split_rows_equal_numpy(valid: list[bool], dtype: type) -> None:
+    flags = np.array(valid, bool)
+    values = np.arange(len(flags)).astype(dtype)
+    kept = np.frombuffer(kernel._kernels.compress(values, values.itemsize, flags), dtype)
+    np.testing.assert_array_equal(kept, values[flags])
+    present, missing = kernel._kernels.split_rows(flags)
+    np.testing.assert_array_equal(np.frombuffer(present, np.int64), np.flatnonzero(flags))
+    np.testing.assert_array_equal(np.frombuffer(missing, np.uint32), np.flatnonzero(~flags))
+    with pytest.raises(ValueError, match="per validity byte"):
+        kernel._kernels.compress(values, 3, flags)

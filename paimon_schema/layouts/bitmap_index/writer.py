@@ -413,7 +413,9 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
     """The groups in order of their first rows (distinct, below `num_rows`): a scatter over
-    the rows, not a sort of a million groups."""
+    the rows, not a sort of a million groups; a sort of a few."""
+    if len(first_rows) * 32 < num_rows:
+        return np.argsort(first_rows)
     slots = np.full(num_rows, -1, np.int64)
     slots[first_rows] = np.arange(len(first_rows))
     return slots[slots >= 0]
