@@ -50,7 +50,8 @@ def build_bloom_filter(data_type: str | DataType, values: Any, *,
                           f"misreads more than {MAX_HASH_FUNCTIONS}")
     bitset = np.zeros(num_bits // 8, dtype=np.uint8)
     _add(bitset, dtype, values, k, num_bits)
-    return _codec().build({"num_hash_functions": k, "bitset": bitset.tobytes()})
+    # the codec writes the header; the bit set (a megabyte for a million items) is copied once
+    return b"".join((_codec().build({"num_hash_functions": k, "bitset": b""}), bitset.data))
 
 
 @cache
