@@ -17,7 +17,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts import roaring_writer
-from paimon_schema.layouts.bloom_filter import kernel
+from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from tests.strategies import shaped_column, shaped_columns
 
@@ -249,3 +249,12 @@ def test_compress_and_split_rows_equal_numpy(valid: list[bool], dtype: type) -> 
     np.testing.assert_array_equal(np.frombuffer(missing, np.uint32), np.flatnonzero(~flags))
     with pytest.raises(ValueError, match="per validity byte"):
         kernel._kernels.compress(values, 3, flags)
+
+
+@given(st.lists(st.binary(max_size=100), max_size=200))
+def test_xxh64_each_equals_xxhash(items: list[bytes]) -> None:
+    """Every length class of XXH64 (stripes of 32, words of 8 and 4, single bytes)."""
+    hashes = np.frombuffer(kernel._kernels.xxh64_each(items), np.int64).tolist()
+    assert hashes == [hashing.xxh64(item) for item in items]
+    with pytest.raises(TypeError, match="not bytes"):
+        kernel._kernels.xxh64_each(["text"])

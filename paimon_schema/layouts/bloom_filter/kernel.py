@@ -1,4 +1,4 @@
-"""The bloom filter's bulk kernel: the compiled loop (`runtime/kernels.c`), or numpy.
+"""The bloom filter's bulk kernels: the compiled loops (`runtime/kernels.c`), or numpy.
 
 A bloom filter sets `k` pseudo-random bits per value. numpy has no scatter-OR that tolerates
 repeated positions, so its form (`numpy_add`) writes a byte per bit into an array too large
@@ -10,6 +10,8 @@ package built without a C compiler, and the tests prove the two equal.
 from __future__ import annotations
 
 import numpy as np
+
+from paimon_schema.layouts.bloom_filter.hashing import xxh64
 
 try:
     from paimon_schema.runtime import _kernels
@@ -28,6 +30,13 @@ def add_longs(bitset: np.ndarray, keys: np.ndarray, k: int, num_bits: int) -> No
 def add_hashes(bitset: np.ndarray, hashes: np.ndarray, k: int, num_bits: int) -> None:
     """Add values already hashed to signed 64-bit `FastHash` values (strings, floats)."""
     _add(bitset, hashes, False, k, num_bits)
+
+
+def xxh64_each(items: list[bytes]) -> np.ndarray:
+    """`hashing.xxh64` of each item (int64): in one compiled loop, or a call each."""
+    if _kernels is not None:
+        return np.frombuffer(_kernels.xxh64_each(items), np.int64)
+    return np.fromiter(map(xxh64, items), np.int64, len(items))
 
 
 def _add(bitset: np.ndarray, values: np.ndarray, mix: bool, k: int, num_bits: int) -> None:

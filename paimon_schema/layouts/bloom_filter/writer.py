@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from paimon_schema.generated import bloom_filter_codec
-from paimon_schema.layouts.bloom_filter import hashing
 from paimon_schema.layouts.bloom_filter.hashing import hash_function
 from paimon_schema.layouts.column_values import column_values
 from paimon_schema.values.errors import SchemaError
@@ -72,8 +71,7 @@ def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int
         return
     if column.strings is not None:        # every code is used: its distinct values suffice
         _, distinct = column.strings
-        hashes = np.fromiter(map(hashing.xxh64, distinct), np.int64, len(distinct))
-        kernel.add_hashes(bitset, hashes, k, num_bits)
+        kernel.add_hashes(bitset, kernel.xxh64_each(distinct), k, num_bits)
         return
     hashes = np.array([hash_of(v) for v in column.python_rows() if v is not None], dtype=np.int64)
     kernel.add_hashes(bitset, hashes, k, num_bits)
