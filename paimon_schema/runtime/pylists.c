@@ -303,9 +303,9 @@ fail:
     return NULL;
 }
 
-/* The distinct strings (or bytes) met so far: an open-addressing table of (hash, code) slots
- * and the keys' bytes back to back in one arena. A million rows probe these few hundred
- * kilobytes, which stay in the cache beside the rows streaming by; a dict of the same keys
+/* The distinct strings (or bytes) met so far: an open-addressing table of slots (hash, code,
+ * size, kind, offset) and the keys' bytes back to back in one arena. A million rows probe these
+ * few hundred kilobytes, which stay in the cache beside the rows streaming by; a dict of the keys
  * also touches each key object and a boxed code, scattered through the heap (a third more
  * time for 1M strings of 10k distinct values). A str is compared in its canonical PEP 393
  * form (the narrowest kind that holds it), so equal strings have equal kind and bytes. */
