@@ -258,3 +258,35 @@ def test_xxh64_each_equals_xxhash(items: list[bytes]) -> None:
     assert hashes == [hashing.xxh64(item) for item in items]
     with pytest.raises(TypeError, match="not bytes"):
         kernel._kernels.xxh64_each(["text"])
+
+
+@given(st.lists(st.none() | st.text(max_size=40), max_size=200), st.integers(0, 5))
+def test_string_hashes_equal_xxhash(values: list[str | None], cut: int) -> None:
+    """Hashed from a list (strs as UTF-8) and from Arrow's buffers (sliced, large offsets,
+    chunked): each non-null value's XXH64, in row order."""
+    import pyarrow as pa
+
+    values = [v for v in values if v is None or not any(0xD800 <= ord(c) < 0xE000 for c in v)]
+    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
+    assert kernel.string_hashes(True, values).tolist() == expected
+    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
+    for arrow_type in (pa.string(), pa.large_string()):
+        sliced = pa.array(["x"] * cut + values + ["y"], type=arrow_type)[cut:cut + len(values)]
+        assert kernel.string_hashes(True, sliced).tolist() == expected
+        chunked = pa.chunked_array([sliced[:cut], sliced[cut:]], type=arrow_type)
+        assert kernel.string_hashes(True, chunked).tolist() == expected
+    binaries = [None if v is None else v.encode() for v in values]
+    assert kernel.string_hashes(False, binaries).tolist() == expected
+    assert kernel.string_hashes(False, pa.array(binaries, type=pa.binary())).tolist() == expected
+
+
+def test_string_hashes_decline_what_the_typing_pass_reports() -> None:
+    """Values that are not exactly str (bytes), lone surrogates and other Arrow types are left
+    to `column_values` and the reference pass."""
+    import pyarrow as pa
+
+    for values in (["a", b"b"], ["a", 1], ["\ud800"], pa.array(["a"]).dictionary_encode(), (x for x in "ab")):
+        assert kernel.string_hashes(True, values) is None
+    assert kernel.string_hashes(False, ["a"]) is None
+    with pytest.raises(ValueError, match="outside the data"):
+        kernel._kernels.xxh64_offsets(np.array([0, 9], np.int32), 4, b"abc", 0, 1)

@@ -59,12 +59,18 @@ def _codec() -> Any:
 
 
 def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
-    """Set the bits of every non-null value: typed columns (`column_values`) are hashed in the
+    """Set the bits of every non-null value: strings and binaries hashed straight from the
+    column where they can be (`kernel.string_hashes`); typed columns (`column_values`) in the
     compiled loop (numbers) or once per distinct value (strings, bytes: a value's bits are set
     once however often it occurs); the rest per value."""
     from paimon_schema.layouts.bloom_filter import kernel
 
     hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
+    if dtype.is_string or dtype.is_binary:
+        hashes = kernel.string_hashes(dtype.is_string, values)
+        if hashes is not None:
+            kernel.add_hashes(bitset, hashes, k, num_bits)
+            return
     column = column_values(dtype, values)
     if column.numbers is not None:
         kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)
