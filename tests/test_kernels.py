@@ -5,6 +5,7 @@ setting, row grouping, every key's roaring bitmap serialized straight from the g
 from __future__ import annotations
 
 import array
+import math
 from typing import Any
 
 import numpy as np
@@ -290,3 +291,12 @@ def test_string_hashes_decline_what_the_typing_pass_reports() -> None:
     assert kernel.string_hashes(False, ["a"]) is None
     with pytest.raises(ValueError, match="outside the data"):
         kernel._kernels.xxh64_offsets(np.array([0, 9], np.int32), 4, b"abc", 0, 1)
+
+
+def test_string_hashes_of_pandas_objects_skip_what_pandas_calls_missing() -> None:
+    import pandas as pd
+
+    series = pd.Series(["a", math.nan, None, pd.NA, "b", pd.NaT], dtype=object)
+    assert kernel.string_hashes(True, series).tolist() == [hashing.xxh64(b"a"), hashing.xxh64(b"b")]
+    assert ps.build_index("bloom-filter", "STRING", series, items=10) == \
+        ps.build_index("bloom-filter", "STRING", ["a", None, "b"], items=10)

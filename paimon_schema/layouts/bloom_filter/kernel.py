@@ -53,7 +53,10 @@ def string_hashes(text: bool, values: Any) -> np.ndarray | None:
     if module == "pyarrow":
         return _arrow_hashes(text, values)
     if module == "pandas" and getattr(values, "dtype", None) == np.dtype(object):
-        values = values.to_numpy(dtype=object, na_value=None)      # pandas' missing values: None
+        # pandas' missing values (NaN, NA, NaT) as None only if there are others than None
+        # (the conversion is a pass of its own)
+        found = string_hashes(text, values.to_numpy(dtype=object))
+        return found if found is not None else string_hashes(text, values.to_numpy(dtype=object, na_value=None))
     if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
         values = values.tolist()
     if not isinstance(values, list):
