@@ -55,8 +55,8 @@ def string_hashes(text: bool, values: Any) -> np.ndarray | None:
     if module == "pandas" and getattr(values, "dtype", None) == np.dtype(object):
         # pandas' missing values (NaN, NA, NaT) as None only if there are others than None
         # (the conversion is a pass of its own)
-        found = string_hashes(text, values.to_numpy(dtype=object))
-        return found if found is not None else string_hashes(text, values.to_numpy(dtype=object, na_value=None))
+        plain = string_hashes(text, values.to_numpy(dtype=object))
+        return plain if plain is not None else string_hashes(text, values.to_numpy(dtype=object, na_value=None))
     if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
         values = values.tolist()
     if not isinstance(values, list):
