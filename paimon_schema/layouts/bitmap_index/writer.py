@@ -24,14 +24,14 @@ from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
 from paimon_schema.layouts.roaring_writer import adjacent, serialize_bitmaps
 from paimon_schema.runtime import constructs
+from paimon_schema.values.errors import SchemaError
+from paimon_schema.values.positions import fresh_bitmap
+from paimon_schema.values.types import DataType
 
 try:
     from paimon_schema.runtime import _kernels
 except ImportError:             # built without a C compiler: numpy's flatnonzero
     _kernels = None  # type: ignore[assignment]
-from paimon_schema.values.errors import SchemaError
-from paimon_schema.values.positions import fresh_bitmap
-from paimon_schema.values.types import DataType
 
 
 # ---------------------------------------------------------------------------------------------
