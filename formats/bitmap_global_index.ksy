@@ -27,7 +27,8 @@ doc: |
   trailer of compression type and a little-endian CRC-32 (Java calls it `crc32c`, but it is
   zlib's CRC-32, `java.util.zip.CRC32`) over the payload followed by the compression-type
   byte. Their counts, key lengths, offsets and lengths are unsigned LEB128 varints
-  (`VarLengthIntUtils`); a block's `len_block` counts the payload only, without the trailer.
+  (`VarLengthIntUtils`); a block's length (`len_index_block`, `len_block`) counts the payload
+  only, without the trailer.
   Keys are the column's `KeySerializer` bytes: little-endian for numbers (TINYINT 1 byte,
   SMALLINT 2, INT/DATE/TIME 4, BIGINT 8, FLOAT/DOUBLE the IEEE bits with Java's canonical
   NaN), BOOLEAN 0/1, strings as UTF-8, DECIMAL the unscaled value as a little-endian int64
@@ -83,7 +84,8 @@ doc: |
   * Java may compress dictionary and index blocks (`bitmap-index.compression`, default
     `none`: a block is kept compressed only when that saves at least an eighth); pypaimon
     writes `none` only. A compressed payload (varint uncompressed length, then zstd/lz4/lzo
-    bytes) is not described by this spec: it fails at `compression_type`.
+    bytes) is not described by this spec: read as entries, it fails inside the payload or,
+    if its bytes happen to parse, at `compression_type`.
 doc-ref:
   - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexFormat.java
   - https://github.com/apache/paimon/pull/8613
@@ -111,8 +113,8 @@ instances:
     -orig-id: nonNullRows
   index_block:
     pos: footer.ofs_index_block
-    type: index_block(footer.ofs_index_block, footer.len_index_block)
-    doc: The list of dictionary blocks, each with its first key.
+    type: index_block(footer.len_index_block)
+    doc: The list of dictionary blocks, each with its first key, then the block's trailer.
     -orig-id: dictionaryBlocks
 enums:
   format_version:
@@ -207,15 +209,38 @@ types:
         -orig-id: MAGIC
   index_block:
     doc: |
-      The dictionary blocks in key order, each by its first key, as a compressible block.
+      The index block, a compressible block listing the dictionary blocks by first key.
+      Its payload is read as a substream of its `len_payload` bytes (so a damaged count or key
+      length inside cannot read past it); the trailer follows right after those bytes.
     -orig-id: readIndexBlock
     params:
-      - id: ofs_block
-        type: s8
-        doc: File offset of this block (the footer's `ofs_index_block`).
-      - id: len_block
+      - id: len_payload
         type: s4
         doc: Payload length (the footer's `len_index_block`).
+    seq:
+      - id: payload
+        size: len_payload
+        type: index_payload
+        doc: The block's payload, confined to its `len_payload` bytes.
+        -orig-id: blockBytes
+      - id: compression_type
+        type: u1
+        enum: block_compression
+        valid: block_compression::none
+        doc: The trailer's first byte, the payload's compression; valid only for `none`.
+        -orig-id: BlockTrailer.compressionType
+      - id: checksum
+        type: u4le
+        -checksum:
+          algorithm: crc32
+          over: [payload, compression_type]
+        doc: The trailer's CRC-32 of the payload followed by the compression-type byte.
+        -orig-id: BlockTrailer.crc32c
+  index_payload:
+    doc: |
+      The index block's payload: the number of dictionary blocks, then one entry per block.
+      The entries must fill the payload exactly: Kaitai parsers do not check that,
+      paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
     seq:
       - id: num_dictionary_blocks
         type: var_len_int
@@ -226,23 +251,6 @@ types:
         repeat: expr
         repeat-expr: num_dictionary_blocks.value
         doc: One entry per dictionary block, in key order.
-      - id: compression_type
-        type: u1
-        enum: block_compression
-        valid: block_compression::none
-        doc: |
-          The trailer's first byte, the payload's compression; valid only for `none`. It must
-          also start exactly `len_block` bytes after the block's start (where the entries end):
-          Kaitai parsers do not check that, paimon_schema's reader does (a `FormatError` at
-          this field).
-        -orig-id: BlockTrailer.compressionType
-      - id: checksum
-        type: u4le
-        -checksum:
-          algorithm: crc32
-          over: [num_dictionary_blocks, dictionary_blocks, compression_type]
-        doc: The trailer's CRC-32 of the payload followed by the compression-type byte.
-        -orig-id: BlockTrailer.crc32c
   dictionary_block_ref:
     doc: Where one dictionary block is, and the first (smallest) key it holds.
     -orig-id: DictionaryBlockMeta
@@ -265,19 +273,44 @@ types:
         -orig-id: length
     instances:
       block:
+        io: _root._io
         pos: ofs_block.value
-        type: dictionary_block(ofs_block.value, len_block.value)
-        doc: The dictionary block itself.
+        type: dictionary_block(len_block.value)
+        doc: The dictionary block itself, read from the file (not from the index block).
   dictionary_block:
-    doc: Consecutive distinct keys with their bitmaps, as a compressible block.
+    doc: |
+      A dictionary block, a compressible block of consecutive distinct keys and their bitmaps.
+      Its payload is read as a substream of its `len_payload` bytes (so a damaged count or key
+      length inside cannot read past it); the trailer follows right after those bytes.
     -orig-id: DictionaryBlock
     params:
-      - id: ofs_block
-        type: s8
-        doc: File offset of this block.
-      - id: len_block
+      - id: len_payload
         type: s4
         doc: Payload length of this block.
+    seq:
+      - id: payload
+        size: len_payload
+        type: dictionary_payload
+        doc: The block's payload, confined to its `len_payload` bytes.
+        -orig-id: blockBytes
+      - id: compression_type
+        type: u1
+        enum: block_compression
+        valid: block_compression::none
+        doc: The trailer's first byte, the payload's compression; valid only for `none`.
+        -orig-id: BlockTrailer.compressionType
+      - id: checksum
+        type: u4le
+        -checksum:
+          algorithm: crc32
+          over: [payload, compression_type]
+        doc: The trailer's CRC-32 of the payload followed by the compression-type byte.
+        -orig-id: BlockTrailer.crc32c
+  dictionary_payload:
+    doc: |
+      A dictionary block's payload: the number of keys, then each key and its bitmap's place.
+      The entries must fill the payload exactly: Kaitai parsers do not check that,
+      paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
     seq:
       - id: num_entries
         type: var_len_int
@@ -288,23 +321,6 @@ types:
         repeat: expr
         repeat-expr: num_entries.value
         doc: The keys in key order, each with its bitmap.
-      - id: compression_type
-        type: u1
-        enum: block_compression
-        valid: block_compression::none
-        doc: |
-          The trailer's first byte, the payload's compression; valid only for `none`. It must
-          also start exactly `len_block` bytes after the block's start (where the entries end):
-          Kaitai parsers do not check that, paimon_schema's reader does (a `FormatError` at
-          this field).
-        -orig-id: BlockTrailer.compressionType
-      - id: checksum
-        type: u4le
-        -checksum:
-          algorithm: crc32
-          over: [num_entries, entries, compression_type]
-        doc: The trailer's CRC-32 of the payload followed by the compression-type byte.
-        -orig-id: BlockTrailer.crc32c
   dictionary_entry:
     doc: One distinct key and where its bitmap of row ids is.
     -orig-id: DictionaryEntry
@@ -327,10 +343,11 @@ types:
         -orig-id: bitmapBlock.length
     instances:
       bitmap:
+        io: _root._io
         pos: ofs_bitmap.value
         size: len_bitmap.value
         type: deletion_vectors::bitmap64
-        doc: The rows holding this key.
+        doc: The rows holding this key, read from the file (not from the dictionary block).
   var_len_int:
     doc: |
       A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low

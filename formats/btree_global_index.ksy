@@ -112,7 +112,7 @@ instances:
     pos: 0
     type: data_block_ref(_index)
     repeat: expr
-    repeat-expr: index_block.num_entries
+    repeat-expr: index_block.contents.num_entries
     if: index_block.compression == block_compression::none
     doc: |
       The data blocks, in the index block's order (ascending keys), each read at the handle
@@ -269,7 +269,7 @@ types:
     params:
       - id: ofs_block
         type: u8
-        doc: Where the block starts in the file (its instances are read at file offsets).
+        doc: Where the block starts in the file (its contents are read there).
       - id: len_stored
         type: u4
         doc: The block's stored size from its handle, without the trailer.
@@ -301,29 +301,54 @@ types:
           CRC32 (zlib polynomial; Java's `crc32c` helper uses `java.util.zip.CRC32`) of the
           stored bytes followed by the compression byte.
     instances:
+      contents:
+        pos: ofs_block
+        size: stored.size
+        type: block_contents(is_index, stored.size)
+        if: compression == block_compression::none
+        doc: |
+          The uncompressed block's entries and table, read as a substream of its `len_stored`
+          bytes: a damaged count or length inside a block costs at most the block.
+      compressed:
+        pos: ofs_block
+        size: stored.size
+        type: compressed_block
+        if: compression != block_compression::none
+        doc: A compressed block's uncompressed length and payload.
+  block_contents:
+    doc: |
+      An uncompressed block (`BlockWriter.finish`): its entries, then its table, read from
+      its end: each entry's start when entries differ in size, then their count or common
+      size, then the aligned type (what Java's `BlockReader` reads). Positions count from the
+      block's start.
+    params:
+      - id: is_index
+        type: bool
+        doc: Whether this is the index block (entries hold block handles, not row ids).
+      - id: len_block
+        type: u4
+        doc: The block's size (its stored size, the substream's).
+    instances:
       aligned_type:
-        pos: ofs_block + len_stored - 1
+        pos: len_block - 1
         type: u1
         enum: block_aligned_type
         valid:
           any-of:
             - block_aligned_type::aligned
             - block_aligned_type::unaligned
-        if: compression == block_compression::none
         doc: Whether all entries have one size (the block's last byte).
       entry_size_or_count:
-        pos: ofs_block + len_stored - 5
+        pos: len_block - 5
         type: u4
-        if: compression == block_compression::none
         doc: |
           The entries' common size when aligned (never 0), else their count (0 only in the
           index block of a file whose keys are all null).
       num_entries:
         value: |
-          compression != block_compression::none ? 0 :
-            aligned_type == block_aligned_type::aligned ?
-              (entry_size_or_count == 0 ? 0 : (len_stored - 5) / entry_size_or_count)
-              : entry_size_or_count
+          aligned_type == block_aligned_type::aligned ?
+            (entry_size_or_count == 0 ? 0 : (len_block - 5) / entry_size_or_count)
+            : entry_size_or_count
         doc: How many entries the block holds.
       num_entry_positions:
         value: 'aligned_type == block_aligned_type::unaligned ? entry_size_or_count : 0'
@@ -331,30 +356,21 @@ types:
       len_entries:
         value: |
           aligned_type == block_aligned_type::aligned ?
-            len_stored - 5 : len_stored - 5 - 4 * entry_size_or_count
+            len_block - 5 : len_block - 5 - 4 * entry_size_or_count
         doc: The bytes the entries take, before the block's table.
       entries:
-        pos: ofs_block
+        pos: 0
         type: 'entry(is_index)'
         repeat: expr
         repeat-expr: num_entries
-        if: compression == block_compression::none
         doc: The entries, in ascending key order.
       entry_positions:
-        pos: ofs_block + len_entries
+        pos: len_entries
         type: u4
         repeat: expr
         repeat-expr: num_entry_positions
-        if: |
-          compression == block_compression::none
-            and aligned_type == block_aligned_type::unaligned
+        if: aligned_type == block_aligned_type::unaligned
         doc: Where each entry starts in the block (unaligned blocks only), for binary search.
-      compressed:
-        pos: ofs_block
-        size: stored.size
-        type: compressed_block
-        if: compression != block_compression::none
-        doc: A compressed block's uncompressed length and payload.
   compressed_block:
     doc: A compressed block (`SstFileWriter.writeBlock`).
     seq:
@@ -423,10 +439,10 @@ types:
         doc: The index entry's position in the index block.
     instances:
       block:
-        pos: _root.index_block.entries[i].value.as<block_handle>.ofs_block.value
+        pos: _root.index_block.contents.entries[i].value.as<block_handle>.ofs_block.value
         type: |
-          block(_root.index_block.entries[i].value.as<block_handle>.ofs_block.value,
-                _root.index_block.entries[i].value.as<block_handle>.len_block.value, false)
+          block(_root.index_block.contents.entries[i].value.as<block_handle>.ofs_block.value,
+                _root.index_block.contents.entries[i].value.as<block_handle>.len_block.value, false)
         doc: The data block and its trailer, where the handle in index entry `i` says.
   var_len_int:
     doc: |

@@ -340,7 +340,37 @@ types:
         valid:
           min: 18
           max: 522
-        doc: Byte length of the BSI header that follows, `10 + 8 * num_slices`.
+        doc: Byte length of `header`, `10 + 8 * num_slices` (1 to 64 slices).
+      - id: header
+        size: len_header
+        type: bsi_header(len_header)
+        doc: |
+          Version, slice count, existence-bitmap length and slice index, confined to its
+          `len_header` bytes as Java reads them from one buffer (so a damaged count inside
+          cannot read past it).
+      - id: ebm_mark
+        type: paimon_common::position_mark(_io.pos)
+        doc: Marks the existence bitmap, right after the header.
+    instances:
+      ofs_ebm:
+        value: ebm_mark.ofs
+        doc: Stream position of the existence bitmap.
+      ebm:
+        pos: ofs_ebm
+        size: header.len_ebm
+        doc: |
+          The existence bitmap, the rows with a non-null value: one portable RoaringBitmap
+          (roaring_bitmap.ksy), kept as bytes for a bitmap library to decode.
+      ofs_slices:
+        value: ofs_ebm + header.len_ebm
+        doc: Stream position of the end of the existence bitmap, the base of slice offsets.
+  bsi_header:
+    doc: The BSI header proper, as Java reads it from one `len_header`-byte buffer.
+    params:
+      - id: len_header
+        type: s4
+        doc: Byte length of this header (the BSI's `len_header`), which fixes the slice count.
+    seq:
       - id: version
         type: u1
         enum: version
@@ -368,22 +398,6 @@ types:
         repeat: expr
         repeat-expr: num_slices
         doc: Offset and length of each slice bitmap, bit 0 first.
-      - id: ebm_mark
-        type: paimon_common::position_mark(_io.pos)
-        doc: Marks the existence bitmap, right after the header.
-    instances:
-      ofs_ebm:
-        value: ebm_mark.ofs
-        doc: Stream position of the existence bitmap.
-      ebm:
-        pos: ofs_ebm
-        size: len_ebm
-        doc: |
-          The existence bitmap, the rows with a non-null value: one portable RoaringBitmap
-          (roaring_bitmap.ksy), kept as bytes for a bitmap library to decode.
-      ofs_slices:
-        value: ofs_ebm + len_ebm
-        doc: Stream position of the end of the existence bitmap, the base of slice offsets.
   slice:
     doc: Where one slice bitmap lies.
     -webide-representation: '{ofs_bitmap:dec}, {len_bitmap:dec} bytes'
@@ -400,7 +414,8 @@ types:
         doc: Byte length of the slice bitmap.
     instances:
       bitmap:
-        pos: _parent.ofs_slices + ofs_bitmap
+        io: _root._io
+        pos: _parent._parent.ofs_slices + ofs_bitmap
         size: len_bitmap
         doc: |
           The rows whose code has this slice's bit set: one portable RoaringBitmap

@@ -32,7 +32,8 @@ class BitmapGlobalIndex(KaitaiStruct):
     trailer of compression type and a little-endian CRC-32 (Java calls it `crc32c`, but it is
     zlib's CRC-32, `java.util.zip.CRC32`) over the payload followed by the compression-type
     byte. Their counts, key lengths, offsets and lengths are unsigned LEB128 varints
-    (`VarLengthIntUtils`); a block's `len_block` counts the payload only, without the trailer.
+    (`VarLengthIntUtils`); a block's length (`len_index_block`, `len_block`) counts the payload
+    only, without the trailer.
     Keys are the column's `KeySerializer` bytes: little-endian for numbers (TINYINT 1 byte,
     SMALLINT 2, INT/DATE/TIME 4, BIGINT 8, FLOAT/DOUBLE the IEEE bits with Java's canonical
     NaN), BOOLEAN 0/1, strings as UTF-8, DECIMAL the unscaled value as a little-endian int64
@@ -88,7 +89,8 @@ class BitmapGlobalIndex(KaitaiStruct):
     * Java may compress dictionary and index blocks (`bitmap-index.compression`, default
       `none`: a block is kept compressed only when that saves at least an eighth); pypaimon
       writes `none` only. A compressed payload (varint uncompressed length, then zstd/lz4/lzo
-      bytes) is not described by this spec: it fails at `compression_type`.
+      bytes) is not described by this spec: read as entries, it fails inside the payload or,
+      if its bytes happen to parse, at `compression_type`.
     
     .. seealso::
        Source - https://github.com/apache/paimon/blob/1e2a322e96654758639a30e59537ea6aa104824e/paimon-common/src/main/java/org/apache/paimon/globalindex/bitmap/BitmapGlobalIndexFormat.java
@@ -162,39 +164,30 @@ class BitmapGlobalIndex(KaitaiStruct):
 
 
     class DictionaryBlock(KaitaiStruct):
-        """Consecutive distinct keys with their bitmaps, as a compressible block."""
-        SEQ_FIELDS = ["num_entries", "entries", "compression_type", "checksum"]
-        def __init__(self, ofs_block, len_block, _io, _parent=None, _root=None):
+        """A dictionary block, a compressible block of consecutive distinct keys and their bitmaps.
+        Its payload is read as a substream of its `len_payload` bytes (so a damaged count or key
+        length inside cannot read past it); the trailer follows right after those bytes.
+        """
+        SEQ_FIELDS = ["payload", "compression_type", "checksum"]
+        def __init__(self, len_payload, _io, _parent=None, _root=None):
             super(BitmapGlobalIndex.DictionaryBlock, self).__init__(_io)
             self._parent = _parent
             self._root = _root
-            self.ofs_block = ofs_block
-            self.len_block = len_block
+            self.len_payload = len_payload
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
-            self._debug['num_entries']['start'] = self._io.pos()
-            self.num_entries = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
-            self.num_entries._read()
-            self._debug['num_entries']['end'] = self._io.pos()
-            self._debug['entries']['start'] = self._io.pos()
-            self._debug['entries']['arr'] = []
-            self.entries = []
-            for i in range(self.num_entries.value):
-                self._debug['entries']['arr'].append({'start': self._io.pos()})
-                _t_entries = BitmapGlobalIndex.DictionaryEntry(self._io, self, self._root)
-                try:
-                    _t_entries._read()
-                finally:
-                    self.entries.append(_t_entries)
-                self._debug['entries']['arr'][i]['end'] = self._io.pos()
-
-            self._debug['entries']['end'] = self._io.pos()
+            self._debug['payload']['start'] = self._io.pos()
+            self._raw_payload = self._io.read_bytes(self.len_payload)
+            _io__raw_payload = KaitaiStream(BytesIO(self._raw_payload))
+            self.payload = BitmapGlobalIndex.DictionaryPayload(_io__raw_payload, self, self._root)
+            self.payload._read()
+            self._debug['payload']['end'] = self._io.pos()
             self._debug['compression_type']['start'] = self._io.pos()
             self.compression_type = KaitaiStream.resolve_enum(BitmapGlobalIndex.BlockCompression, self._io.read_u1())
             self._debug['compression_type']['end'] = self._io.pos()
             if not self.compression_type == BitmapGlobalIndex.BlockCompression.none:
-                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/dictionary_block/seq/2")
+                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/dictionary_block/seq/1")
             self._debug['checksum']['start'] = self._io.pos()
             self.checksum = self._io.read_u4le()
             self._debug['checksum']['end'] = self._io.pos()
@@ -202,11 +195,7 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
-            self.num_entries._fetch_instances()
-            for i in range(len(self.entries)):
-                pass
-                self.entries[i]._fetch_instances()
-
+            self.payload._fetch_instances()
 
 
     class DictionaryBlockRef(KaitaiStruct):
@@ -249,17 +238,18 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         @property
         def block(self):
-            """The dictionary block itself."""
+            """The dictionary block itself, read from the file (not from the index block)."""
             if hasattr(self, '_m_block'):
                 return self._m_block
 
-            _pos = self._io.pos()
-            self._io.seek(self.ofs_block.value)
-            self._debug['_m_block']['start'] = self._io.pos()
-            self._m_block = BitmapGlobalIndex.DictionaryBlock(self.ofs_block.value, self.len_block.value, self._io, self, self._root)
+            io = self._root._io
+            _pos = io.pos()
+            io.seek(self.ofs_block.value)
+            self._debug['_m_block']['start'] = io.pos()
+            self._m_block = BitmapGlobalIndex.DictionaryBlock(self.len_block.value, io, self, self._root)
             self._m_block._read()
-            self._debug['_m_block']['end'] = self._io.pos()
-            self._io.seek(_pos)
+            self._debug['_m_block']['end'] = io.pos()
+            io.seek(_pos)
             return getattr(self, '_m_block', None)
 
 
@@ -303,20 +293,62 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         @property
         def bitmap(self):
-            """The rows holding this key."""
+            """The rows holding this key, read from the file (not from the dictionary block)."""
             if hasattr(self, '_m_bitmap'):
                 return self._m_bitmap
 
-            _pos = self._io.pos()
-            self._io.seek(self.ofs_bitmap.value)
-            self._debug['_m_bitmap']['start'] = self._io.pos()
-            self._raw__m_bitmap = self._io.read_bytes(self.len_bitmap.value)
+            io = self._root._io
+            _pos = io.pos()
+            io.seek(self.ofs_bitmap.value)
+            self._debug['_m_bitmap']['start'] = io.pos()
+            self._raw__m_bitmap = io.read_bytes(self.len_bitmap.value)
             _io__raw__m_bitmap = KaitaiStream(BytesIO(self._raw__m_bitmap))
             self._m_bitmap = deletion_vectors.DeletionVectors.Bitmap64(_io__raw__m_bitmap)
             self._m_bitmap._read()
-            self._debug['_m_bitmap']['end'] = self._io.pos()
-            self._io.seek(_pos)
+            self._debug['_m_bitmap']['end'] = io.pos()
+            io.seek(_pos)
             return getattr(self, '_m_bitmap', None)
+
+
+    class DictionaryPayload(KaitaiStruct):
+        """A dictionary block's payload: the number of keys, then each key and its bitmap's place.
+        The entries must fill the payload exactly: Kaitai parsers do not check that,
+        paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
+        """
+        SEQ_FIELDS = ["num_entries", "entries"]
+        def __init__(self, _io, _parent=None, _root=None):
+            super(BitmapGlobalIndex.DictionaryPayload, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['num_entries']['start'] = self._io.pos()
+            self.num_entries = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.num_entries._read()
+            self._debug['num_entries']['end'] = self._io.pos()
+            self._debug['entries']['start'] = self._io.pos()
+            self._debug['entries']['arr'] = []
+            self.entries = []
+            for i in range(self.num_entries.value):
+                self._debug['entries']['arr'].append({'start': self._io.pos()})
+                _t_entries = BitmapGlobalIndex.DictionaryEntry(self._io, self, self._root)
+                try:
+                    _t_entries._read()
+                finally:
+                    self.entries.append(_t_entries)
+                self._debug['entries']['arr'][i]['end'] = self._io.pos()
+
+            self._debug['entries']['end'] = self._io.pos()
+
+
+        def _fetch_instances(self):
+            pass
+            self.num_entries._fetch_instances()
+            for i in range(len(self.entries)):
+                pass
+                self.entries[i]._fetch_instances()
+
 
 
     class Footer(KaitaiStruct):
@@ -381,15 +413,50 @@ class BitmapGlobalIndex(KaitaiStruct):
 
 
     class IndexBlock(KaitaiStruct):
-        """The dictionary blocks in key order, each by its first key, as a compressible block.
+        """The index block, a compressible block listing the dictionary blocks by first key.
+        Its payload is read as a substream of its `len_payload` bytes (so a damaged count or key
+        length inside cannot read past it); the trailer follows right after those bytes.
         """
-        SEQ_FIELDS = ["num_dictionary_blocks", "dictionary_blocks", "compression_type", "checksum"]
-        def __init__(self, ofs_block, len_block, _io, _parent=None, _root=None):
+        SEQ_FIELDS = ["payload", "compression_type", "checksum"]
+        def __init__(self, len_payload, _io, _parent=None, _root=None):
             super(BitmapGlobalIndex.IndexBlock, self).__init__(_io)
             self._parent = _parent
             self._root = _root
-            self.ofs_block = ofs_block
-            self.len_block = len_block
+            self.len_payload = len_payload
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['payload']['start'] = self._io.pos()
+            self._raw_payload = self._io.read_bytes(self.len_payload)
+            _io__raw_payload = KaitaiStream(BytesIO(self._raw_payload))
+            self.payload = BitmapGlobalIndex.IndexPayload(_io__raw_payload, self, self._root)
+            self.payload._read()
+            self._debug['payload']['end'] = self._io.pos()
+            self._debug['compression_type']['start'] = self._io.pos()
+            self.compression_type = KaitaiStream.resolve_enum(BitmapGlobalIndex.BlockCompression, self._io.read_u1())
+            self._debug['compression_type']['end'] = self._io.pos()
+            if not self.compression_type == BitmapGlobalIndex.BlockCompression.none:
+                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/index_block/seq/1")
+            self._debug['checksum']['start'] = self._io.pos()
+            self.checksum = self._io.read_u4le()
+            self._debug['checksum']['end'] = self._io.pos()
+
+
+        def _fetch_instances(self):
+            pass
+            self.payload._fetch_instances()
+
+
+    class IndexPayload(KaitaiStruct):
+        """The index block's payload: the number of dictionary blocks, then one entry per block.
+        The entries must fill the payload exactly: Kaitai parsers do not check that,
+        paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
+        """
+        SEQ_FIELDS = ["num_dictionary_blocks", "dictionary_blocks"]
+        def __init__(self, _io, _parent=None, _root=None):
+            super(BitmapGlobalIndex.IndexPayload, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
             self._debug = collections.defaultdict(dict)
 
         def _read(self):
@@ -410,14 +477,6 @@ class BitmapGlobalIndex(KaitaiStruct):
                 self._debug['dictionary_blocks']['arr'][i]['end'] = self._io.pos()
 
             self._debug['dictionary_blocks']['end'] = self._io.pos()
-            self._debug['compression_type']['start'] = self._io.pos()
-            self.compression_type = KaitaiStream.resolve_enum(BitmapGlobalIndex.BlockCompression, self._io.read_u1())
-            self._debug['compression_type']['end'] = self._io.pos()
-            if not self.compression_type == BitmapGlobalIndex.BlockCompression.none:
-                raise kaitaistruct.ValidationNotEqualError(BitmapGlobalIndex.BlockCompression.none, self.compression_type, self._io, u"/types/index_block/seq/2")
-            self._debug['checksum']['start'] = self._io.pos()
-            self.checksum = self._io.read_u4le()
-            self._debug['checksum']['end'] = self._io.pos()
 
 
         def _fetch_instances(self):
@@ -619,14 +678,14 @@ class BitmapGlobalIndex(KaitaiStruct):
 
     @property
     def index_block(self):
-        """The list of dictionary blocks, each with its first key."""
+        """The list of dictionary blocks, each with its first key, then the block's trailer."""
         if hasattr(self, '_m_index_block'):
             return self._m_index_block
 
         _pos = self._io.pos()
         self._io.seek(self.footer.ofs_index_block)
         self._debug['_m_index_block']['start'] = self._io.pos()
-        self._m_index_block = BitmapGlobalIndex.IndexBlock(self.footer.ofs_index_block, self.footer.len_index_block, self._io, self, self._root)
+        self._m_index_block = BitmapGlobalIndex.IndexBlock(self.footer.len_index_block, self._io, self, self._root)
         self._m_index_block._read()
         self._debug['_m_index_block']['end'] = self._io.pos()
         self._io.seek(_pos)

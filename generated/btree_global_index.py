@@ -227,14 +227,84 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
-            _ = self.aligned_type
-            if hasattr(self, '_m_aligned_type'):
-                pass
-
             _ = self.compressed
             if hasattr(self, '_m_compressed'):
                 pass
                 self._m_compressed._fetch_instances()
+
+            _ = self.contents
+            if hasattr(self, '_m_contents'):
+                pass
+                self._m_contents._fetch_instances()
+
+
+        @property
+        def compressed(self):
+            """A compressed block's uncompressed length and payload."""
+            if hasattr(self, '_m_compressed'):
+                return self._m_compressed
+
+            if self.compression != BtreeGlobalIndex.BlockCompression.none:
+                pass
+                _pos = self._io.pos()
+                self._io.seek(self.ofs_block)
+                self._debug['_m_compressed']['start'] = self._io.pos()
+                self._raw__m_compressed = self._io.read_bytes(len(self.stored))
+                _io__raw__m_compressed = KaitaiStream(BytesIO(self._raw__m_compressed))
+                self._m_compressed = BtreeGlobalIndex.CompressedBlock(_io__raw__m_compressed, self, self._root)
+                self._m_compressed._read()
+                self._debug['_m_compressed']['end'] = self._io.pos()
+                self._io.seek(_pos)
+
+            return getattr(self, '_m_compressed', None)
+
+        @property
+        def contents(self):
+            """The uncompressed block's entries and table, read as a substream of its `len_stored`
+            bytes: a damaged count or length inside a block costs at most the block.
+            """
+            if hasattr(self, '_m_contents'):
+                return self._m_contents
+
+            if self.compression == BtreeGlobalIndex.BlockCompression.none:
+                pass
+                _pos = self._io.pos()
+                self._io.seek(self.ofs_block)
+                self._debug['_m_contents']['start'] = self._io.pos()
+                self._raw__m_contents = self._io.read_bytes(len(self.stored))
+                _io__raw__m_contents = KaitaiStream(BytesIO(self._raw__m_contents))
+                self._m_contents = BtreeGlobalIndex.BlockContents(self.is_index, len(self.stored), _io__raw__m_contents, self, self._root)
+                self._m_contents._read()
+                self._debug['_m_contents']['end'] = self._io.pos()
+                self._io.seek(_pos)
+
+            return getattr(self, '_m_contents', None)
+
+
+    class BlockContents(KaitaiStruct):
+        """An uncompressed block (`BlockWriter.finish`): its entries, then its table, read from
+        its end: each entry's start when entries differ in size, then their count or common
+        size, then the aligned type (what Java's `BlockReader` reads). Positions count from the
+        block's start.
+        """
+        SEQ_FIELDS = []
+        def __init__(self, is_index, len_block, _io, _parent=None, _root=None):
+            super(BtreeGlobalIndex.BlockContents, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self.is_index = is_index
+            self.len_block = len_block
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            pass
+
+
+        def _fetch_instances(self):
+            pass
+            _ = self.aligned_type
+            if hasattr(self, '_m_aligned_type'):
+                pass
 
             _ = self.entries
             if hasattr(self, '_m_entries'):
@@ -262,38 +332,15 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_aligned_type'):
                 return self._m_aligned_type
 
-            if self.compression == BtreeGlobalIndex.BlockCompression.none:
-                pass
-                _pos = self._io.pos()
-                self._io.seek((self.ofs_block + self.len_stored) - 1)
-                self._debug['_m_aligned_type']['start'] = self._io.pos()
-                self._m_aligned_type = KaitaiStream.resolve_enum(BtreeGlobalIndex.BlockAlignedType, self._io.read_u1())
-                self._debug['_m_aligned_type']['end'] = self._io.pos()
-                if not  ((self._m_aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned) or (self._m_aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned)) :
-                    raise kaitaistruct.ValidationNotAnyOfError(self._m_aligned_type, self._io, u"/types/block/instances/aligned_type")
-                self._io.seek(_pos)
-
+            _pos = self._io.pos()
+            self._io.seek(self.len_block - 1)
+            self._debug['_m_aligned_type']['start'] = self._io.pos()
+            self._m_aligned_type = KaitaiStream.resolve_enum(BtreeGlobalIndex.BlockAlignedType, self._io.read_u1())
+            self._debug['_m_aligned_type']['end'] = self._io.pos()
+            if not  ((self._m_aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned) or (self._m_aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned)) :
+                raise kaitaistruct.ValidationNotAnyOfError(self._m_aligned_type, self._io, u"/types/block_contents/instances/aligned_type")
+            self._io.seek(_pos)
             return getattr(self, '_m_aligned_type', None)
-
-        @property
-        def compressed(self):
-            """A compressed block's uncompressed length and payload."""
-            if hasattr(self, '_m_compressed'):
-                return self._m_compressed
-
-            if self.compression != BtreeGlobalIndex.BlockCompression.none:
-                pass
-                _pos = self._io.pos()
-                self._io.seek(self.ofs_block)
-                self._debug['_m_compressed']['start'] = self._io.pos()
-                self._raw__m_compressed = self._io.read_bytes(len(self.stored))
-                _io__raw__m_compressed = KaitaiStream(BytesIO(self._raw__m_compressed))
-                self._m_compressed = BtreeGlobalIndex.CompressedBlock(_io__raw__m_compressed, self, self._root)
-                self._m_compressed._read()
-                self._debug['_m_compressed']['end'] = self._io.pos()
-                self._io.seek(_pos)
-
-            return getattr(self, '_m_compressed', None)
 
         @property
         def entries(self):
@@ -301,25 +348,22 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_entries'):
                 return self._m_entries
 
-            if self.compression == BtreeGlobalIndex.BlockCompression.none:
-                pass
-                _pos = self._io.pos()
-                self._io.seek(self.ofs_block)
-                self._debug['_m_entries']['start'] = self._io.pos()
-                self._debug['_m_entries']['arr'] = []
-                self._m_entries = []
-                for i in range(self.num_entries):
-                    self._debug['_m_entries']['arr'].append({'start': self._io.pos()})
-                    _t__m_entries = BtreeGlobalIndex.Entry(self.is_index, self._io, self, self._root)
-                    try:
-                        _t__m_entries._read()
-                    finally:
-                        self._m_entries.append(_t__m_entries)
-                    self._debug['_m_entries']['arr'][i]['end'] = self._io.pos()
+            _pos = self._io.pos()
+            self._io.seek(0)
+            self._debug['_m_entries']['start'] = self._io.pos()
+            self._debug['_m_entries']['arr'] = []
+            self._m_entries = []
+            for i in range(self.num_entries):
+                self._debug['_m_entries']['arr'].append({'start': self._io.pos()})
+                _t__m_entries = BtreeGlobalIndex.Entry(self.is_index, self._io, self, self._root)
+                try:
+                    _t__m_entries._read()
+                finally:
+                    self._m_entries.append(_t__m_entries)
+                self._debug['_m_entries']['arr'][i]['end'] = self._io.pos()
 
-                self._debug['_m_entries']['end'] = self._io.pos()
-                self._io.seek(_pos)
-
+            self._debug['_m_entries']['end'] = self._io.pos()
+            self._io.seek(_pos)
             return getattr(self, '_m_entries', None)
 
         @property
@@ -328,10 +372,10 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_entry_positions'):
                 return self._m_entry_positions
 
-            if  ((self.compression == BtreeGlobalIndex.BlockCompression.none) and (self.aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned)) :
+            if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned:
                 pass
                 _pos = self._io.pos()
-                self._io.seek(self.ofs_block + self.len_entries)
+                self._io.seek(self.len_entries)
                 self._debug['_m_entry_positions']['start'] = self._io.pos()
                 self._debug['_m_entry_positions']['arr'] = []
                 self._m_entry_positions = []
@@ -353,15 +397,12 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_entry_size_or_count'):
                 return self._m_entry_size_or_count
 
-            if self.compression == BtreeGlobalIndex.BlockCompression.none:
-                pass
-                _pos = self._io.pos()
-                self._io.seek((self.ofs_block + self.len_stored) - 5)
-                self._debug['_m_entry_size_or_count']['start'] = self._io.pos()
-                self._m_entry_size_or_count = self._io.read_u4le()
-                self._debug['_m_entry_size_or_count']['end'] = self._io.pos()
-                self._io.seek(_pos)
-
+            _pos = self._io.pos()
+            self._io.seek(self.len_block - 5)
+            self._debug['_m_entry_size_or_count']['start'] = self._io.pos()
+            self._m_entry_size_or_count = self._io.read_u4le()
+            self._debug['_m_entry_size_or_count']['end'] = self._io.pos()
+            self._io.seek(_pos)
             return getattr(self, '_m_entry_size_or_count', None)
 
         @property
@@ -370,7 +411,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_len_entries'):
                 return self._m_len_entries
 
-            self._m_len_entries = (self.len_stored - 5 if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else (self.len_stored - 5) - 4 * self.entry_size_or_count)
+            self._m_len_entries = (self.len_block - 5 if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else (self.len_block - 5) - 4 * self.entry_size_or_count)
             return getattr(self, '_m_len_entries', None)
 
         @property
@@ -379,7 +420,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             if hasattr(self, '_m_num_entries'):
                 return self._m_num_entries
 
-            self._m_num_entries = (0 if self.compression != BtreeGlobalIndex.BlockCompression.none else ((0 if self.entry_size_or_count == 0 else (self.len_stored - 5) // self.entry_size_or_count) if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else self.entry_size_or_count))
+            self._m_num_entries = ((0 if self.entry_size_or_count == 0 else (self.len_block - 5) // self.entry_size_or_count) if self.aligned_type == BtreeGlobalIndex.BlockAlignedType.aligned else self.entry_size_or_count)
             return getattr(self, '_m_num_entries', None)
 
         @property
@@ -498,9 +539,9 @@ class BtreeGlobalIndex(KaitaiStruct):
                 return self._m_block
 
             _pos = self._io.pos()
-            self._io.seek(self._root.index_block.entries[self.i].value.ofs_block.value)
+            self._io.seek(self._root.index_block.contents.entries[self.i].value.ofs_block.value)
             self._debug['_m_block']['start'] = self._io.pos()
-            self._m_block = BtreeGlobalIndex.Block(self._root.index_block.entries[self.i].value.ofs_block.value, self._root.index_block.entries[self.i].value.len_block.value, False, self._io, self, self._root)
+            self._m_block = BtreeGlobalIndex.Block(self._root.index_block.contents.entries[self.i].value.ofs_block.value, self._root.index_block.contents.entries[self.i].value.len_block.value, False, self._io, self, self._root)
             self._m_block._read()
             self._debug['_m_block']['end'] = self._io.pos()
             self._io.seek(_pos)
@@ -936,7 +977,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             self._debug['_m_data_blocks']['start'] = self._io.pos()
             self._debug['_m_data_blocks']['arr'] = []
             self._m_data_blocks = []
-            for i in range(self.index_block.num_entries):
+            for i in range(self.index_block.contents.num_entries):
                 self._debug['_m_data_blocks']['arr'].append({'start': self._io.pos()})
                 _t__m_data_blocks = BtreeGlobalIndex.DataBlockRef(i, self._io, self, self._root)
                 try:

@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsIfStream, KsSized, KsSpan  # noqa: F401
 
 
 def t_index_source_meta() -> Struct:

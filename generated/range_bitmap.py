@@ -124,7 +124,7 @@ class RangeBitmap(KaitaiStruct):
         the slices back to back. Only the header is parsed in sequence; bitmaps are positioned
         instances, so a lookup reads only the ones it needs.
         """
-        SEQ_FIELDS = ["len_header", "version", "num_slices", "len_ebm", "len_indexes", "slices", "ebm_mark"]
+        SEQ_FIELDS = ["len_header", "header", "ebm_mark"]
         def __init__(self, _io, _parent=None, _root=None):
             super(RangeBitmap.BitSlicedIndex, self).__init__(_io)
             self._parent = _parent
@@ -139,39 +139,12 @@ class RangeBitmap(KaitaiStruct):
                 raise kaitaistruct.ValidationLessThanError(18, self.len_header, self._io, u"/types/bit_sliced_index/seq/0")
             if not self.len_header <= 522:
                 raise kaitaistruct.ValidationGreaterThanError(522, self.len_header, self._io, u"/types/bit_sliced_index/seq/0")
-            self._debug['version']['start'] = self._io.pos()
-            self.version = KaitaiStream.resolve_enum(RangeBitmap.Version, self._io.read_u1())
-            self._debug['version']['end'] = self._io.pos()
-            if not self.version == RangeBitmap.Version.v1:
-                raise kaitaistruct.ValidationNotEqualError(RangeBitmap.Version.v1, self.version, self._io, u"/types/bit_sliced_index/seq/1")
-            self._debug['num_slices']['start'] = self._io.pos()
-            self.num_slices = self._io.read_u1()
-            self._debug['num_slices']['end'] = self._io.pos()
-            if not self.num_slices == ((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0):
-                raise kaitaistruct.ValidationNotEqualError(((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0), self.num_slices, self._io, u"/types/bit_sliced_index/seq/2")
-            self._debug['len_ebm']['start'] = self._io.pos()
-            self.len_ebm = self._io.read_s4be()
-            self._debug['len_ebm']['end'] = self._io.pos()
-            if not self.len_ebm >= 8:
-                raise kaitaistruct.ValidationLessThanError(8, self.len_ebm, self._io, u"/types/bit_sliced_index/seq/3")
-            self._debug['len_indexes']['start'] = self._io.pos()
-            self.len_indexes = self._io.read_s4be()
-            self._debug['len_indexes']['end'] = self._io.pos()
-            if not self.len_indexes == 8 * self.num_slices:
-                raise kaitaistruct.ValidationNotEqualError(8 * self.num_slices, self.len_indexes, self._io, u"/types/bit_sliced_index/seq/4")
-            self._debug['slices']['start'] = self._io.pos()
-            self._debug['slices']['arr'] = []
-            self.slices = []
-            for i in range(self.num_slices):
-                self._debug['slices']['arr'].append({'start': self._io.pos()})
-                _t_slices = RangeBitmap.Slice(self._io, self, self._root)
-                try:
-                    _t_slices._read()
-                finally:
-                    self.slices.append(_t_slices)
-                self._debug['slices']['arr'][i]['end'] = self._io.pos()
-
-            self._debug['slices']['end'] = self._io.pos()
+            self._debug['header']['start'] = self._io.pos()
+            self._raw_header = self._io.read_bytes(self.len_header)
+            _io__raw_header = KaitaiStream(BytesIO(self._raw_header))
+            self.header = RangeBitmap.BsiHeader(self.len_header, _io__raw_header, self, self._root)
+            self.header._read()
+            self._debug['header']['end'] = self._io.pos()
             self._debug['ebm_mark']['start'] = self._io.pos()
             self.ebm_mark = paimon_common.PaimonCommon.PositionMark(self._io.pos(), self._io)
             self.ebm_mark._read()
@@ -180,10 +153,7 @@ class RangeBitmap(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
-            for i in range(len(self.slices)):
-                pass
-                self.slices[i]._fetch_instances()
-
+            self.header._fetch_instances()
             self.ebm_mark._fetch_instances()
             _ = self.ebm
             if hasattr(self, '_m_ebm'):
@@ -201,7 +171,7 @@ class RangeBitmap(KaitaiStruct):
             _pos = self._io.pos()
             self._io.seek(self.ofs_ebm)
             self._debug['_m_ebm']['start'] = self._io.pos()
-            self._m_ebm = self._io.read_bytes(self.len_ebm)
+            self._m_ebm = self._io.read_bytes(self.header.len_ebm)
             self._debug['_m_ebm']['end'] = self._io.pos()
             self._io.seek(_pos)
             return getattr(self, '_m_ebm', None)
@@ -221,8 +191,62 @@ class RangeBitmap(KaitaiStruct):
             if hasattr(self, '_m_ofs_slices'):
                 return self._m_ofs_slices
 
-            self._m_ofs_slices = self.ofs_ebm + self.len_ebm
+            self._m_ofs_slices = self.ofs_ebm + self.header.len_ebm
             return getattr(self, '_m_ofs_slices', None)
+
+
+    class BsiHeader(KaitaiStruct):
+        """The BSI header proper, as Java reads it from one `len_header`-byte buffer."""
+        SEQ_FIELDS = ["version", "num_slices", "len_ebm", "len_indexes", "slices"]
+        def __init__(self, len_header, _io, _parent=None, _root=None):
+            super(RangeBitmap.BsiHeader, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self.len_header = len_header
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['version']['start'] = self._io.pos()
+            self.version = KaitaiStream.resolve_enum(RangeBitmap.Version, self._io.read_u1())
+            self._debug['version']['end'] = self._io.pos()
+            if not self.version == RangeBitmap.Version.v1:
+                raise kaitaistruct.ValidationNotEqualError(RangeBitmap.Version.v1, self.version, self._io, u"/types/bsi_header/seq/0")
+            self._debug['num_slices']['start'] = self._io.pos()
+            self.num_slices = self._io.read_u1()
+            self._debug['num_slices']['end'] = self._io.pos()
+            if not self.num_slices == ((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0):
+                raise kaitaistruct.ValidationNotEqualError(((self.len_header - 10) // 8 if (self.len_header - 10) % 8 == 0 else 0), self.num_slices, self._io, u"/types/bsi_header/seq/1")
+            self._debug['len_ebm']['start'] = self._io.pos()
+            self.len_ebm = self._io.read_s4be()
+            self._debug['len_ebm']['end'] = self._io.pos()
+            if not self.len_ebm >= 8:
+                raise kaitaistruct.ValidationLessThanError(8, self.len_ebm, self._io, u"/types/bsi_header/seq/2")
+            self._debug['len_indexes']['start'] = self._io.pos()
+            self.len_indexes = self._io.read_s4be()
+            self._debug['len_indexes']['end'] = self._io.pos()
+            if not self.len_indexes == 8 * self.num_slices:
+                raise kaitaistruct.ValidationNotEqualError(8 * self.num_slices, self.len_indexes, self._io, u"/types/bsi_header/seq/3")
+            self._debug['slices']['start'] = self._io.pos()
+            self._debug['slices']['arr'] = []
+            self.slices = []
+            for i in range(self.num_slices):
+                self._debug['slices']['arr'].append({'start': self._io.pos()})
+                _t_slices = RangeBitmap.Slice(self._io, self, self._root)
+                try:
+                    _t_slices._read()
+                finally:
+                    self.slices.append(_t_slices)
+                self._debug['slices']['arr'][i]['end'] = self._io.pos()
+
+            self._debug['slices']['end'] = self._io.pos()
+
+
+        def _fetch_instances(self):
+            pass
+            for i in range(len(self.slices)):
+                pass
+                self.slices[i]._fetch_instances()
+
 
 
     class Chunk(KaitaiStruct):
@@ -627,12 +651,13 @@ class RangeBitmap(KaitaiStruct):
             if hasattr(self, '_m_bitmap'):
                 return self._m_bitmap
 
-            _pos = self._io.pos()
-            self._io.seek(self._parent.ofs_slices + self.ofs_bitmap)
-            self._debug['_m_bitmap']['start'] = self._io.pos()
-            self._m_bitmap = self._io.read_bytes(self.len_bitmap)
-            self._debug['_m_bitmap']['end'] = self._io.pos()
-            self._io.seek(_pos)
+            io = self._root._io
+            _pos = io.pos()
+            io.seek(self._parent._parent.ofs_slices + self.ofs_bitmap)
+            self._debug['_m_bitmap']['start'] = io.pos()
+            self._m_bitmap = io.read_bytes(self.len_bitmap)
+            self._debug['_m_bitmap']['end'] = io.pos()
+            io.seek(_pos)
             return getattr(self, '_m_bitmap', None)
 
 

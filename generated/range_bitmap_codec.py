@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsIfStream, KsSized, KsSpan  # noqa: F401
 from paimon_schema.generated import paimon_common_codec
 
 
@@ -108,6 +108,16 @@ def t_bit_sliced_index() -> Struct:
     return Struct(
         'len_header' / Int32sb,
         Check(E("(this['len_header'] >= 18) and (this['len_header'] <= 522)")),
+        'header' / KsSized(E("this['len_header']"), t_bsi_header(E("this['_']['len_header']"))),
+        'ebm_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
+        'ebm' / KsInstance('ebm', E("(this['ebm_mark']['ofs'])"), Bytes(E("this['header']['len_ebm']"))),
+    )
+
+
+def t_bsi_header(len_header) -> Struct:
+    """The BSI header proper, as Java reads it from one `len_header`-byte buffer."""
+    return Struct(
+        'len_header' / Computed(len_header),
         'version' / Int8ub,
         Check(E("(this['version'] == 1)")),
         'num_slices' / Int8ub,
@@ -117,8 +127,6 @@ def t_bit_sliced_index() -> Struct:
         'len_indexes' / Int32sb,
         Check(E("(this['len_indexes'] == (8 * this['num_slices']))")),
         'slices' / KsRepeat('slices', E("this['num_slices']"), t_slice()),
-        'ebm_mark' / paimon_common_codec.t_position_mark(E("this['_']['_io'].tell()")),
-        'ebm' / KsInstance('ebm', E("(this['ebm_mark']['ofs'])"), Bytes(E("this['len_ebm']"))),
     )
 
 
@@ -129,5 +137,5 @@ def t_slice() -> Struct:
         Check(E("(this['ofs_bitmap'] >= 0)")),
         'len_bitmap' / Int32sb,
         Check(E("(this['len_bitmap'] >= 8)")),
-        'bitmap' / KsInstance('bitmap', E("((((this['_']['ebm_mark']['ofs']) + this['_']['len_ebm'])) + this['ofs_bitmap'])"), Bytes(E("this['len_bitmap']"))),
+        'bitmap' / KsInstance('bitmap', E("((((this['_']['_']['ebm_mark']['ofs']) + this['_']['_']['header']['len_ebm'])) + this['ofs_bitmap'])"), Bytes(E("this['len_bitmap']")), io=E("this['_root']['_io']")),
     )

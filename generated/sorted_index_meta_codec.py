@@ -2,7 +2,7 @@
 # Do not edit: change the spec and regenerate.
 from construct import *  # noqa: F401,F403
 
-from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsSized, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsIfStream, KsSized, KsSpan  # noqa: F401
 
 
 def t_sorted_index_meta() -> Struct:
@@ -15,7 +15,7 @@ def t_sorted_index_meta() -> Struct:
         Check(E("(this['len_last_key'] >= 0)")),
         'last_key' / Bytes(E("this['len_last_key']")),
         'has_nulls' / Int8ub,
-        'null_flags' / If(E("((this['_io'].getbuffer().nbytes - this['_io'].tell()) >= 2)"), t_null_flags()),
+        'null_flags' / KsIfStream(E("((this['_io'].getbuffer().nbytes - this['_io'].tell()) >= 2)"), t_null_flags()),
     )
 
 

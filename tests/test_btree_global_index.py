@@ -12,18 +12,20 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import import_oracle
+from oracles import REQUIRE_ORACLES_ENV, import_oracle, oracles_required
 from strategies import values_for
 
 from paimon_schema import FormatError, SchemaError
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
 from paimon_schema.layouts import registry
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
+from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.keys import btree_keys
 from paimon_schema.generated import btree_global_index_codec
 from paimon_schema.runtime import constructs
@@ -201,7 +203,7 @@ def test_a_reader_opened_from_a_path_closes_its_file(tmp_path: Path) -> None:
     path.write_bytes(_sample())
     with BTreeGlobalIndexReader.open(path, "INT") as reader:
         assert set(reader.equal(1)) == set(range(2, 180, 6))
-    assert reader.source._owned is not None and reader.source._owned.closed
+    assert reader.source.closed
 
 
 def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block() -> None:
@@ -289,11 +291,11 @@ def test_the_generated_parser_reads_what_the_reader_reads(shared_fixtures: Path)
     for data_type, data in files:
         parsed = parsing.parse(BtreeGlobalIndex, data)
         reader = BTreeGlobalIndexReader.open(data, data_type)
-        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.entries] \
+        assert [(e.value.ofs_block.value, e.value.len_block.value, bytes(e.key)) for e in parsed.index_block.contents.entries] \
             == [(h.offset, h.size, h.last_key) for h in reader.blocks]
         assert [len(b.block.stored) for b in parsed.data_blocks] == [h.size for h in reader.blocks]
         generated = [(bytes(e.key), [r.value for r in e.value.row_ids])
-                     for b in parsed.data_blocks for e in b.block.entries]
+                     for b in parsed.data_blocks for e in b.block.contents.entries]
         assert generated == [(k, r.tolist()) for k, r in reader.entries()]
         assert parsed.footer.has_null_bitmap == reader.footer.has_null_bitmap
 
@@ -308,8 +310,8 @@ def test_the_generated_codec_round_trips_and_decodes_what_kaitai_decodes(shared_
         model = constructs.parse(codec, data)
         assert codec.build(model) == data
         parsed = parsing.parse(BtreeGlobalIndex, data)
-        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["entries"]] == \
-            [bytes(e.key) for b in parsed.data_blocks for e in b.block.entries]
+        assert [bytes(e["key"]) for b in model["data_blocks"] for e in b["block"]["contents"]["entries"]] == \
+            [bytes(e.key) for b in parsed.data_blocks for e in b.block.contents.entries]
         assert model["footer"]["ofs_index_block"] == parsed.footer.ofs_index_block
 
 
@@ -365,7 +367,7 @@ def test_an_entry_whose_row_ids_disagree_with_its_count_is_located() -> None:
     data[16:20] = struct.pack("<I", zlib.crc32(bytes(data[:16])))     # stored block + compression byte
     with pytest.raises(FormatError, match="says 2 row ids but holds") as info:
         BTreeGlobalIndexReader.open(bytes(data), "INT").equal(7)
-    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.entries[0].value.num_row_ids", 6)
+    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.contents.entries[0].value.num_row_ids", 6)
 
 
 def test_the_registry_detects_dumps_and_hex_dumps_it() -> None:
@@ -428,7 +430,142 @@ def test_the_command_line_dumps_verifies_and_hex_dumps_it(tmp_path: Path, capsys
     assert cli.main(["verify", str(bad), "--type", "INT"]) == 1
     assert "index_block.checksum" in capsys.readouterr().out
     assert cli.main(["dump", str(good), "--hex"]) == 0
-    assert "data_blocks[0].block.entries[0].key" in capsys.readouterr().out
+    assert "data_blocks[0].block.contents.entries[0].key" in capsys.readouterr().out
     assert cli.main(["dump", str(good), "--html"]) == 0
     page = capsys.readouterr().out
     assert page.startswith("<!DOCTYPE html>") and "footer" in page and "magic" in page
+
+
+# -- the compiled lookups (kernels.c) against the Python paths ------------------------------------
+
+
+def _outcome(call: Callable[[], Any]) -> Any:
+    try:
+        return sorted(call())
+    except FormatError as exc:
+        return ("FormatError", exc.path, exc.offset)
+
+
+def _lookups(data: bytes, data_type: str, probes: list[Any], path: Path | None = None) -> list[Any]:
+    """Each probe's `equal` on a reader opened for it (the cold point lookup), or its error."""
+    outcomes = []
+    for probe in probes:
+        def lookup(probe: Any = probe) -> Any:
+            with BTreeGlobalIndexReader.open(path or data, data_type) as reader:
+                return reader.equal(probe)
+        outcomes.append(_outcome(lookup))
+    return outcomes
+
+
+def _with_crcs(data: bytearray, spans: list[tuple[int, int]]) -> bytes:
+    for offset, size in spans:
+        data[offset + size + 1:offset + size + 5] = struct.pack("<I", zlib.crc32(bytes(data[offset:offset + size + 1])))
+    return bytes(data)
+
+
+@pytest.mark.parametrize("data_type", TYPES)
+@given(data=st.data(), block_size=st.sampled_from([1, 40, 4096]))
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_compiled_lookups_answer_and_fail_as_the_python_paths(data_type: str, data: st.DataObject, block_size: int,
+                                                             tmp_path: Path) -> None:
+    """A point lookup through the kernels (index and data block searched and decoded in
+    place) gives the Python paths' row ids, and on a damaged block (CRCs fixed, so the damage
+    reaches the entries) their FormatError, at the same offset and field path."""
+    if sst._kernels is None:
+        _no_kernels()
+    values = data.draw(columns(data_type))
+    f = write_btree_global_index(data_type, values, block_size=block_size)
+    clean = BTreeGlobalIndexReader.open(f.data, data_type)
+    spans = [(b.offset, b.size) for b in clean.blocks] + [(clean.footer.ofs_index_block,
+                                                           clean.footer.len_index_block)]
+    probes = [v for v in values[:3] + data.draw(st.lists(values_for(data_type), max_size=3)) if v is not None]
+    damaged = bytearray(f.data)
+    for _ in range(data.draw(st.integers(0, 3))):
+        offset, size = data.draw(st.sampled_from(spans))
+        at = offset + data.draw(st.integers(0, size - 1))
+        damaged[at] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, damaged[at] ^ 1]))
+    damaged_data = _with_crcs(damaged, spans)
+    path = tmp_path / "btree.index"
+    path.write_bytes(damaged_data)
+    compiled = _lookups(damaged_data, data_type, probes), _lookups(damaged_data, data_type, probes, path)
+    with mock.patch.object(sst, "_kernels", None):
+        assert compiled == (_lookups(damaged_data, data_type, probes),) * 2
+
+
+def _no_kernels() -> None:
+    """Built without a C compiler the reader takes its Python paths (CI builds the kernels)."""
+    reason = "the C extension paimon_schema.runtime._kernels is not built (no C compiler?)"
+    if oracles_required():
+        pytest.fail(f"{REQUIRE_ORACLES_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+# -- a block's contents: the reader fails where the generated parser fails ------------------------
+
+
+def _generated_contents_error(data: bytes, is_index: bool) -> tuple[str, int | None] | None:
+    """(path, offset) of the generated `block_contents`' first failure over a block's bytes:
+    its table (`num_entries`), then its entries, then its entry positions, as `contents` of a
+    `block` reads them in the substream of its stored size."""
+    contents = BtreeGlobalIndex.BlockContents(is_index, len(data), parsing.stream(data))
+    try:
+        for name in ("num_entries", "entries", "entry_positions"):
+            parsing.read_lazily(contents, name, "contents")
+    except FormatError as exc:
+        return exc.path, exc.offset
+    return None
+
+
+def _block_spans(f: Any) -> list[tuple[int, int, bool]]:
+    reader = BTreeGlobalIndexReader.open(f.data, "INT")
+    return [(b.offset, b.size, False) for b in reader.blocks] + [(reader.footer.ofs_index_block,
+                                                                  reader.footer.len_index_block, True)]
+
+
+@given(data=st.data(), block_size=st.sampled_from([1, 40, 200, 4096]))
+@settings(max_examples=300, deadline=None)
+def test_a_blocks_contents_fail_where_the_generated_parser_fails(data: st.DataObject, block_size: int) -> None:
+    """`sst.contents_error` (the reader's refusals of a block defer to it) walks a block's
+    contents as the generated `block.contents` reads them, a substream of the block's stored
+    size, and fails at the same field path and offset: counts, lengths and table bytes set to
+    0, 1, 0x7f, 0x80, 0xff or 0x7fffffff / 0xffffffff, the block cut or grown."""
+    values = data.draw(st.lists(st.none() | st.integers(-300, 300), min_size=1, max_size=120))
+    f = write_btree_global_index("INT", values, block_size=block_size)
+    offset, size, is_index = data.draw(st.sampled_from(_block_spans(f)))
+    block = bytearray(f.data[offset:offset + size])
+    for _ in range(data.draw(st.integers(0, 3))):
+        if data.draw(st.booleans()) and len(block) >= 5:     # the table's count or size
+            block[-5:-1] = struct.pack("<I", data.draw(st.sampled_from([0, 1, 2, 3, 5, 0x7FFFFFFF, 0xFFFFFFFF])))
+        elif block:
+            at = data.draw(st.integers(0, len(block) - 1))
+            block[at] = data.draw(st.sampled_from([0, 1, 0x7F, 0x80, 0xFF, block[at] ^ 1]))
+    cut = data.draw(st.sampled_from([len(block), len(block), max(0, len(block) - 1), len(block) + 1]))
+    contents = bytes(block[:cut]) + b"\x00" * (cut - len(block))
+    expected = _generated_contents_error(contents, is_index)
+    found = sst.contents_error(contents, 0, "contents", is_index)
+    if expected is None or expected[1] is None:
+        # the generated parser reads it all, or fails at a negative position (before it records one)
+        assert found is None or expected is not None
+    else:
+        assert found is not None and (found.path, found.offset) == expected
+
+
+@pytest.mark.parametrize("value", [0, 1, 0x7FFFFFFF, 0xFFFFFFFF])
+@pytest.mark.parametrize("which", ["data", "index"])
+def test_a_damaged_block_count_fails_the_reader_where_the_generated_parser_fails(value: int, which: str) -> None:
+    """A block's count (or entry size) set to a hostile value, the CRC fixed: reading every
+    row fails at the generated parser's field path and offset when it fails reading the
+    block's contents, else at the reader's own check of the block, inside the block."""
+    f = write_btree_global_index("INT", [i % 500 for i in range(3000)], block_size=1024)
+    offset, size, is_index = _block_spans(f)[-1 if which == "index" else 1]
+    data = bytearray(f.data)
+    data[offset + size - 5:offset + size - 1] = struct.pack("<I", value)
+    damaged = _with_crcs(data, [(offset, size)])
+    with pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(damaged, "INT").is_not_null()
+    expected = _generated_contents_error(damaged[offset:offset + size], is_index)
+    where = "index_block" if is_index else "data_blocks[1].block"
+    if expected is not None and expected[1] is not None:
+        assert (info.value.path, info.value.offset) == (f"{where}.{expected[0]}", offset + expected[1])
+    else:
+        assert info.value.path.startswith(f"{where}.contents.") and offset <= info.value.offset < offset + size

@@ -300,3 +300,15 @@ def test_string_hashes_of_pandas_objects_skip_what_pandas_calls_missing() -> Non
     assert kernel.string_hashes(True, series).tolist() == [hashing.xxh64(b"a"), hashing.xxh64(b"b")]
     assert ps.build_index("bloom-filter", "STRING", series, items=10) == \
         ps.build_index("bloom-filter", "STRING", ["a", None, "b"], items=10)
+
+
+@given(st.binary(max_size=5000) | st.integers(0, 300_000).map(lambda n: np.random.default_rng(n).bytes(n)),
+       st.integers(0, 2**32 - 1), st.integers(0, 15))
+def test_crc32_equals_zlib(data: bytes, value: int, skip: int) -> None:
+    """The library's CRC32 (ISA-L's, `runtime/crc.py`) equals zlib's for every length, starting
+    value and buffer alignment: Paimon's checksums are zlib's."""
+    import zlib
+    from paimon_schema.runtime.crc import crc32
+    view = memoryview(data)[min(skip, len(data)):]
+    assert crc32(view, value) == zlib.crc32(view, value)
+    assert crc32(data) == zlib.crc32(data)

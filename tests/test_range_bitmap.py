@@ -15,6 +15,8 @@ import datetime as dt
 import decimal
 import math
 import struct
+import time
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +27,10 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import paimon_schema as ps
+from paimon_schema.generated.range_bitmap import RangeBitmap
+from paimon_schema.layouts.paimon_common import KeyKind, range_bitmap_keys
 from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
+from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.layouts.registry import open_index
 from paimon_schema.values.results import IndexResult
 
@@ -391,7 +396,7 @@ def test_one_distinct_value_has_one_empty_slice() -> None:
     values = [7, None, 7, 7]
     blob = encode("BIGINT", values)
     reader = RangeBitmapIndexReader.open(blob, "BIGINT")
-    assert reader._bsi.num_slices == 1
+    assert reader._bsi.header.num_slices == 1
     check_everything(reader, "BIGINT", values, probes_for("BIGINT", values))
 
 
@@ -580,7 +585,7 @@ def test_wrong_slice_count_is_an_error() -> None:
     reader = RangeBitmapIndexReader.open(bytes(blob), "INT")
     with pytest.raises(ps.FormatError) as info:
         reader.is_not_null()
-    assert (info.value.path, info.value.offset) == ("bsi.num_slices", bsi_at + 5)
+    assert (info.value.path, info.value.offset) == ("bsi.header.num_slices", bsi_at + 5)
 
 
 @given(st.lists(st.integers(-2**63, 2**63 - 1) | st.integers(-3, 3), min_size=1, max_size=300))
@@ -595,3 +600,85 @@ def test_unique_codes_equal_numpys(values: list[int]) -> None:
     distinct, codes = _unique_codes(array)
     expected, inverse = np.unique(array, return_inverse=True)
     assert distinct.tolist() == expected.tolist() and codes.tolist() == inverse.ravel().tolist()
+
+
+BSI_DAMAGE = (0, 1, 0x7FFF_FFFF, 0xFFFF_FFFF)
+#: The BSI's length and count fields: the header length, then those inside the header (a substream).
+BSI_HEADER_FIELDS = ("num_slices", "len_ebm", "len_indexes")
+BSI_SLICE_FIELDS = ("ofs_bitmap", "len_bitmap")
+
+
+def _bsi_generated(blob: bytes, kind: KeyKind) -> object:
+    """The BSI of `blob` through the generated parser alone, read as the reader reads it (the
+    header, the existence bitmap, then every slice bitmap): None, or the located FormatError
+    as (path, offset)."""
+    try:
+        root = parsing.parse(lambda io: RangeBitmap(kind, io), blob)
+        bsi = parsing.read_lazily(root, "bsi")
+        parsing.read_lazily(bsi, "ebm", "bsi")
+        for i, piece in enumerate(bsi.header.slices):
+            parsing.read_lazily(piece, "bitmap", f"bsi.header.slices[{i}]")
+    except ps.FormatError as exc:
+        return exc.path, exc.offset
+    return None
+
+
+def _bsi_reader(blob: bytes, data_type: str) -> object:
+    """The same through the reader (its own checks after the generated parser's)."""
+    try:
+        reader = RangeBitmapIndexReader.open(blob, data_type)
+        reader._existence                   # (without keys no query reads it)
+        for i in range(reader.num_slices):
+            reader._slice(i)
+    except ps.FormatError as exc:
+        return exc.path, exc.offset
+    return None
+
+
+def _bsi_sites(blob: bytes, kind: KeyKind) -> list[tuple[str, int, int]]:
+    """(path, offset, width) of the BSI's length and count fields, the first slice's included."""
+    bsi = parsing.read_lazily(parsing.parse(lambda io: RangeBitmap(kind, io), blob), "bsi")
+    header, at = bsi.header, parsing.field_start(bsi, "header")
+    sites = [("bsi.len_header", parsing.field_start(bsi, "len_header"), 4)]
+    sites += [(f"bsi.header.{name}", at + parsing.field_start(header, name), 1 if name == "num_slices" else 4)
+              for name in BSI_HEADER_FIELDS]
+    piece = header.slices[0]
+    sites += [(f"bsi.header.slices[0].{name}", at + parsing.field_start(piece, name), 4)
+              for name in BSI_SLICE_FIELDS]
+    return sites
+
+
+@pytest.mark.parametrize("data_type,values", [("INT", [10, 30, None, 20, 10, 40]),
+                                              ("STRING", ["b", None, "a", "c", "a"]),
+                                              ("BIGINT", [None, None])])          # no key: 64 slices
+def test_damaged_bsi_lengths_and_counts_fail_where_the_generated_parser_does(data_type: str,
+                                                                             values: list) -> None:
+    """The BSI header's length and counts (and the first slice's offset and length) set to 0, 1,
+    0x7fffffff and 0xffffffff: the reader fails with the generated parser's located error
+    wherever that parser (the header a substream of `len_header`) fails, and each read ends
+    within 0.5 s and 64 MB. (A slice offset past the blob the reader blames on the offset.)"""
+    blob = encode(data_type, values)
+    kind = range_bitmap_keys(data_type).kind
+    for path, at, width in _bsi_sites(blob, kind):
+        for value in dict.fromkeys(v % (1 << 8 * width) for v in BSI_DAMAGE):
+            raw = blob[:at] + value.to_bytes(width, "big") + blob[at + width:]
+            expected = _bounded(lambda: _bsi_generated(raw, kind))
+            got = _bounded(lambda: _bsi_reader(raw, data_type))
+            if expected is not None and not path.endswith("ofs_bitmap"):
+                assert got == expected, (path, value)
+            elif got is not None:
+                assert str(got[0]).startswith("bsi.") and 0 <= got[1] <= len(raw), (path, value, got)
+
+
+def _bounded(call: Callable[[], object]) -> object:
+    """`call()`, checked to take under 0.5 s and to allocate under 64 MB at its peak."""
+    start = time.perf_counter()
+    result = call()
+    assert time.perf_counter() - start < 0.5
+    tracemalloc.start()
+    try:
+        call()
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
+    return result

@@ -770,12 +770,12 @@ def decode_range_bitmap(kind, data: bytes):
     # BSI: header, then the ebm and the slices back to back up to the end of the blob.
     bsi = index.bsi
     n = header.num_keys
-    assert bsi.num_slices == (64 if n == 0 else max((n - 1).bit_length(), 1))
+    assert bsi.header.num_slices == (64 if n == 0 else max((n - 1).bit_length(), 1))
     assert bsi.ofs_ebm == index.ofs_bsi + 4 + bsi.len_header
     ebm = check_roaring(bsi.ebm)
     ofs = 0
     slices = []
-    for piece in bsi.slices:
+    for piece in bsi.header.slices:
         assert piece.ofs_bitmap == ofs, "slices are back to back after the ebm"
         ofs += piece.len_bitmap
         slices.append(check_roaring(piece.bitmap))
@@ -848,7 +848,7 @@ def test_range_bitmap_rust_int():
     keys, rows, index = decode_range_bitmap(KK.int32, data)
     assert rows == [1, 3, 5, 7, 9, None, None, 10]
     assert (index.header.num_rows, index.header.num_keys) == (8, 6)
-    assert (index.dictionary.num_chunks, index.bsi.num_slices) == (1, 3)
+    assert (index.dictionary.num_chunks, index.bsi.header.num_slices) == (1, 3)
 
 
 @needs_fixtures
@@ -856,7 +856,7 @@ def test_range_bitmap_rust_string():
     keys, rows, index = decode_range_bitmap(KK.string, fixture("paimon-rust/range-bitmap/java_string_v1.bin"))
     assert rows == ["aa", "b", "你好", None, "ccc"]
     assert keys == ["aa", "b", "ccc", "你好"]
-    assert (index.dictionary.num_chunks, index.bsi.num_slices) == (1, 2)
+    assert (index.dictionary.num_chunks, index.bsi.header.num_slices) == (1, 2)
 
 
 @needs_fixtures
@@ -886,7 +886,7 @@ def test_range_bitmap_in_containers(table, num_chunks):
         _, rows, index = decode_range_bitmap(kind, blobs[column, "range-bitmap"])
         assert rows == expected
         assert index.dictionary.num_chunks == num_chunks
-        assert index.bsi.num_slices == 3
+        assert index.bsi.header.num_slices == 3
 
 
 @needs_fixtures
@@ -902,5 +902,5 @@ def test_range_bitmap_lookup_is_lazy():
     assert [hasattr(c, "_m_header") for c in chunks] == [False] * (len(chunks) - 1) + [True]
     bsi = index.bsi
     # slice 2 holds codes 4 and 5 (0b100, 0b101): 500 in row 4 and 600 in row 7
-    assert BitMap.deserialize(bsi.slices[2].bitmap) == BitMap([4, 7])
-    assert [hasattr(s, "_m_bitmap") for s in bsi.slices] == [False, False, True]
+    assert BitMap.deserialize(bsi.header.slices[2].bitmap) == BitMap([4, 7])
+    assert [hasattr(s, "_m_bitmap") for s in bsi.header.slices] == [False, False, True]

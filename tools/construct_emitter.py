@@ -177,6 +177,9 @@ class ExprTranslator:
             if name == "size":   # the whole stream: parsed, or built so far
                 return f"{src}.getbuffer().nbytes", Ty("int")
             raise EmitError(f"{self.where}: _io.{name} is not supported")
+        if ty.kind == "user" and not ty.array and name in ("_parent", "_io"):    # `_parent._parent`
+            return (f"{src}['_']", self.emitter.parent_type(ty)) if name == "_parent" \
+                else (f"{src}['_io']", Ty("io"))
         if ty.kind == "user" and not ty.array:
             spec = self.emitter.type_spec(ty)
             if name in spec.get("instances", {}) and "value" in spec["instances"][name]:
@@ -502,7 +505,8 @@ class Emitter:
                 construct = f"Checksum({construct}, CHECKSUMS[{algorithm!r}], {span})"
             if "if" in attr:
                 cond = self.expr(attr["if"], Scope("this", ty), f"{fwhere}.if")
-                construct = f"If(E({cond!r}), {construct})"
+                kind = "KsIfStream" if "_io" in str(attr["if"]) else "If"
+                construct = f"{kind}(E({cond!r}), {construct})"
             members.append(f"{attr['id']!r} / {construct}")
             members.extend(self.checks(ty, attr, fwhere))
         for name, inst in (spec.get("instances") or {}).items():
@@ -534,7 +538,7 @@ class Emitter:
         out = ["from construct import *  # noqa: F401,F403",
                "",
                "from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, "
-               "KsSized, KsSpan  # noqa: F401"]
+               "KsIfStream, KsSized, KsSpan  # noqa: F401"]
         out += [f"from paimon_schema.generated import {i}_codec" for i in imports]
         out.append("")
 

@@ -17,11 +17,11 @@ with the rest of the manifest; its two byte fields are small binary layouts, eac
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from paimon_schema.generated import index_source_meta_codec, sorted_index_meta_codec
 from paimon_schema.generated.index_source_meta import IndexSourceMeta
 from paimon_schema.generated.sorted_index_meta import SortedIndexMeta
 from paimon_schema.runtime import kaitai as parsing
@@ -30,7 +30,6 @@ from paimon_schema.values.errors import FormatError
 SORTED_INDEX_TYPES = ("btree", "bitmap")
 DEIX_MAGIC = 0x44454958
 DEIX_VERSION = 1
-_DEIX = struct.Struct(">iiq")
 _FORMAT_VERSION_WITH_NULL_FLAGS = 1
 _FIRST_KEY_IS_NULL, _LAST_KEY_IS_NULL = 1, 2
 #: index-type prefixes of the vector and full-text global indexes Paimon and its engines write
@@ -74,13 +73,13 @@ class SortedIndexFileMeta:
 
     def to_bytes(self) -> bytes:
         """Java's bytes (the null-key flags version)."""
-        out = bytearray()
-        flags = 0
-        for key, flag in ((self.first_key, _FIRST_KEY_IS_NULL), (self.last_key, _LAST_KEY_IS_NULL)):
-            out += struct.pack("<i", 0 if key is None else len(key)) + (key or b"")
-            flags |= flag if key is None else 0
-        out += bytes([1 if self.has_nulls else 0, _FORMAT_VERSION_WITH_NULL_FLAGS, flags])
-        return bytes(out)
+        first, last = self.first_key or b"", self.last_key or b""
+        flags = (_FIRST_KEY_IS_NULL if self.first_key is None else 0) \
+            | (_LAST_KEY_IS_NULL if self.last_key is None else 0)
+        return bytes(sorted_index_meta_codec.sorted_index_meta.build({
+            "len_first_key": len(first), "first_key": first, "len_last_key": len(last),
+            "last_key": last, "has_nulls": int(self.has_nulls),
+            "null_flags": {"format_version": _FORMAT_VERSION_WITH_NULL_FLAGS, "null_key_flags": flags}}))
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,8 @@ class DataEvolutionSourceMeta:
         return cls(raw.scan_snapshot_id)
 
     def to_bytes(self) -> bytes:
-        return _DEIX.pack(DEIX_MAGIC, DEIX_VERSION, self.scan_snapshot_id)
+        return bytes(index_source_meta_codec.index_source_meta.build(
+            {"version": DEIX_VERSION, "scan_snapshot_id": self.scan_snapshot_id}))
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,6 @@ building, every value is already in the context, so it writes at the position li
 from __future__ import annotations
 
 import io
-import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,9 +22,11 @@ from construct import Construct, FixedSized, ListContainer, PaddingError, Subcon
 from construct.core import evaluate, stream_read
 from construct.expr import ExprMixin
 
+from paimon_schema.runtime.crc import crc32
+
 
 #: `-checksum` algorithms of the specs: bytes -> the stored value.
-CHECKSUMS: dict[str, Callable[[bytes], int]] = {"crc32": zlib.crc32}
+CHECKSUMS: dict[str, Callable[[bytes], int]] = {"crc32": crc32}
 
 
 class KsSpan:
@@ -133,6 +134,33 @@ class KsSized(FixedSized):
         if length < 0:
             raise PaddingError("length cannot be negative", path=path)
         return self.subcon._parsereport(io.BytesIO(stream_read(stream, length, path)), context, path)
+
+
+class KsIfStream(Subconstruct):
+    """A Kaitai `if` that asks the stream (`_io.size - _io.pos >= 2`: an optional tail). Parsing
+    tests the condition; building cannot (the stream is still being written), so it writes the
+    value when the model has one and nothing when it is None."""
+
+    def __init__(self, cond: KsExpr, subcon: Construct) -> None:
+        super().__init__(subcon)
+        self.cond = cond
+        self.flagbuildnone = True
+
+    def _parse(self, stream: Any, context: Any, path: str) -> Any:
+        return self.subcon._parsereport(stream, context, path) if self.cond(context) else None
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        return None if obj is None else self.subcon._build(obj, stream, context, path)
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        from construct import SizeofError
+        raise SizeofError("a field present by what the stream holds has no static size", path=path)
+
+    def _emitparse(self, code: Any) -> str:
+        return f"(({self.subcon._compileparse(code)}) if ({self.cond}) else None)"
+
+    def _emitbuild(self, code: Any) -> str:
+        return f"(None if obj is None else ({self.subcon._compilebuild(code)}))"
 
 
 class KsInstance(Subconstruct):

@@ -18,6 +18,12 @@
  * - `xxh64_each`, `xxh64_items`, `xxh64_offsets`: the bloom filter's hash of strings and binaries
  *   (distinct ones, a list's, an Arrow array's), with no Python call or object each.
  *
+ * - `block_search`: the binary search of a btree global index block (an SST block of
+ *   var-len-framed keys) for the first key at or above a probe, comparing keys in place as
+ *   the column type orders them; in Python its ~17 key decodes were a cold lookup's next cost.
+ * - `row_ids`: one btree value (a var_len_int count, then that many var_len_long row ids)
+ *   into a list, checked as `sst.row_ids_of` checks it; a dozen varints cost ~15 us in Python.
+ *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.
  */
@@ -952,6 +958,312 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* block_search */
+
+enum { KEY_INT = 0, KEY_UBYTE = 1, KEY_FLOAT = 2, KEY_BYTES = 3 };
+
+/* Where a key sorts, for the fixed-width kinds (as keys.py's `order_bytes`). */
+static int64_t
+key_order(const unsigned char *k, int kind, int width)
+{
+    uint64_t bits = 0;
+    for (int b = width - 1; b >= 0; b--)
+        bits = bits << 8 | k[b];
+    if (kind == KEY_UBYTE)
+        return (int64_t)bits;
+    uint64_t sign = (uint64_t)1 << (8 * width - 1);
+    if (kind == KEY_INT)
+        return (int64_t)((bits ^ sign) - sign);             /* sign-extend */
+    uint64_t magnitude = bits & (sign - 1);
+    uint64_t exponent = width == 4 ? (uint64_t)0xFF << 23 : (uint64_t)0x7FF << 52;
+    if ((magnitude & exponent) == exponent && magnitude != exponent)
+        return INT64_MAX;                                   /* every NaN, above +inf */
+    return bits & sign ? -(int64_t)magnitude - 1 : (int64_t)magnitude;
+}
+
+/* The varint at *at (at most `max_bytes` bytes, before `end`): 0 when malformed. */
+static int
+varint(const unsigned char *data, Py_ssize_t *at, Py_ssize_t end, int max_bytes, uint64_t *value)
+{
+    uint64_t v = 0;
+    for (int b = 0; b < max_bytes && *at < end; b++) {
+        unsigned char byte = data[(*at)++];
+        v |= (uint64_t)(byte & 0x7F) << (7 * b);
+        if (byte < 0x80) {
+            *value = v;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A block as block_search's arguments describe it, and the probe. */
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size, len_entries, count, aligned;
+    int kind, width;
+    int64_t probe_order;
+    const unsigned char *probe_bytes;
+    Py_ssize_t probe_len;
+} Search;
+
+/* Parse (block, len_entries, count, aligned_size, kind, width, probe) into `s`; 0 with an
+ * exception set when they do not describe a block. */
+static int
+search_init(Search *s, Py_buffer *block, Py_ssize_t len_entries, Py_ssize_t count, Py_ssize_t aligned,
+            int kind, int width, PyObject *probe)
+{
+    s->data = block->buf;
+    s->size = block->len;
+    s->len_entries = len_entries;
+    s->count = count;
+    s->aligned = aligned;
+    s->kind = kind;
+    s->width = width;
+    if (len_entries < 0 || count < 0 || aligned < 0 || len_entries > block->len
+        || (!aligned && count > (block->len - len_entries) / 4)
+        || (aligned && count > len_entries / aligned)
+        || (kind == KEY_BYTES ? !PyBytes_Check(probe)
+            : kind < 0 || kind > KEY_BYTES || (kind == KEY_UBYTE ? width != 1
+              : kind == KEY_FLOAT ? width != 4 && width != 8
+              : width != 1 && width != 2 && width != 4 && width != 8))) {
+        PyErr_SetString(PyExc_ValueError, "block_search: arguments do not describe a block");
+        return 0;
+    }
+    if (kind == KEY_BYTES) {
+        s->probe_bytes = (const unsigned char *)PyBytes_AS_STRING(probe);
+        s->probe_len = PyBytes_GET_SIZE(probe);
+        return 1;
+    }
+    s->probe_order = PyLong_AsLongLong(probe);
+    return !(s->probe_order == -1 && PyErr_Occurred());
+}
+
+/* Entry i's key: where it starts (*key) and its length; 0 when it is no key of the kind. */
+static int
+entry_key(const Search *s, Py_ssize_t i, Py_ssize_t *key, Py_ssize_t *len)
+{
+    Py_ssize_t start;
+    if (s->aligned)
+        start = i * s->aligned;
+    else {
+        const unsigned char *p = s->data + s->len_entries + 4 * i;
+        start = (Py_ssize_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24);
+    }
+    uint64_t len_key;
+    if (start >= s->len_entries || !varint(s->data, &start, s->size, 5, &len_key)
+        || len_key > (uint64_t)(s->len_entries - start)
+        || (s->kind != KEY_BYTES && len_key != (uint64_t)s->width))
+        return 0;
+    *key = start;
+    *len = (Py_ssize_t)len_key;
+    return 1;
+}
+
+/* The key at data[key:key+len] against the probe: <0, 0, >0. */
+static int
+compare_key(const Search *s, Py_ssize_t key, Py_ssize_t len)
+{
+    if (s->kind == KEY_BYTES) {
+        Py_ssize_t common = len < s->probe_len ? len : s->probe_len;
+        int c = common ? memcmp(s->data + key, s->probe_bytes, (size_t)common) : 0;
+        return c ? c : (len > s->probe_len) - (len < s->probe_len);
+    }
+    int64_t order = key_order(s->data + key, s->kind, s->width);
+    return (order > s->probe_order) - (order < s->probe_order);
+}
+
+/* reader.py's binary search: the first entry >= probe (> when not inclusive), or -1 - i when
+ * entry i, which it had to compare, is no key of the kind. */
+static Py_ssize_t
+search_entries(const Search *s, int inclusive)
+{
+    Py_ssize_t lo = 0, hi = s->count;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + (hi - lo) / 2, key, len;
+        if (!entry_key(s, mid, &key, &len))
+            return -1 - mid;
+        int c = compare_key(s, key, len);
+        if (c < 0 || (!inclusive && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Entry i's value (after its key at data[key:key+len]): *start, *end; 0 unless it is inside
+ * the entries and not empty (as `sst.Block.entry` checks). */
+static int
+entry_value(const Search *s, Py_ssize_t key, Py_ssize_t len, Py_ssize_t *start, Py_ssize_t *end)
+{
+    Py_ssize_t at = key + len;
+    uint64_t len_value;
+    if (at >= s->len_entries || !varint(s->data, &at, s->size, 5, &len_value) || len_value == 0
+        || len_value > (uint64_t)(s->len_entries - at))
+        return 0;
+    *start = at;
+    *end = at + (Py_ssize_t)len_value;
+    return 1;
+}
+
+PyDoc_STRVAR(block_search_doc,
+"block_search(block: buffer, len_entries: int, count: int, aligned_size: int, kind: int,\n"
+"             width: int, probe: int | bytes, inclusive: bool, /) -> int\n\n"
+"The first of the block's `count` entries whose key is >= `probe` (> when not inclusive), by\n"
+"the binary search reader.py does: entry i starts at i * aligned_size, or where the block's\n"
+"table after `len_entries` says; its key is a var_len_int length and the bytes. Keys compare\n"
+"as kind 0 (little-endian signed integers of `width` bytes), 1 (one unsigned byte), 2 (IEEE\n"
+"bits of `width` bytes, Java's compareTo order) against an int64 order, or 3 (unsigned bytes)\n"
+"against bytes. -1 - i when entry i is not a key of the kind: the caller locates the error.");
+
+static PyObject *
+block_search(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer block;
+    Py_ssize_t len_entries, count, aligned;
+    int kind, width, inclusive;
+    PyObject *probe, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "y*nnniiOp:block_search", &block, &len_entries, &count, &aligned,
+                          &kind, &width, &probe, &inclusive))
+        return NULL;
+    if (search_init(&s, &block, len_entries, count, aligned, kind, width, probe))
+        result = PyLong_FromSsize_t(search_entries(&s, inclusive));
+    PyBuffer_Release(&block);
+    return result;
+}
+
+/* The row ids of the value at data[start:end], as `row_ids` returns them (None: malformed). */
+static PyObject *row_ids_of(const unsigned char *data, Py_ssize_t start, Py_ssize_t end);
+
+PyDoc_STRVAR(find_row_ids_doc,
+"find_row_ids(block, len_entries, count, aligned_size, kind, width, probe, longest, /)\n"
+"    -> list[int] | None\n\n"
+"A point lookup in one data block: the row ids of the entry whose key equals `probe` ([] when\n"
+"none does), found and checked as `block_search`, `Block.entry` and `row_ids` do; None when\n"
+"an entry on the way is malformed (the caller's own lookup locates the error) or the value\n"
+"is longer than `longest` bytes (the caller decodes long ones in bulk).");
+
+static PyObject *
+find_row_ids(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer block;
+    Py_ssize_t len_entries, count, aligned, i, key, len, start, end, longest;
+    int kind, width;
+    PyObject *probe, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "y*nnniiOn:find_row_ids", &block, &len_entries, &count, &aligned,
+                          &kind, &width, &probe, &longest))
+        return NULL;
+    if (!search_init(&s, &block, len_entries, count, aligned, kind, width, probe))
+        goto done;
+    i = search_entries(&s, 1);
+    if (i < 0 || (i < count && !entry_key(&s, i, &key, &len)))
+        result = Py_NewRef(Py_None);
+    else if (i == count || compare_key(&s, key, len) != 0)
+        result = PyList_New(0);
+    else if (!entry_value(&s, key, len, &start, &end) || end - start > longest)
+        result = Py_NewRef(Py_None);
+    else
+        result = row_ids_of(s.data, start, end);
+done:
+    PyBuffer_Release(&block);
+    return result;
+}
+
+PyDoc_STRVAR(find_handle_doc,
+"find_handle(block, len_entries, count, aligned_size, kind, width, probe, /)\n"
+"    -> tuple[int, int, int] | None\n\n"
+"In an index block: (i, offset, size) of the first entry whose key is >= `probe` and the data\n"
+"block handle it holds (a var_len_long offset and a var_len_int size filling the value, the\n"
+"size at most 2^31 - 1, as `sst.parse_handle` checks); (count, 0, 0) when every key is below\n"
+"it; None when an entry on the way is malformed (the caller locates the error).");
+
+static PyObject *
+find_handle(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer block;
+    Py_ssize_t len_entries, count, aligned, i, key, len, start, end;
+    int kind, width;
+    uint64_t offset, size;
+    PyObject *probe, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "y*nnniiO:find_handle", &block, &len_entries, &count, &aligned,
+                          &kind, &width, &probe))
+        return NULL;
+    if (!search_init(&s, &block, len_entries, count, aligned, kind, width, probe))
+        goto done;
+    i = search_entries(&s, 1);
+    if (i == count)
+        result = Py_BuildValue("(nii)", i, 0, 0);
+    else if (i < 0 || !entry_key(&s, i, &key, &len) || !entry_value(&s, key, len, &start, &end)
+             || !varint(s.data, &start, end, 9, &offset) || !varint(s.data, &start, end, 5, &size)
+             || start != end || size > 0x7FFFFFFF)
+        result = Py_NewRef(Py_None);
+    else
+        result = Py_BuildValue("(nKK)", i, (unsigned long long)offset, (unsigned long long)size);
+done:
+    PyBuffer_Release(&block);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* row_ids */
+
+PyDoc_STRVAR(row_ids_doc,
+"row_ids(block: buffer, start: int, end: int, /) -> list[int] | None\n\n"
+"The row ids of the btree value at block[start:end]: a var_len_int count (> 0), then exactly\n"
+"that many var_len_longs (at most 9 bytes each) filling the value; None when it is not one\n"
+"(the caller locates the error).");
+
+static PyObject *
+row_ids_of(const unsigned char *data, Py_ssize_t start, Py_ssize_t end)
+{
+    uint64_t count, id;
+    Py_ssize_t at = start;
+    /* every id takes at least a byte: a count above the bytes left is malformed */
+    if (!varint(data, &at, end, 5, &count) || count == 0 || count > (uint64_t)(end - at))
+        Py_RETURN_NONE;
+    PyObject *result = PyList_New((Py_ssize_t)count);
+    if (result == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < (Py_ssize_t)count; i++) {
+        if (!varint(data, &at, end, 9, &id)) {
+            Py_DECREF(result);
+            Py_RETURN_NONE;
+        }
+        PyObject *item = PyLong_FromUnsignedLongLong(id);
+        if (item == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, i, item);
+    }
+    if (at != end) {
+        Py_DECREF(result);
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
+static PyObject *
+row_ids(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer block;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn:row_ids", &block, &start, &end))
+        return NULL;
+    PyObject *result = NULL;
+    if (start < 0 || end > block.len || start > end)
+        PyErr_SetString(PyExc_ValueError, "row_ids: the value is not inside the block");
+    else
+        result = row_ids_of(block.buf, start, end);
+    PyBuffer_Release(&block);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* compress, split_rows: a column's NULLs set aside. numpy's boolean indexing and flatnonzero
  * branch on every row: at 90 % NULL, one misprediction in five rows (~3 ms a million rows);
  * these loops write every row and advance by its validity, with no branch. */
@@ -1057,11 +1369,11 @@ done:
  * strings and binaries (`FastHash`); the xxhash package's call per value costs ~0.3 us, more
  * than the hashing. The reference algorithm (xxhash.h's XXH64), little-endian reads. */
 
-#define P1 0x9E3779B185EBCA87ull
-#define P2 0xC2B2AE3D27D4EB4Full
-#define P3 0x165667B19E3779F9ull
-#define P4 0x85EBCA77C2B2AE63ull
-#define P5 0x27D4EB2F165667C5ull
+#define XXH_P1 0x9E3779B185EBCA87ull
+#define XXH_P2 0xC2B2AE3D27D4EB4Full
+#define XXH_P3 0x165667B19E3779F9ull
+#define XXH_P4 0x85EBCA77C2B2AE63ull
+#define XXH_P5 0x27D4EB2F165667C5ull
 
 static inline uint64_t
 rotl64(uint64_t x, int r)
@@ -1085,13 +1397,13 @@ read32(const unsigned char *p)
 static inline uint64_t
 xxh_round(uint64_t acc, uint64_t input)
 {
-    return rotl64(acc + input * P2, 31) * P1;
+    return rotl64(acc + input * XXH_P2, 31) * XXH_P1;
 }
 
 static inline uint64_t
 xxh_merge(uint64_t acc, uint64_t value)
 {
-    return (acc ^ xxh_round(0, value)) * P1 + P4;
+    return (acc ^ xxh_round(0, value)) * XXH_P1 + XXH_P4;
 }
 
 static uint64_t
@@ -1100,7 +1412,7 @@ xxh64(const unsigned char *p, size_t length)
     const unsigned char *end = p + length;
     uint64_t h;
     if (length >= 32) {
-        uint64_t v1 = P1 + P2, v2 = P2, v3 = 0, v4 = (uint64_t)0 - P1;
+        uint64_t v1 = XXH_P1 + XXH_P2, v2 = XXH_P2, v3 = 0, v4 = (uint64_t)0 - XXH_P1;
         for (; end - p >= 32; p += 32) {
             v1 = xxh_round(v1, read64(p));
             v2 = xxh_round(v2, read64(p + 8));
@@ -1111,20 +1423,20 @@ xxh64(const unsigned char *p, size_t length)
         h = xxh_merge(xxh_merge(xxh_merge(xxh_merge(h, v1), v2), v3), v4);
     }
     else
-        h = P5;
+        h = XXH_P5;
     h += (uint64_t)length;
     for (; end - p >= 8; p += 8)
-        h = rotl64(h ^ xxh_round(0, read64(p)), 27) * P1 + P4;
+        h = rotl64(h ^ xxh_round(0, read64(p)), 27) * XXH_P1 + XXH_P4;
     if (end - p >= 4) {
-        h = rotl64(h ^ read32(p) * P1, 23) * P2 + P3;
+        h = rotl64(h ^ read32(p) * XXH_P1, 23) * XXH_P2 + XXH_P3;
         p += 4;
     }
     for (; p < end; p++)
-        h = rotl64(h ^ *p * P5, 11) * P1;
+        h = rotl64(h ^ *p * XXH_P5, 11) * XXH_P1;
     h ^= h >> 33;
-    h *= P2;
+    h *= XXH_P2;
     h ^= h >> 29;
-    h *= P3;
+    h *= XXH_P3;
     h ^= h >> 32;
     return h;
 }
@@ -1272,6 +1584,10 @@ static PyMethodDef methods[] = {
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
+    {"block_search", block_search, METH_VARARGS, block_search_doc},
+    {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
+    {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
+    {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
     {NULL, NULL, 0, NULL},
 };
 

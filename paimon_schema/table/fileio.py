@@ -371,10 +371,9 @@ class S3FileIO(ArrowFileIO):
     and credentials."""
 
     def __init__(self, filesystem: pafs.S3FileSystem, client: Any = None) -> None:
-        super().__init__(filesystem)
+        self.filesystem = filesystem
         self.writer = S3Store.of(filesystem, client)
-        if self.s3 is not None:
-            self.s3 = self.writer              # one client for reads and writes
+        self.s3 = self.writer if S3Store.serves(filesystem) else None   # one client for both
 
     @property
     def name(self) -> str:

@@ -6,13 +6,15 @@ Off the local disk a deletion-vector index file is fetched whole, once per proce
 (`deletion_bytes`): the data files of a bucket share one index file, so a read makes one request
 per index file rather than one per data file. Paimon keeps these files small
 (`deletion-vector.index-file.target-size`, 2 MB) and never rewrites one (its name holds a UUID),
-so the bytes are kept in a bounded cache."""
+so the bytes are kept in a bounded cache. A whole read takes all its vectors at once
+(`deletion_vectors`), each index file read once, on the local disk too; and the counts of
+vectors whose index manifest records none are kept per process (`deleted_counts`)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,8 +28,8 @@ from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.manifests import HASH, DataFile, DeletionFile, IndexFile
 from paimon_schema.values.errors import FormatError
 
-__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "file_index", "file_index_bytes", "hash_index",
-           "in_file_index"]
+__all__ = ["deleted_counts", "deletion_bytes", "deletion_vector", "deletion_vectors", "file_index",
+           "file_index_bytes", "hash_index", "in_file_index"]
 
 #: The head of an index file fetched at once (bins beyond it are read by range).
 INDEX_FILE_HEAD = 8 << 20
@@ -68,6 +70,13 @@ class _IndexFileHeads:
 
 _INDEX_FILE_HEADS = _IndexFileHeads(64 << 20)
 
+#: How many deletion vectors' counts `deleted_counts` keeps (about 100 bytes each).
+COUNTS_HELD = 100_000
+#: {(index file location, offset, length): the bin's cardinality} of the vectors whose index
+#: manifest records none (Paimon 1.0 and older): index files are never rewritten (their names
+#: hold a UUID), so a plan counts each vector once per process, not once per read.
+_COUNTS: dict[tuple[str, int, int], int] = {}
+
 
 def deletion_bytes(io: FileIO, dv: DeletionFile) -> bytes:
     """The bytes of a deletion vector's bin: `length` plus the size field and CRC of a 32-bit
@@ -96,16 +105,55 @@ def deletion_vector(io: FileIO, data_file: DataFile, *,
         raise error from exc
 
 
+def deletion_vectors(io: FileIO, deletions: Sequence[DeletionFile | None]) -> list[BitMap | BitMap64 | None]:
+    """The deleted positions each `DeletionFile` points at (None for None), each index file
+    read once, from its first bin read to its last (the data files of a bucket share one)."""
+    spans: dict[str, tuple[int, int]] = {}
+    for dv in deletions:
+        if dv is not None:
+            lo, hi = spans.get(dv.path, (dv.offset, 0))
+            spans[dv.path] = (min(lo, dv.offset), max(hi, dv.offset + dv.length + 8))
+    data = {path: (lo, _index_bytes(io, path, lo, hi)) for path, (lo, hi) in spans.items()}
+    vectors: list[BitMap | BitMap64 | None] = []
+    for dv in deletions:
+        if dv is None:
+            vectors.append(None)
+            continue
+        base, chunk = data[dv.path]
+        try:
+            vectors.append(read_deletion_vector(chunk, dv.offset - base, dv.length))
+        except FormatError as exc:
+            raise FormatError(f"deletion vector in {dv.path} at offset {dv.offset}: {exc.reason}",
+                              offset=exc.offset, path=exc.path) from exc
+    return vectors
+
+
+def _index_bytes(io: FileIO, path: str, start: int, end: int) -> bytes:
+    """Bytes `start .. end` of a deletion-vector index file (off the local disk from the
+    cached head where it holds them)."""
+    if io.remote and end <= INDEX_FILE_HEAD:
+        return _INDEX_FILE_HEADS.get(io, path)[start:end]
+    return io.read_bytes(path, start, end - start)
+
+
 def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
     """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
     cardinality the index manifest records, or, where it records none (Paimon 1.0 and older),
     the vector's own count, each vector file read once for all its bins."""
     counts: dict[str, int] = {}
     unrecorded: dict[str, list[DataFile]] = {}
+    locations: dict[str, str] = {}
     for f in data_files:
         dv = f.deletion_file
         if dv is not None and dv.cardinality is None:
-            unrecorded.setdefault(dv.path, []).append(f)
+            location = locations.get(dv.path)
+            if location is None:
+                location = locations[dv.path] = io.location(dv.path)
+            known = _COUNTS.get((location, dv.offset, dv.length))
+            if known is None:
+                unrecorded.setdefault(dv.path, []).append(f)
+            else:
+                counts[f.path] = known
         else:
             counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
     for path, files in unrecorded.items():
@@ -122,6 +170,11 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
                                     path=exc.path)
                 error.file = path
                 raise error from exc
+        location = locations[path]
+        if len(_COUNTS) + len(files) > COUNTS_HELD:
+            _COUNTS.clear()
+        _COUNTS.update(((location, f.deletion_file.offset, f.deletion_file.length), counts[f.path])
+                       for f in files if f.deletion_file)
     return counts
 
 

@@ -10,19 +10,20 @@ bitmap global indexes (`global_indexes`: row ids no row of which can match); wha
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
 Arrow call, and evolves each batch to the table's schema by field id (renamed, dropped, widened
 and added columns; partition columns a file lacks). `scan.TableScan` does both and applies the
-exact filter, whole (`read_tasks`, files side by side) or streaming.
+exact filter, whole or streaming; a whole read scans the Parquet files of alike tasks together
+(`whole_read`) and reads the others with `read_tasks` (files side by side).
 
-Where the time goes (`benchmarks/table_read.py`: 2M rows, 4 columns, in 8 Parquet files, 30 %
-deleted; CPU time of the 8 `read_task`s on one thread, a loaded 2-core machine): the decode,
-115-120 ms as pyarrow decodes by default, 98-102 ms with the strings read as dictionaries; the
-deletion vectors' `take` of the kept rows, 13-17 ms; the cast of the kept strings, 9-11 ms; the
-vectors, footers and file opens, about 5 ms. So about 1.1x the CPU of the bare decode
+Where the time goes in a whole read (`benchmarks/table_read.py`, 2M rows, CPU time on a
+loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the pipeline's
+288, 10 % deleted): the dataset scan, 107 / 196 ms with the strings read as dictionaries (136 /
+258 ms dense); the deletion vectors' mask, 3 / 12 ms; its `filter`, 21 / 21 ms (36 / 53 ms on
+dense strings); the cast of the kept strings, 10 / 29 ms; planning from the per-process cache of
+each snapshot's data files, about 3 ms for 288 files. So about the CPU of the bare decode
 (`pyarrow.parquet.read_table`), which the dictionaries keep there: string and binary columns
 dictionary-encoded in every data page (the footer says so, `parquet_footer`) are read as Arrow
-dictionaries, the deletion vector takes their int32 indices, and only the kept rows become
-strings, in `evolve`'s cast, cheaper than pyarrow's dense decode of every row. A whole read
-(`read_tasks`) reads whole row groups (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more
-decode here), and plans from a per-process cache of each snapshot's data files.
+dictionaries, the mask drops rows from their int32 indices, and only the kept rows become
+strings, cheaper than pyarrow's dense decode of every row. `read_task` reads whole row groups in
+a whole read (Spark tasks keep 64k-row batches; smaller batches cost about 10 % more decode).
 
 Which files: a primary-key table in deletion-vector mode is read as Paimon reads it, from the
 levels above 0 (`Table.plan`); its system columns (`_KEY_*`, `_SEQUENCE_NUMBER`,
@@ -123,6 +124,7 @@ class Column:
     arrow_type: pa.DataType
     file_column: str | None            # None: not in the file (added later, or partition)
     constant: Any = None               # the partition value, for files that do not store it
+    partition: bool = False            # a partition column (`constant` is its value)
 
 
 @dataclass(frozen=True)
@@ -214,7 +216,8 @@ def plan_read(table: TableLike, where: Predicate | None = None,
         kept.append((data_file, candidate))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts(read)
-    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats)
+    known: dict[tuple[Any, ...], tuple[Column, ...]] = {}
+    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats, known)
              for data_file, candidate in kept]
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
@@ -282,7 +285,28 @@ def _index_result(tab: Table, plan: ReadPlan, data_file: DataFile, where: Predic
 
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-          candidate: BitMap | None, deleted: int, stats: ReadStats) -> FileTask:
+          candidate: BitMap | None, deleted: int, stats: ReadStats,
+          known: dict[tuple[Any, ...], tuple[Column, ...]]) -> FileTask:
+    """The file's task; `known` holds the columns of the files planned before (most files of
+    a table share a schema and a partition: types are parsed once, not once per file)."""
+    key = (data_file.schema_id, data_file.write_cols and tuple(data_file.write_cols),
+           tuple(data_file.partition.get(name) for name in out_columns))
+    columns = known.get(key)
+    if columns is None:
+        columns = known[key] = _columns(tab, plan, data_file, out_columns)
+    if candidate is not None:
+        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
+    stats.rows_deleted += deleted
+    fileio, path = tab.io.resolve(data_file.path)
+    return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
+                    columns, data_file.deletion_file,
+                    None if candidate is None else candidate.serialize(),
+                    data_file.partition_path, data_file.bucket, data_file.schema_id,
+                    data_file.file_size)
+
+
+def _columns(tab: Table, plan: ReadPlan, data_file: DataFile,
+             out_columns: list[str]) -> tuple[Column, ...]:
     file_schema = tab.schema(data_file.schema_id)
     written = None if data_file.write_cols is None else set(data_file.write_cols)
     columns = []
@@ -292,16 +316,8 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
         if old is not None and written is not None and old.name not in written:
             old = None                  # a data-evolution file holds only its write columns
         columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
-                              data_file.partition.get(name)))
-    if candidate is not None:
-        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
-    stats.rows_deleted += deleted
-    fileio, path = tab.io.resolve(data_file.path)
-    return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
-                    tuple(columns), data_file.deletion_file,
-                    None if candidate is None else candidate.serialize(),
-                    data_file.partition_path, data_file.bucket, data_file.schema_id,
-                    data_file.file_size)
+                              data_file.partition.get(name), name in data_file.partition))
+    return tuple(columns)
 
 
 # ------------------------------------------------------------------------------ reading
@@ -358,7 +374,7 @@ def _file_batches(task: FileTask, batch_rows: int,
             names = list(dict.fromkeys(c for c in wanted if c in present))
             if reader.metadata.num_rows == 0:
                 return
-            as_dictionary = _dictionary_reads(task, reader, names)
+            as_dictionary = dictionary_reads(task, reader.schema_arrow, reader.metadata, names)
             if as_dictionary:
                 reader = pq.ParquetFile(source, metadata=reader.metadata,
                                         read_dictionary=as_dictionary, pre_buffer=task.fileio.remote)
@@ -380,15 +396,16 @@ def _file_batches(task: FileTask, batch_rows: int,
 _DENSE_STRINGS = (pa.string(), pa.large_string(), pa.binary(), pa.large_binary())
 
 
-def _dictionary_reads(task: FileTask, reader: Any, names: list[str]) -> list[str]:
+def dictionary_reads(task: FileTask, schema: pa.Schema, metadata: Any, names: list[str]) -> list[str]:
     """The string and binary columns to read as Arrow dictionaries: those dictionary-encoded
     in every data page (`parquet_footer`). Their rows are then dropped from the int32 indices
     and only the kept rows become strings, in `evolve`'s cast: cheaper than pyarrow's own
     dense decode of every row (see `parquet_footer` for the measurements and the PLAIN
     fallback it guards against)."""
     targets = {c.file_column: c.arrow_type for c in task.columns if c.file_column is not None}
-    schema = reader.schema_arrow
-    first = reader.metadata.row_group(0)
+    if metadata.num_row_groups == 0:
+        return []
+    first = metadata.row_group(0)
     chunks = {first.column(i).path_in_schema: first.column(i) for i in range(first.num_columns)}
     candidates = [name for name in names
                   if schema.field(name).type in _DENSE_STRINGS
@@ -396,7 +413,7 @@ def _dictionary_reads(task: FileTask, reader: Any, names: list[str]) -> list[str
                   and name in chunks and chunks[name].has_dictionary_page]
     if not candidates:
         return []
-    encoded = dictionary_columns(reader.metadata)
+    encoded = dictionary_columns(metadata)
     return [name for name in candidates if name in encoded]
 
 

@@ -8,7 +8,8 @@ cardinalities, roaring descriptors, ...) comes out with its absolute byte range,
 signedness, each checked against the bytes it was read from.
 
 `set_field` writes a value into a field; `fix_dv_checksums` recomputes every DV bin's CRC so
-damage reaches the roaring payload; `replace_blob` swaps one blob of a container and rewrites a
+damage reaches the roaring payload; `var_len_fields` finds the bitmap global index's varints
+(damaged with tests/leb128.py) and `fix_global_bitmap_checksums` recomputes its block CRCs; `replace_blob` swaps one blob of a container and rewrites a
 consistent head so damage reaches the index readers.
 """
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+import leb128
 from fuzzlib import Seed
 from kaitaistruct import KaitaiStruct
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
@@ -28,6 +30,7 @@ from paimon_schema.generated.bitmap_index import BitmapIndex
 from paimon_schema.generated.bloom_filter import BloomFilter
 from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
+from paimon_schema.layouts.bitmap_global_index import blocks as global_blocks
 from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.generated.deletion_vectors import DeletionVectors
 from paimon_schema.generated.file_index import FileIndex
@@ -174,7 +177,8 @@ def fix_btree_checksums(data: bytes) -> bytes:
         return data
     spans = [(footer.ofs_index_block, footer.len_index_block)]
     try:
-        index = sst.read_block(sst.Source(data), *spans[0], "index_block", verify_checksum=False)
+        index = sst.read_block(sst.Source(data), *spans[0], "index_block", is_index=True,
+                               verify_checksum=False)
         spans += [sst.parse_handle(index, i)[1:] for i in range(len(index))]
     except ps.FormatError:
         pass
@@ -185,6 +189,41 @@ def fix_btree_checksums(data: bytes) -> bytes:
         end = footer.ofs_null_bitmap + footer.len_null_bitmap
         out[end:end + 4] = zlib.crc32(bytes(out[footer.ofs_null_bitmap:end])).to_bytes(4, "little")
     return bytes(out)
+
+
+@dataclass(frozen=True)
+class VarLenField:
+    """A LEB128 varint (`var_len_int` / `var_len_long` of bitmap_global_index.ksy) and where
+    its bytes are."""
+
+    path: str           # the varint object's path (its `b0` without the `.b0`)
+    start: int          # absolute byte offset in the seed
+    width: int          # bytes of its encoding
+    value: int
+
+
+def var_len_fields(seed: Seed) -> tuple[VarLenField, ...]:
+    """Every varint of the seed (found by its first byte `b0` among the integer fields)."""
+    found = []
+    for field in int_fields(seed):
+        if field.path.endswith(".b0"):
+            value, end = global_blocks.read_var_len(seed.data, field.start)
+            found.append(VarLenField(field.path.removesuffix(".b0"), field.start, end - field.start, value))
+    return tuple(found)
+
+
+def fix_global_bitmap_checksums(data: bytes) -> bytes:
+    """Recompute the trailer CRC of the index block and of every dictionary block it names,
+    wherever the footer and the index block's entries still locate them inside the file."""
+    try:
+        footer = global_blocks.read_footer(global_blocks.Reads(data))
+    except ps.FormatError:
+        return data
+    out = leb128.fix_block_crcs(data, [(footer.ofs_index_block, footer.len_index_block)])
+    index = global_blocks.read_block(global_blocks.Reads(out), footer.ofs_index_block,
+                                     footer.len_index_block)
+    return out if index is None else \
+        leb128.fix_block_crcs(out, [(index.offset(i), index.length(i)) for i in range(len(index.keys))])
 
 
 def container_blobs(seed: Seed) -> list[tuple[int, Seed]]:

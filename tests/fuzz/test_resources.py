@@ -105,7 +105,9 @@ HOSTILE = [
     ("range-bitmap: 2^31-1 chunks", "writer/range-int-chunks",
      claim("writer/range-int-chunks", {"dictionary.num_chunks": INT31})),
     ("range-bitmap: 64 slices of 2^31-1 bytes in 1 KB", "writer/range-int-chunks",
-     claim("writer/range-int-chunks", {"bsi.num_slices": 64, "bsi.slices[0].len_bitmap": INT31},
+     claim("writer/range-int-chunks", {"bsi.len_header": 522, "bsi.header.num_slices": 64,
+                                        "bsi.header.len_indexes": 512,
+                                        "bsi.header.slices[0].len_bitmap": INT31},
            1024, fill="random")),
     ("range-bitmap: 2^31-1 rows", "writer/range-int-chunks",
      claim("writer/range-int-chunks", {"header.num_rows": INT31})),
@@ -212,7 +214,7 @@ def test_container_round_trip_is_not_quadratic() -> None:
     (linear is 10x). Bug: `to_bytes` gathers each column's entries with a scan of all entries
     (`[e for e in self.entries if e.column_index == i]` per column), quadratic: a 230 KB head of
     10000 columns takes ~10 s, a 1 MB one of 170000 columns hours. Fix: group the entries by
-    `column_index` in one pass. An alarm stops the large cases at 5 s."""
+    `column_index` in one pass. An alarm stops the large cases at 5 s of CPU time."""
     def model(n: int) -> ps.FileIndexFile:
         return ps.FileIndexFile.parse(ps.write_file_index({f"c{i}": {"x": b"\x01"} for i in range(n)}))
 
@@ -222,9 +224,9 @@ def test_container_round_trip_is_not_quadratic() -> None:
         gc.collect()
         gc.disable()
         try:
-            start = time.perf_counter()
+            start = time.process_time()        # CPU time: a loaded machine's waits do not count
             m.to_bytes()
-            return time.perf_counter() - start
+            return time.process_time() - start
         finally:
             gc.enable()
 
@@ -232,13 +234,13 @@ def test_container_round_trip_is_not_quadratic() -> None:
     t1 = min(seconds(small) for _ in range(3))
 
     def expire(signum, frame):
-        raise TimeoutError(f"to_bytes of 10000 columns ran past 5 s (1000 columns: {t1:.3f} s)")
+        raise TimeoutError(f"to_bytes of 10000 columns ran past 5 CPU seconds (1000 columns: {t1:.3f} s)")
 
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, 5.0)
+    previous = signal.signal(signal.SIGPROF, expire)
+    signal.setitimer(signal.ITIMER_PROF, 5.0)
     try:
         t10 = min(seconds(large) for _ in range(2))
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
     assert t10 < 30 * t1 + 0.2, f"to_bytes: 1000 columns {t1:.3f} s, 10000 columns {t10:.3f} s"

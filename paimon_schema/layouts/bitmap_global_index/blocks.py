@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 import struct
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
 from typing import Any, BinaryIO
 
+from paimon_schema.runtime.crc import crc32
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values.errors import FormatError
@@ -142,7 +142,7 @@ def read_block(reads: Reads, offset: int, length: int) -> Block | None:
     if data is None:
         return None
     buf = bytes(data)
-    if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != zlib.crc32(buf[:length + 1]):
+    if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != crc32(buf[:length + 1]):
         return None
     try:
         count, at = read_var_len(buf, 0, 5)
@@ -210,27 +210,32 @@ def locate(reads: Reads, reach: Callable[[Any], Any]) -> None:
 
 
 def index_block(root: Any) -> Any:
-    """The generated parser's index block, its end checked (`check_block_end`)."""
+    """The generated parser's index block payload, its entries checked to fill it
+    (`check_payload_filled`)."""
     index = parsing.read_lazily(root, "index_block")
-    check_block_end(index, root.footer.ofs_index_block, root.footer.len_index_block, "index_block")
-    return index
+    check_payload_filled(index, "index_block")
+    return index.payload
 
 
 def dictionary_block(ref: Any, i: int) -> Any:
-    """The generated parser's dictionary block `i` (in file order), its end checked."""
-    prefix = f"index_block.dictionary_blocks[{i}]"
+    """The generated parser's dictionary block `i` (in file order) payload, its entries checked
+    to fill it."""
+    prefix = f"index_block.payload.dictionary_blocks[{i}]"
     block = parsing.read_lazily(ref, "block", prefix)
-    check_block_end(block, ref.ofs_block.value, ref.len_block.value, f"{prefix}.block")
-    return block
+    check_payload_filled(block, f"{prefix}.block")
+    return block.payload
 
 
-def check_block_end(block: Any, ofs_block: int, len_block: int, path: str) -> None:
-    """A block's entries end exactly `len_block` bytes after its start, where its trailer is:
-    a check the spec states but Kaitai parsers do not make (not expressible for every target)."""
-    start = parsing.field_start(block, "compression_type")
-    if start != ofs_block + len_block:
-        raise FormatError(f"the entries end {start - ofs_block} bytes into a block of {len_block}",
-                          offset=start, path=f"{path}.compression_type")
+def check_payload_filled(block: Any, path: str) -> None:
+    """A block's entries end exactly where its `len_payload`-byte payload ends (the trailer
+    follows it): a check the spec states but Kaitai parsers do not make (not expressible for
+    every target). The FormatError is at the first byte left over."""
+    payload = block.payload
+    used = payload._io.pos()
+    if used != block.len_payload:
+        raise FormatError(f"the entries end {used} bytes into a {block.len_payload}-byte payload",
+                          offset=parsing.field_start(block, "payload") + used,
+                          path=f"{path}.payload")
 
 
 def dictionary_block_at(root: Any, offset: int) -> None:
@@ -245,7 +250,8 @@ def bitmap_at(root: Any, where: str, offset: int) -> None:
         return
     i, j = (int(part) for part in where.split("."))
     block = dictionary_block(index_block(root).dictionary_blocks[i], i)
-    parsing.read_lazily(block.entries[j], "bitmap", f"index_block.dictionary_blocks[{i}].block.entries[{j}]")
+    parsing.read_lazily(block.entries[j], "bitmap",
+                        f"index_block.payload.dictionary_blocks[{i}].block.payload.entries[{j}]")
 
 
 def checksum_error(reads: Reads, offset: int, length: int, path: str) -> FormatError:
@@ -254,7 +260,7 @@ def checksum_error(reads: Reads, offset: int, length: int, path: str) -> FormatE
     data = reads.read(offset, length + TRAILER)
     assert data is not None
     stored = int.from_bytes(data[length + 1:], "little")
-    computed = zlib.crc32(data[:length + 1])
+    computed = crc32(data[:length + 1])
     if stored != computed:
         return FormatError(f"CRC-32 mismatch: stored {stored:#010x}, computed {computed:#010x}",
                            offset=offset + length + 1, path=f"{path}.checksum")

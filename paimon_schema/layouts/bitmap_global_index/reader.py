@@ -165,14 +165,14 @@ class BitmapGlobalIndexReader:
                 ofs = blocks.offset(i)
                 locate(self._reads, lambda root: dictionary_block_at(root, ofs))
                 raise checksum_error(self._reads, ofs, blocks.length(i),
-                                      f"index_block.dictionary_blocks[{self._file_index(i)}].block")
+                                      f"index_block.payload.dictionary_blocks[{self._file_index(i)}].block")
             self._dictionaries[i] = block
         return block
 
     def _file_index(self, i: int) -> int:
         """The file position of sorted dictionary block `i` (a version-1 index is sorted)."""
         offsets = [ref.ofs_block.value for ref in parsing.parse(BitmapGlobalIndex, self._reads.whole())
-                   .index_block.dictionary_blocks]
+                   .index_block.payload.dictionary_blocks]
         return offsets.index(self._index().offset(i))
 
     def _bitmap(self, offset: int, length: int, where: str) -> BitMap64:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import struct
-import zlib
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
+from paimon_schema.runtime.crc import crc32
 from paimon_schema.layouts.bitmap_global_index.blocks import (COMPRESSION_NONE, FOOTER, LOGICAL_KEY_ORDER, MAGIC,
                                                               SERIALIZED_KEY_ORDER, VERSIONS, var_len)
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
@@ -223,5 +223,5 @@ def _append_block(out: bytearray, entries: list[bytes]) -> tuple[int, int]:
     payload = var_len(len(entries)) + b"".join(entries)
     offset, length = _append(out, payload)
     out.append(COMPRESSION_NONE)
-    out += struct.pack("<I", zlib.crc32(payload + bytes([COMPRESSION_NONE])))
+    out += struct.pack("<I", crc32(payload + bytes([COMPRESSION_NONE])))
     return offset, length

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import functools
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +24,8 @@ _FIXED = {"BOOLEAN": "<B", "TINYINT": "<b", "SMALLINT": "<h", "INT": "<i", "DATE
           "TIME": "<i", "BIGINT": "<q"}
 _EPOCH = dt.datetime(1970, 1, 1)
 _NAN_ORDER = 2**63 - 1      # every NaN, above +inf (whose order is its bits)
+#: the key kinds the compiled block search compares in place (kernels.c `block_search`)
+KEY_INT, KEY_UBYTE, KEY_FLOAT, KEY_BYTES = range(4)
 
 
 def var_len_int(value: int) -> bytes:
@@ -38,6 +41,9 @@ def var_len_int(value: int) -> bytes:
 def read_var_len(data: bytes | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
     """(value, position after it) of the varint at `pos`; ValueError when it runs past the data
     or past `max_bytes` bytes (5 for an int, 9 for a non-negative long)."""
+    value = data[pos]
+    if value < 0x80:                # one byte: most lengths and counts
+        return value, pos + 1
     value = shift = 0
     for i in range(max_bytes):
         b = data[pos + i]
@@ -60,6 +66,7 @@ class BTreeKeys:
     decode: Callable[[bytes], Any]                  # key bytes -> Python value (for dumps)
     int_range: tuple[int, int] | None = None        # plain ints taken as they are (integer types)
     bulk_order: Callable[[np.ndarray], np.ndarray] | None = None   # fixed-width keys (rows of bytes) -> orders
+    search_kind: int | None = None      # how `sst.search` compares keys in place (KEY_*), if it can
 
     def encode(self, value: object) -> bytes:
         """The key bytes of a Python value (SchemaError if it does not fit the type)."""
@@ -87,21 +94,22 @@ class BTreeKeys:
                               offset=offset, path=where) from exc
 
 
+@functools.lru_cache(maxsize=256)
 def btree_keys(data_type: str | DataType) -> BTreeKeys:
     """The key codec of a column type; SchemaError for a type Java's `KeySerializer` refuses
-    (BINARY, VARBINARY)."""
+    (BINARY, VARBINARY). Cached: a reader opened per lookup would build it each time."""
     dtype = DataType.parse(data_type)
     root = dtype.root
     if root in _FIXED:
         fmt = struct.Struct(_FIXED[root])
         if root == "BOOLEAN":
             return BTreeKeys(dtype, 1, lambda v: b"\x01" if v else b"\x00", int,
-                             lambda k: k[0], lambda k: k[0] == 1)
+                             lambda k: k[0], lambda k: k[0] == 1, search_kind=KEY_UBYTE)
         unpack = fmt.unpack
         return BTreeKeys(dtype, fmt.size, fmt.pack, int, lambda k: unpack(k)[0],
                          _temporal_decoder(root, lambda k: unpack(k)[0]),
                          INTEGER_BOUNDS[root] if root in INTEGER_RANGES else None,
-                         _bulk_ints(f"<i{fmt.size}" if root != "BOOLEAN" else "u1"))
+                         _bulk_ints(f"<i{fmt.size}"), KEY_INT)
     if root in ("FLOAT", "DOUBLE"):
         size = 4 if root == "FLOAT" else 8
         bits = struct.Struct("<I" if size == 4 else "<Q")
@@ -119,7 +127,8 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         return BTreeKeys(dtype, size, encode_float,
                          lambda v: order_of_bits(float_bits(v, size * 8, canonical=True)),
                          order_float_key, lambda k: bits_to_float(bits.unpack(k)[0], size * 8),
-                         bulk_order=lambda rows: float_orders(rows.view(f"<u{size}").ravel(), size))
+                         bulk_order=lambda rows: float_orders(rows.view(f"<u{size}").ravel(), size),
+                         search_kind=KEY_FLOAT)
     if root == "DECIMAL":
         assert dtype.precision is not None and dtype.scale is not None
         scale = dtype.scale
@@ -131,13 +140,14 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
 
         return BTreeKeys(dtype, 8 if compact else None, q.pack if compact else _to_byte_array, int,
                          unscaled_of, lambda k: decimal.Decimal(unscaled_of(k)).scaleb(-scale),
-                         bulk_order=_bulk_ints("<i8") if compact else None)
+                         bulk_order=_bulk_ints("<i8") if compact else None,
+                         search_kind=KEY_INT if compact else None)
     if dtype.is_timestamp:
         q = struct.Struct("<q")
         if (dtype.precision or 0) <= 3:
             return BTreeKeys(dtype, 8, q.pack, int, lambda k: q.unpack(k)[0],
                              lambda k: _EPOCH + dt.timedelta(milliseconds=q.unpack(k)[0]),
-                             bulk_order=_bulk_ints("<i8"))
+                             bulk_order=_bulk_ints("<i8"), search_kind=KEY_INT)
 
         def encode_ts(micros: int) -> bytes:
             millis, sub = divmod(micros, 1000)
@@ -152,7 +162,8 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
         return BTreeKeys(dtype, None, encode_ts, lambda micros: micros * 1000, order_ts_key,
                          lambda k: _EPOCH + dt.timedelta(microseconds=order_ts_key(k) // 1000))
     if dtype.is_string:
-        return BTreeKeys(dtype, None, bytes, bytes, bytes, lambda k: bytes(k).decode("utf-8", "replace"))
+        return BTreeKeys(dtype, None, bytes, bytes, bytes, lambda k: bytes(k).decode("utf-8", "replace"),
+                         search_kind=KEY_BYTES)
     raise SchemaError(f"{dtype} cannot be indexed by a btree global index "
                       f"(Java's KeySerializer supports no {dtype.root})")
 

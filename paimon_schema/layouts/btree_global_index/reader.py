@@ -6,13 +6,17 @@ the literal, and a range the blocks it spans, as Java's `BTreeIndexReader` does.
 compared in the column type's order (`keys.BTreeKeys`), found by binary search inside a
 block; the row ids of a run of entries are decoded in bulk (`sst.decode_row_ids`). Results
 are `BitMap64`s of row ids relative to the file's row range.
+
+A point lookup parses only what it touches: the index block's entries are searched in place
+(all parsed and checked once a range, `entries` or `blocks` needs them), and with the C
+extension both searches and the row-id decoding run in place too (`sst.find_handle`,
+`sst.find_row_ids`); a reader opened per lookup costs one open, three reads and two CRCs.
 """
 
 from __future__ import annotations
 
 import array
 import struct
-import zlib
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -26,8 +30,9 @@ from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    FOOTER_SIZE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, parse_handle, read_block, read_footer,
-    row_ids_of)
+    FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
+    parse_handle, read_block, read_footer, row_ids_of, search)
+from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
 
@@ -58,26 +63,9 @@ class BTreeGlobalIndexReader:
         self.verify_checksum = verify_checksum
         self.footer: Footer = read_footer(source)
         f = self.footer
-        index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block",
-                           verify_checksum=verify_checksum)
-        self.blocks: list[DataBlockHandle] = []
-        self._last_orders: list[Any] = []
-        for i in range(len(index)):
-            key, offset, size = parse_handle(index, i)
-            where = f"index_block.entries[{i}]"
-            start = index.start(i)
-            order = keys.order_of_key(bytes(key), f"{where}.key", index.file_offset + start)
-            if self._last_orders and order <= self._last_orders[-1]:
-                raise index.error("index keys must ascend (each is its data block's last key)",
-                                  start, f"{where}.key")
-            if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
-                raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
-                                  start, f"{where}.value")
-            if offset + size + TRAILER_SIZE > source.size - FOOTER_SIZE:
-                raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
-                                  start, f"{where}.value")
-            self.blocks.append(DataBlockHandle(offset, size, bytes(key)))
-            self._last_orders.append(order)
+        self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
+                                 verify_checksum=verify_checksum)
+        self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
         width = keys.width
         # the comparison key of stored bytes, checked: `order_of_key` locates a failure
@@ -93,6 +81,55 @@ class BTreeGlobalIndexReader:
         0: every lookup reads and checks its block again)."""
         return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
                    cache_size=cache_size)
+
+    @property
+    def blocks(self) -> list[DataBlockHandle]:
+        """Every data block's handle, in key order (the whole index block parsed and checked)."""
+        return self._index_entries()[0]
+
+    def _index_entries(self) -> tuple[list[DataBlockHandle], list[Any]]:
+        """(handles, last-key orders) of every index entry, checked to ascend: parsed on first
+        use (by a range, `entries` or `blocks`); a point lookup parses only the entries its
+        binary search over the index block touches."""
+        if self._all is None:
+            self._index.value_spans(0, len(self._index))      # entries back to back, filling the block
+            blocks: list[DataBlockHandle] = []
+            orders: list[Any] = []
+            for i in range(len(self._index)):
+                handle, order = self._index_entry(i, orders[-1] if orders else None)
+                blocks.append(handle)
+                orders.append(order)
+            self._all = (blocks, orders)
+        return self._all
+
+    def _index_entry(self, i: int, previous: Any = None) -> tuple[DataBlockHandle, Any]:
+        """Index entry `i`: its data block's handle and the order of its key (the block's last
+        key; above `previous`, the entry before's, when given)."""
+        key, offset, size = self._handle(i)
+        index = self._index
+        start = index.start(i)
+        order = self.keys.order_of_key(bytes(key), f"{index.path}.entries[{i}].key", index.file_offset + start)
+        if previous is not None and order <= previous:
+            raise index.error("index keys must ascend (each is its data block's last key)",
+                              start, f"{index.path}.entries[{i}].key")
+        return DataBlockHandle(offset, size, bytes(key)), order
+
+    def _handle(self, i: int) -> tuple[bytes | memoryview, int, int]:
+        """(key, offset, stored size) of index entry `i`, its data block checked."""
+        key, offset, size = parse_handle(self._index, i)
+        self._check_handle(i, offset, size)
+        return key, offset, size
+
+    def _check_handle(self, i: int, offset: int, size: int) -> None:
+        """Data block `i` (`size` stored bytes at `offset`) must lie before the footer and
+        outside the index block."""
+        index, f = self._index, self.footer
+        if offset + size + TRAILER_SIZE > f.ofs_index_block and offset < f.ofs_index_block + f.len_index_block:
+            raise index.error(f"data block {i} ({size} bytes at {offset}) overlaps the index block",
+                              index.start(i), f"{index.path}.entries[{i}].value")
+        if offset + size + TRAILER_SIZE > self.source.size - FOOTER_SIZE:
+            raise index.error(f"data block {i} ({size} bytes at {offset}) runs past the footer",
+                              index.start(i), f"{index.path}.entries[{i}].value")
 
     # -- queries
 
@@ -149,7 +186,8 @@ class BTreeGlobalIndexReader:
     def entries(self) -> Iterator[tuple[bytes, np.ndarray]]:
         """Every (key bytes, row ids) in key order, every block checked: what `verify` reads."""
         previous = None
-        for b in range(len(self.blocks)):
+        blocks, last_orders = self._index_entries()
+        for b in range(len(blocks)):
             block = self._data_block(b)
             value_starts, value_ends = block.value_spans(0, len(block))
             for i in range(len(block)):
@@ -160,9 +198,9 @@ class BTreeGlobalIndexReader:
                     raise block.error("keys must ascend", block.start(i), where)
                 previous = order
                 yield key, decode_row_ids(block.data, value_starts[i:i + 1], value_ends[i:i + 1], block, [i])
-            if previous != self._last_orders[b]:
+            if previous != last_orders[b]:
                 raise FormatError(f"data block {b} does not end with the key its index entry names",
-                                  offset=self.footer.ofs_index_block, path=f"index_block.entries[{b}].key")
+                                  offset=self.footer.ofs_index_block, path=f"{self._index.path}.entries[{b}].key")
 
     # -- the walk
 
@@ -171,13 +209,20 @@ class BTreeGlobalIndexReader:
             raise SchemaError("a range bound cannot be NULL")
         return self.keys.order(value)
 
-    def _data_block(self, b: int) -> Block:
+    def _data_block(self, b: int, handle: tuple[int, int, int] | None = None) -> Block:
         """Data block `b`, from the cache of the blocks read last (Java's `BlockCache`): a
-        block is read and checked once, however many lookups land in it."""
+        block is read and checked once, however many lookups land in it. `handle`: (b,
+        offset, stored size) as the index block holds them, when the caller found them."""
         block = self._cache.pop(b, None)
         if block is None:
-            handle = self.blocks[b]
-            block = read_block(self.source, handle.offset, handle.size, f"data_blocks[{b}].block",
+            if self._all is not None:
+                offset, size = self._all[0][b].offset, self._all[0][b].size
+            elif handle is not None:
+                _, offset, size = handle
+                self._check_handle(b, offset, size)
+            else:
+                _, offset, size = self._handle(b)
+            block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
                                verify_checksum=self.verify_checksum)
             self._cached_bytes += len(block.data)
         else:
@@ -205,6 +250,9 @@ class BTreeGlobalIndexReader:
                 block.orders = orders if bool((np.diff(orders) > 0).all()) else None   # else: located below
         if block.orders is not None:
             return int(np.searchsorted(block.orders, order, side="left" if inclusive else "right"))
+        found = search(block, self.keys.search_kind, self.keys.width, order, inclusive)
+        if found is not None:
+            return found
         lo, hi = 0, len(block)
         while lo < hi:
             mid = (lo + hi) // 2
@@ -220,25 +268,35 @@ class BTreeGlobalIndexReader:
         if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
                                                            bloom_hash(key)):
             return []
-        b = bisect_left(self._last_orders, order)
-        if b == len(self.blocks):
+        handle = None
+        if self._all is not None:
+            b = bisect_left(self._all[1], order)
+        else:       # a binary search over the index block's keys
+            handle = find_handle(self._index, self.keys.search_kind, self.keys.width, order)
+            b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
+        if b == len(self._index):
             return []
-        block = self._data_block(b)
+        block = self._data_block(b, handle)
+        if block.orders is None:
+            found = find_row_ids(block, self.keys.search_kind, self.keys.width, order)
+            if found is not None:
+                return found
         i = self._first_at_or_above(block, order, True)
         if i == len(block) or (block.orders[i] if block.orders is not None else self._key_order(block, i)) != order:
             return []
         _, start, end = block.entry(i)
-        if end - start <= 64:
+        if end - start <= SHORT_VALUE:
             return row_ids_of(block.data, start, end, block, i)
         return decode_row_ids(block.data, np.array([start]), np.array([end]), block, [i])
 
     def _range(self, low: Any, low_inclusive: bool, high: Any, high_inclusive: bool) -> BitMap64:
         parts: list[np.ndarray] = []
-        b = 0 if low is None else bisect_left(self._last_orders, low)
-        while b < len(self.blocks):
+        blocks, last_orders = self._index_entries()
+        b = 0 if low is None else bisect_left(last_orders, low)
+        while b < len(blocks):
             block = self._data_block(b)
             first = 0 if low is None else self._first_at_or_above(block, low, low_inclusive)
-            last_order = self._last_orders[b]
+            last_order = last_orders[b]
             done = high is not None and (last_order > high or (not high_inclusive and last_order == high))
             stop = self._first_at_or_above(block, high, not high_inclusive) if done else len(block)
             if first < stop:
@@ -273,7 +331,7 @@ class BTreeGlobalIndexReader:
 
     def __repr__(self) -> str:
         f = self.footer
-        return (f"<BTreeGlobalIndexReader {self.keys.data_type}: {len(self.blocks)} data blocks, "
+        return (f"<BTreeGlobalIndexReader {self.keys.data_type}: {len(self._index)} data blocks, "
                 f"null bitmap {'yes' if f.has_null_bitmap else 'no'}, "
                 f"bloom filter {'yes' if f.has_bloom_filter else 'no'}>")
 
@@ -282,8 +340,8 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
     """The null bitmap and its CRC32 (`raw`: the bitmap bytes and 4), read at file offset `base`."""
     n = len(raw) - 4
     stored = _U4.unpack_from(raw, n)[0]
-    if verify_checksum and zlib.crc32(raw[:n]) != stored:
-        raise FormatError(f"null bitmap CRC32 mismatch: stored 0x{stored:08x}, computed 0x{zlib.crc32(raw[:n]):08x}",
+    if verify_checksum and crc32(raw[:n]) != stored:
+        raise FormatError(f"null bitmap CRC32 mismatch: stored 0x{stored:08x}, computed 0x{crc32(raw[:n]):08x}",
                           offset=base + n, path="null_bitmap.checksum")
     view = memoryview(raw)[:n]
     if n < 8:
@@ -318,7 +376,9 @@ def _wrong_width() -> Any:
 
 def _bitmap(ids: list[int] | np.ndarray) -> BitMap64:
     if isinstance(ids, list):
-        return BitMap64(ids)
+        bitmap = BitMap64()
+        bitmap.update(ids)      # a fifth cheaper than BitMap64(ids) for a few ids
+        return bitmap
     return BitMap64(array.array("Q", ids.astype(np.uint64, copy=False).tobytes()))
 
 

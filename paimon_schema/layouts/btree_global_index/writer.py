@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import array
 import struct
-import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap64
 
+from paimon_schema.runtime.crc import crc32
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, build_bloom
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders, var_len_int
 from paimon_schema.layouts.btree_global_index.sst import ALIGNED, FOOTER, MAGIC, UNALIGNED, VERSION
@@ -197,7 +197,7 @@ def _write(key_bytes: list[bytes], row_ids: np.ndarray, group_ends: np.ndarray, 
             bitmap.run_optimize()
         serialized = bitmap.serialize()
         null_handle = (len(out), len(serialized))
-        out += serialized + _U4.pack(zlib.crc32(serialized))
+        out += serialized + _U4.pack(crc32(serialized))
     bloom_handle = (0, 0, 0)
     if bloom_filter and key_bytes:
         bits = build_bloom([bloom_hash(k) for k in key_bytes], BLOOM_FPP)
@@ -254,7 +254,7 @@ def _write_block(out: bytearray, block: _BlockWriter) -> tuple[int, int]:
     offset = len(out)
     out += data
     out.append(0)
-    out += _U4.pack(zlib.crc32(data + b"\x00"))
+    out += _U4.pack(crc32(data + b"\x00"))
     block.reset()
     return offset, len(data)
 

@@ -335,7 +335,7 @@ class RangeBitmapIndexReader(FileIndexReader):
     @property
     def num_slices(self) -> int:
         """Bit slices of the codes (reads the BSI header)."""
-        return int(self._bsi.num_slices)
+        return int(self._bsi.header.num_slices)
 
     @cached_property
     def _dictionary(self) -> DictionaryHead:
@@ -454,11 +454,13 @@ class RangeBitmapIndexReader(FileIndexReader):
                            parsing.field_start(self._parsed, "header")
                            + parsing.field_start(self._parsed.header, "len_dictionary"))
         bsi = _instance(self._parsed, "bsi")
+        header = bsi.header
         expected = max((self.num_keys - 1).bit_length(), 1) if self.num_keys > 0 else 64
-        if bsi.num_slices != expected:
-            raise FormatError(f"{bsi.num_slices} slices, but codes 0..{self.num_keys - 1} "
-                              f"need {expected}", offset=parsing.field_start(bsi, "num_slices"),
-                              path="bsi.num_slices")
+        if header.num_slices != expected:
+            raise FormatError(f"{header.num_slices} slices, but codes 0..{self.num_keys - 1} "
+                              f"need {expected}", offset=parsing.field_start(bsi, "header")
+                              + parsing.field_start(header, "num_slices"),
+                              path="bsi.header.num_slices")
         return bsi
 
     @cached_property
@@ -473,10 +475,12 @@ class RangeBitmapIndexReader(FileIndexReader):
 
     def _slice(self, i: int) -> BitMap:
         if i not in self._slice_cache:
-            entry = self._bsi.slices[i]
-            where = f"bsi.slices[{i}]"
-            start = self._bsi.ofs_slices + entry.ofs_bitmap
-            self._check_inside(start, f"{where}.ofs_bitmap", parsing.field_start(entry, "ofs_bitmap"))
+            bsi = self._bsi
+            entry = bsi.header.slices[i]
+            where = f"bsi.header.slices[{i}]"
+            start = bsi.ofs_slices + entry.ofs_bitmap
+            self._check_inside(start, f"{where}.ofs_bitmap", parsing.field_start(bsi, "header")
+                               + parsing.field_start(entry, "ofs_bitmap"))
             self._slice_cache[i] = self._bitmap(entry, "bitmap", start, where)
         return self._slice_cache[i]
 
@@ -507,7 +511,7 @@ class _LazySlices(Sequence[BitMap]):
         self._reader = reader
 
     def __len__(self) -> int:
-        return self._reader._bsi.num_slices
+        return self._reader._bsi.header.num_slices
 
     def __getitem__(self, i):
         return self._reader._slice(i)

@@ -73,7 +73,7 @@ def write_with_codec(data_type: str | DataType, values: Iterable[Any], *,
     # Positions the codec reads forward (Kaitai's lazy marks), known once the sizes are.
     dictionary_start = 4 + fixed
     dictionary["chunk_headers_mark"] = {"ofs": 17 + dictionary["len_offsets"]}    # in its substream
-    bsi["ebm_mark"] = {"ofs": dictionary_start + header["len_dictionary"] + 14 + bsi["len_indexes"]}
+    bsi["ebm_mark"] = {"ofs": dictionary_start + header["len_dictionary"] + 4 + bsi["len_header"]}
     model = {"len_header": fixed, "header": header, "dictionary_mark": {"ofs": dictionary_start},
              "dictionary": dictionary, "bsi": bsi}
     return _codec(int(codec.kind)).build(model)
@@ -168,9 +168,9 @@ def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
         bitmap = fresh_bitmap(_slice_rows(codes, present, i)).serialize()
         slices.append({"ofs_bitmap": offset, "len_bitmap": len(bitmap), "bitmap": bitmap})
         offset += len(bitmap)
-    return {"len_header": 10 + 8 * num_slices, "version": 1, "num_slices": num_slices,
-            "len_ebm": len(ebm), "len_indexes": 8 * num_slices, "slices": slices,
-            "ebm_mark": {}, "ebm": ebm}
+    header = {"version": 1, "num_slices": num_slices, "len_ebm": len(ebm),
+              "len_indexes": 8 * num_slices, "slices": slices}
+    return {"len_header": 10 + 8 * num_slices, "header": header, "ebm_mark": {}, "ebm": ebm}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,0 +1,106 @@
+"""The whole read's dataset scan (`table.whole_read`) against the per-file read it replaces
+(`merge.read_tasks`): the same rows in the same order for every Java-written fixture table,
+with deletion vectors, schema evolution, partitions and index-pruned rows; the scan really
+taken; and a file that disagrees with its manifest entry failing as the per-file read fails."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+import paimon_schema as ps
+from paimon_schema.table import whole_read
+from paimon_schema.table.errors import TableError
+from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_tasks
+
+TABLES = ["append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",
+          "append_with_bitmap_v1", "append_with_bloomfilter", "append_with_bsi",
+          "append_with_bsi_bitmap_bloomfilter", "append_with_rangebitmap",
+          "append_with_rangebitmap_multi_chunk", "pk_09", "pk_btree_e2e",
+          "pk_dv_index_in_data_no_external", "pk_dv_index_not_in_data_no_external",
+          "pk_table_scan_and_read_dv", "pk_table_with_alter_table", "pk_table_with_dv_cardinality",
+          "pk_with_bitmap_dv"]
+
+
+@pytest.fixture(scope="module")
+def tables(shared_fixtures: Path) -> Path:
+    return shared_fixtures / "paimon-cpp" / "tables" / "parquet"
+
+
+def per_file(plan: TaskPlan, tasks: list[FileTask] | None = None) -> pa.Table:
+    return pa.Table.from_batches([b for part in read_tasks(plan.tasks if tasks is None else tasks)
+                                  for b in part], schema=plan.schema)
+
+
+@pytest.fixture
+def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many tasks the whole read sent to the per-file path."""
+    sent: list[int] = []
+
+    def spy(tasks: list[FileTask]) -> list[list[pa.RecordBatch]]:
+        sent.append(len(tasks))
+        return read_tasks(tasks)
+
+    monkeypatch.setattr(whole_read, "read_tasks", spy)
+    return sent
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_scan_equals_the_per_file_read(tables: Path, name: str, fallbacks: list[int]) -> None:
+    plan = plan_read(tables / f"{name}.db" / name)
+    assert plan.tasks
+    got = whole_read.read_whole(plan.tasks, plan.schema)
+    assert got.schema == plan.schema
+    assert got.equals(per_file(plan))
+    assert fallbacks == []
+
+
+def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -> None:
+    path = tables / "pk_with_bitmap_dv.db" / "pk_with_bitmap_dv"
+    for where in (ps.col("f0") == "Bob", ps.col("key") > 2, None):
+        for snapshot in (None, 3):
+            plan = plan_read(path, where, snapshot)
+            got = whole_read.read_whole(plan.tasks, plan.schema)
+            assert got.equals(per_file(plan))
+    assert any(t.candidate_rows is not None for t in plan_read(path, ps.col("f0") == "Bob").tasks)
+    assert fallbacks == []
+
+
+@pytest.mark.parametrize("columns", [["f1"], ["f3", "f1"], ["f0"], None])
+def test_partition_columns_from_the_partition_values(tables: Path, columns: list[str] | None,
+                                                     fallbacks: list[int]) -> None:
+    """As Paimon reads them (never from the file), over files of several partitions, alone or
+    beside file columns, with deletion vectors."""
+    path = tables / "pk_09.db" / "pk_09"
+    plan = plan_read(path, columns=columns, snapshot=6)
+    assert len({t.columns[0].constant for t in plan.tasks}) > 1 or columns != ["f1"]
+    got = whole_read.read_whole(plan.tasks, plan.schema)
+    assert got.equals(per_file(plan))
+    assert fallbacks == []
+
+
+def test_runs_keep_the_task_order(tables: Path, fallbacks: list[int]) -> None:
+    """Tasks of two schemas interleaved: one scan per run of alike tasks, in task order."""
+    plan = plan_read(tables / "append_with_bitmap_alter_table.db" / "append_with_bitmap_alter_table")
+    tasks = plan.tasks + plan.tasks[::-1]
+    got = whole_read.read_whole(tasks, plan.schema)
+    assert got.equals(per_file(plan, tasks))
+    assert fallbacks == []
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"row_count": 1}, "its manifest entry says"),
+    ({"file_size": 7}, "a stale or corrupt manifest entry"),
+])
+def test_a_file_unlike_its_manifest_entry_fails_by_name(tables: Path, change: dict[str, int],
+                                                        message: str, fallbacks: list[int]) -> None:
+    plan = plan_read(tables / "pk_with_bitmap_dv.db" / "pk_with_bitmap_dv")
+    task = plan.tasks[-1]
+    wrong = dataclasses.replace(task, **{k: getattr(task, k) + v for k, v in change.items()})
+    with pytest.raises(TableError, match=message) as raised:
+        whole_read.read_whole([*plan.tasks[:-1], wrong], plan.schema)
+    assert task.path in str(raised.value)
+    assert fallbacks == [len(plan.tasks)]
