@@ -532,7 +532,9 @@ def _pandas(data_type: DataType, values: Any) -> Column:
         return _numpy(data_type, values.to_numpy())
     if isinstance(values.array, (pd.arrays.IntegerArray, pd.arrays.FloatingArray, pd.arrays.BooleanArray)):
         mask = values.array._mask          # nullable numbers: their values and mask, as Arrow takes them
-        return _numpy(data_type, values.array._data, ~mask if mask.any() else None)
+        data = values.array._data.view()
+        data.flags.writeable = False       # the Series' own memory: never written through
+        return _numpy(data_type, data, ~mask if mask.any() else None)
     if not isinstance(dtype, np.dtype) and hasattr(values.array, "__arrow_array__"):
         try:
             import pyarrow as pa
