@@ -369,7 +369,7 @@ def _datetime64(data_type: DataType, values: np.ndarray, valid: np.ndarray | Non
     valid = not_nat if valid is None else valid & not_nat
     if valid.all():
         valid = None
-    array = raw if valid is None else raw[valid]
+    array = raw if valid is None else _compress(raw, valid)
 
     def rows() -> list:                 # dates or datetimes, never plain ints (nanoseconds)
         return _python_rows(values if unit == "D" else values.astype("datetime64[us]"), valid)
