@@ -100,6 +100,7 @@ def inputs(data_type: str, values: list) -> dict[str, Any]:
     out: dict[str, Any] = {"list": values, "tuple": tuple(values), "generator": iter(values)}
     arrow = pa.array(values, type=arrow_type)
     out["arrow"] = arrow
+    out["arrow sliced"] = pa.array([None, *values, None], type=arrow_type)[1:-1]   # buffers at an offset
     out["arrow chunked"] = pa.chunked_array([arrow[:len(values) // 2], arrow[len(values) // 2:]],
                                             type=arrow_type)
     if pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type) or pa.types.is_integer(arrow_type):

@@ -5,6 +5,7 @@ setting, row grouping, every key's roaring bitmap serialized straight from the g
 from __future__ import annotations
 
 import array
+import math
 from typing import Any
 
 import numpy as np
@@ -17,7 +18,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts import roaring_writer
-from paimon_schema.layouts.bloom_filter import kernel
+from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from tests.strategies import shaped_column, shaped_columns
 
@@ -38,6 +39,19 @@ def test_bloom_compiled_equals_numpy(values: list[int], mix: bool, k: int, num_b
     size = (num_bits + 7) // 8 if num_bits < 2**24 else 2**21      # a bit set of 16 Mbit at most
     num_bits = min(num_bits, size * 8)
     array = np.array(values, np.int64)
+    compiled, numpy = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
+    kernel._kernels.bloom_add(compiled, array, mix, k, num_bits)
+    kernel.numpy_add(numpy, array, mix, k, num_bits)
+    np.testing.assert_array_equal(compiled, numpy)
+
+
+@given(st.lists(st.sampled_from([0, 1, -1, 4096, 2 * 4096, 1 << 40, (1 << 40) + 4096, 2**63 - 1, -2**63]),
+                max_size=3000), st.booleans(), st.integers(1, 10), st.integers(1, 100_000))
+def test_bloom_repeated_values_equal_numpy(values: list[int], mix: bool, k: int, num_bits: int) -> None:
+    """Repeats (runs, and values sharing a slot of the kernel's table of recent hashes, which
+    are skipped or evict each other) set the bits numpy's path sets."""
+    array = np.array(values, np.int64)
+    size = (num_bits + 7) // 8
     compiled, numpy = np.zeros(size, np.uint8), np.zeros(size, np.uint8)
     kernel._kernels.bloom_add(compiled, array, mix, k, num_bits)
     kernel.numpy_add(numpy, array, mix, k, num_bits)
@@ -93,6 +107,12 @@ def test_serialize_refuses_groups_that_do_not_ascend() -> None:
         kernel._kernels.serialize_groups(np.array([3, 3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
     with pytest.raises(ValueError, match="outside"):
         kernel._kernels.serialize_groups(np.array([3], np.uint32), np.zeros(1, np.int64), np.full(1, 2, np.int64))
+    # descents across containers, many of them: refused before the containers overflow
+    alternating = np.array([(i % 2) << 16 | i for i in range(200_000)], np.uint32)
+    for rows in (np.array([70_000, 3], np.uint32), np.array([1, 70_000, 3], np.uint32), alternating):
+        with pytest.raises(ValueError, match="group 1 is not strictly ascending"):
+            kernel._kernels.serialize_groups(np.concatenate(([5], rows)).astype(np.uint32),
+                                             np.array([0, 1], np.int64), np.array([1, len(rows)], np.int64))
     with pytest.raises(ValueError, match="ascending"):
         kernel._kernels.serialize_slices(np.array([4, 3], np.uint32), np.ones(2, np.uint64), 1)
     with pytest.raises(ValueError, match="uint64 value per"):
@@ -217,6 +237,69 @@ def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
     for got, expected in zip(signed[1:], flipped[1:]):
         np.testing.assert_array_equal(got, expected)
     assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
+
+
+@given(st.lists(st.booleans(), max_size=3000), st.sampled_from([np.uint8, np.int16, np.int32, np.float64]))
+def test_compress_and_split_rows_equal_numpy(valid: list[bool], dtype: type) -> None:
+    flags = np.array(valid, bool)
+    values = np.arange(len(flags)).astype(dtype)
+    kept = np.frombuffer(kernel._kernels.compress(values, values.itemsize, flags), dtype)
+    np.testing.assert_array_equal(kept, values[flags])
+    present, missing = kernel._kernels.split_rows(flags)
+    np.testing.assert_array_equal(np.frombuffer(present, np.int64), np.flatnonzero(flags))
+    np.testing.assert_array_equal(np.frombuffer(missing, np.uint32), np.flatnonzero(~flags))
+    with pytest.raises(ValueError, match="per validity byte"):
+        kernel._kernels.compress(values, 3, flags)
+
+
+@given(st.lists(st.binary(max_size=100), max_size=200))
+def test_xxh64_each_equals_xxhash(items: list[bytes]) -> None:
+    """Every length class of XXH64 (stripes of 32, words of 8 and 4, single bytes)."""
+    hashes = np.frombuffer(kernel._kernels.xxh64_each(items), np.int64).tolist()
+    assert hashes == [hashing.xxh64(item) for item in items]
+    with pytest.raises(TypeError, match="not bytes"):
+        kernel._kernels.xxh64_each(["text"])
+
+
+@given(st.lists(st.none() | st.text(max_size=40), max_size=200), st.integers(0, 5))
+def test_string_hashes_equal_xxhash(values: list[str | None], cut: int) -> None:
+    """Hashed from a list (strs as UTF-8) and from Arrow's buffers (sliced, large offsets,
+    chunked): each non-null value's XXH64, in row order."""
+    import pyarrow as pa
+
+    values = [v for v in values if v is None or not any(0xD800 <= ord(c) < 0xE000 for c in v)]
+    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
+    assert kernel.string_hashes(True, values).tolist() == expected
+    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
+    for arrow_type in (pa.string(), pa.large_string()):
+        sliced = pa.array(["x"] * cut + values + ["y"], type=arrow_type)[cut:cut + len(values)]
+        assert kernel.string_hashes(True, sliced).tolist() == expected
+        chunked = pa.chunked_array([sliced[:cut], sliced[cut:]], type=arrow_type)
+        assert kernel.string_hashes(True, chunked).tolist() == expected
+    binaries = [None if v is None else v.encode() for v in values]
+    assert kernel.string_hashes(False, binaries).tolist() == expected
+    assert kernel.string_hashes(False, pa.array(binaries, type=pa.binary())).tolist() == expected
+
+
+def test_string_hashes_decline_what_the_typing_pass_reports() -> None:
+    """Values that are not exactly str (bytes), lone surrogates and other Arrow types are left
+    to `column_values` and the reference pass."""
+    import pyarrow as pa
+
+    for values in (["a", b"b"], ["a", 1], ["\ud800"], pa.array(["a"]).dictionary_encode(), (x for x in "ab")):
+        assert kernel.string_hashes(True, values) is None
+    assert kernel.string_hashes(False, ["a"]) is None
+    with pytest.raises(ValueError, match="outside the data"):
+        kernel._kernels.xxh64_offsets(np.array([0, 9], np.int32), 4, b"abc", 0, 1)
+
+
+def test_string_hashes_of_pandas_objects_skip_what_pandas_calls_missing() -> None:
+    import pandas as pd
+
+    series = pd.Series(["a", math.nan, None, pd.NA, "b", pd.NaT], dtype=object)
+    assert kernel.string_hashes(True, series).tolist() == [hashing.xxh64(b"a"), hashing.xxh64(b"b")]
+    assert ps.build_index("bloom-filter", "STRING", series, items=10) == \
+        ps.build_index("bloom-filter", "STRING", ["a", None, "b"], items=10)
 
 
 @given(st.binary(max_size=5000) | st.integers(0, 300_000).map(lambda n: np.random.default_rng(n).bytes(n)),

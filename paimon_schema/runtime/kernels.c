@@ -14,6 +14,9 @@
  * - `serialize_slices`: the same for the bit slices of a bit-sliced index (BSI and
  *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
  *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
+ * - `compress`, `split_rows`: a column's NULL rows set aside without a branch per row.
+ * - `xxh64_each`, `xxh64_items`, `xxh64_offsets`: the bloom filter's hash of strings and binaries
+ *   (distinct ones, a list's, an Arrow array's), with no Python call or object each.
  *
  * - `block_search`: the binary search of a btree global index block (an SST block of
  *   var-len-framed keys) for the first key at or above a probe, comparing keys in place as
@@ -65,10 +68,16 @@ block_positions(const int32_t *h1, const int32_t *h2, Py_ssize_t size, uint32_t 
     }
 }
 
-/* Every value into the bit set, a block at a time: each block's hashes, then per hash
- * function its positions (vectorized) and their bits (random writes, which cannot be).
- * Compiled also for AVX-512 and AVX2, the best chosen at load time (GCC's target_clones, on
- * x86-64 glibc): the portable SSE2 build takes a third longer. */
+/* Hashes recently added, by their low bits: a value whose hash is there sets only bits already
+ * set (the positions depend on the hash alone), so it is skipped. Columns repeat values
+ * (sorted, clustered, skewed or low-cardinality ones): without this, a run of one value
+ * writes the same k bytes over and over, each write waiting for the last one. */
+#define RECENT_BITS 12
+
+/* Every value into the bit set, a block at a time: each block's hashes (those not added
+ * recently), then per hash function their positions (vectorized) and their bits (random
+ * writes, which cannot be). Compiled also for AVX-512 and AVX2, the best chosen at load time
+ * (GCC's target_clones, on x86-64 glibc): the portable SSE2 build takes a third longer. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
 #endif
@@ -78,18 +87,27 @@ add_all(uint8_t *bits, const unsigned char *data, Py_ssize_t count, int mix, uin
     uint64_t inverse = UINT64_MAX / divisor + 1;
     int32_t h1[BLOCK], h2[BLOCK];
     uint32_t positions[BLOCK];
+    uint64_t hashes[BLOCK], recent[1 << RECENT_BITS];
+    const uint64_t mask = ((uint64_t)1 << RECENT_BITS) - 1;
+    for (uint64_t slot = 0; slot <= mask; slot++)
+        recent[slot] = slot ^ 1;                 /* no hash that maps to the slot */
     for (Py_ssize_t base = 0; base < count; base += BLOCK) {
-        Py_ssize_t size = count - base < BLOCK ? count - base : BLOCK;
+        Py_ssize_t size = count - base < BLOCK ? count - base : BLOCK, fresh = 0;
+        memcpy(hashes, data + 8 * base, (size_t)size * 8);
+        if (mix)
+            for (Py_ssize_t j = 0; j < size; j++)       /* vectorized */
+                hashes[j] = wang64(hashes[j]);
         for (Py_ssize_t j = 0; j < size; j++) {
-            uint64_t value;
-            memcpy(&value, data + 8 * (base + j), 8);
-            uint64_t hash = mix ? wang64(value) : value;
-            h1[j] = (int32_t)(uint32_t)hash;
-            h2[j] = (int32_t)(uint32_t)(hash >> 32);
+            uint64_t hash = hashes[j];
+            uint64_t *seen = &recent[hash & mask];
+            h1[fresh] = (int32_t)(uint32_t)hash;
+            h2[fresh] = (int32_t)(uint32_t)(hash >> 32);
+            fresh += *seen != hash;
+            *seen = hash;
         }
         for (uint32_t i = 1; i <= k; i++) {
-            block_positions(h1, h2, size, i, inverse, divisor, positions);
-            for (Py_ssize_t j = 0; j < size; j++)
+            block_positions(h1, h2, fresh, i, inverse, divisor, positions);
+            for (Py_ssize_t j = 0; j < fresh; j++)
                 bits[positions[j] >> 3] |= (uint8_t)(1u << (positions[j] & 7));
         }
     }
@@ -352,17 +370,26 @@ container_size(const container_t *c)
 }
 
 /* The containers of ascending `rows` into `containers` (room for one per row, at most 65536);
- * returns how many, and sets whether any is a run container. */
+ * returns how many, and sets whether any is a run container; NOT_ASCENDING (before writing
+ * past the containers of ascending rows) where the rows are not strictly ascending. */
+#define NOT_ASCENDING SIZE_MAX
+
 static size_t
 containers_of(const uint32_t *rows, uint32_t count, container_t *containers, int *has_runs)
 {
     size_t n = 0;
     *has_runs = 0;
     for (uint32_t i = 0; i < count;) {
+        if (i > 0 && rows[i] <= rows[i - 1])
+            return NOT_ASCENDING;
         container_t *c = &containers[n++];
-        uint32_t high = rows[i] >> 16, runs = 1, j = i + 1;
-        for (; j < count && rows[j] >> 16 == high; j++)
+        uint32_t high = rows[i] >> 16, runs = 1, j = i + 1, descents = 0;
+        for (; j < count && rows[j] >> 16 == high; j++) {
             runs += rows[j] != rows[j - 1] + 1;
+            descents += rows[j] <= rows[j - 1];
+        }
+        if (descents)
+            return NOT_ASCENDING;
         c->first = i;
         c->card = j - i;
         c->runs = runs;
@@ -461,6 +488,8 @@ serialize_groups(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     PyObject *result = NULL, *blob = NULL, *lengths = NULL;
     container_t *containers = NULL;
+    size_t *found = NULL;
+    char *run_flags = NULL;
     Py_ssize_t groups = starts.len / 8, total_rows = rows.len / 4;
     const int64_t *start_data = starts.buf, *count_data = counts.buf;
     const uint32_t *row_data = rows.buf;
@@ -474,39 +503,60 @@ serialize_groups(PyObject *Py_UNUSED(module), PyObject *args)
             PyErr_Format(PyExc_ValueError, "serialize_groups: group %zd lies outside the rows", g);
             goto done;
         }
-        const uint32_t *group = row_data + start_data[g];
-        for (int64_t j = 1; j < count_data[g]; j++) {
-            if (group[j] <= group[j - 1]) {
-                PyErr_Format(PyExc_ValueError, "serialize_groups: group %zd is not strictly ascending", g);
-                goto done;
-            }
-        }
         if ((size_t)count_data[g] > most)
             most = (size_t)count_data[g];
     }
     if (most > 65536)
         most = 65536;
+    /* one pass finds every group's containers (kept: the write needs them again), the next
+     * writes them; `capacity` grows with the containers found */
     lengths = PyByteArray_FromStringAndSize(NULL, groups * 8);
-    containers = PyMem_RawMalloc(most * sizeof(container_t));
-    if (lengths == NULL || containers == NULL) {
+    size_t capacity = most > 4096 ? most : 4096, used = 0;
+    containers = PyMem_RawMalloc(capacity * sizeof(container_t));
+    found = PyMem_RawMalloc((size_t)(groups ? groups : 1) * sizeof(size_t));
+    run_flags = PyMem_RawMalloc((size_t)(groups ? groups : 1));
+    if (lengths == NULL || containers == NULL || found == NULL || run_flags == NULL) {
         if (!PyErr_Occurred())
             PyErr_NoMemory();
         goto done;
     }
     int64_t *length_data = (int64_t *)PyByteArray_AS_STRING(lengths);
     size_t total = 0;
+    int failed = 0;
+    Py_ssize_t descending = -1;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t g = 0; g < groups; g++) {
+        if (capacity - used < most) {
+            size_t grown = capacity * 2;
+            container_t *larger = PyMem_RawRealloc(containers, grown * sizeof(container_t));
+            if (larger == NULL) {
+                failed = 1;
+                break;
+            }
+            containers = larger;
+            capacity = grown;
+        }
         int has_runs;
-        size_t n = containers_of(row_data + start_data[g], (uint32_t)count_data[g], containers, &has_runs);
+        size_t n = containers_of(row_data + start_data[g], (uint32_t)count_data[g], containers + used, &has_runs);
+        if (n == NOT_ASCENDING) {
+            descending = g;
+            break;
+        }
         size_t size = header_size(n, has_runs);
         for (size_t i = 0; i < n; i++)
-            size += container_size(&containers[i]);
+            size += container_size(&containers[used + i]);
+        found[g] = n;
+        run_flags[g] = (char)has_runs;
+        used += n;
         length_data[g] = (int64_t)size;
         total += size;
     }
     Py_END_ALLOW_THREADS
-    if (total > PY_SSIZE_T_MAX) {
+    if (descending >= 0) {
+        PyErr_Format(PyExc_ValueError, "serialize_groups: group %zd is not strictly ascending", descending);
+        goto done;
+    }
+    if (failed || total > PY_SSIZE_T_MAX) {
         PyErr_NoMemory();
         goto done;
     }
@@ -515,18 +565,16 @@ serialize_groups(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     unsigned char *out = (unsigned char *)PyBytes_AS_STRING(blob);
     Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t g = 0; g < groups; g++) {
-        int has_runs;
-        const uint32_t *group = row_data + start_data[g];
-        size_t n = containers_of(group, (uint32_t)count_data[g], containers, &has_runs);
-        out += write_bitmap(group, containers, n, has_runs, out);
-    }
+    for (Py_ssize_t g = 0, first = 0; g < groups; first += (Py_ssize_t)found[g], g++)
+        out += write_bitmap(row_data + start_data[g], containers + first, found[g], run_flags[g], out);
     Py_END_ALLOW_THREADS
     result = Py_BuildValue("(OO)", blob, lengths);
 done:
     Py_XDECREF(blob);
     Py_XDECREF(lengths);
     PyMem_RawFree(containers);
+    PyMem_RawFree(found);
+    PyMem_RawFree(run_flags);
     PyBuffer_Release(&rows);
     PyBuffer_Release(&starts);
     PyBuffer_Release(&counts);
@@ -1215,8 +1263,324 @@ row_ids(PyObject *Py_UNUSED(module), PyObject *args)
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* compress, split_rows: a column's NULLs set aside. numpy's boolean indexing and flatnonzero
+ * branch on every row: at 90 % NULL, one misprediction in five rows (~3 ms a million rows);
+ * these loops write every row and advance by its validity, with no branch. */
+
+#define COMPRESS(type) \
+    do { \
+        const type *in = (const type *)values.buf; \
+        type *to = (type *)out; \
+        for (Py_ssize_t i = 0; i < rows; i++) { \
+            to[kept] = in[i]; \
+            kept += flags[i] != 0; \
+        } \
+    } while (0)
+
+PyDoc_STRVAR(compress_doc,
+"compress(values: buffer, itemsize: int, valid: buffer of bool) -> bytearray\n\n"
+"The items (of `itemsize` bytes: 1, 2, 4 or 8) of the rows whose `valid` byte is not 0.");
+
+static PyObject *
+compress(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer values, valid;
+    Py_ssize_t itemsize;
+    if (!PyArg_ParseTuple(args, "y*ny*:compress", &values, &itemsize, &valid))
+        return NULL;
+    PyObject *result = NULL;
+    Py_ssize_t rows = valid.len, kept = 0;
+    const unsigned char *flags = valid.buf;
+    if ((itemsize != 1 && itemsize != 2 && itemsize != 4 && itemsize != 8) || values.len != rows * itemsize) {
+        PyErr_SetString(PyExc_ValueError, "compress: an item of 1, 2, 4 or 8 bytes per validity byte");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < rows; i++)              /* vectorized: the exact size */
+        kept += flags[i] != 0;
+    result = PyByteArray_FromStringAndSize(NULL, (kept + 1) * itemsize);   /* + 1: the last store */
+    if (result == NULL)
+        goto done;
+    char *out = PyByteArray_AS_STRING(result);
+    kept = 0;
+    Py_BEGIN_ALLOW_THREADS
+    switch (itemsize) {
+    case 1: COMPRESS(uint8_t); break;
+    case 2: COMPRESS(uint16_t); break;
+    case 4: COMPRESS(uint32_t); break;
+    default: COMPRESS(uint64_t); break;
+    }
+    Py_END_ALLOW_THREADS
+    if (PyByteArray_Resize(result, kept * itemsize) < 0)
+        Py_CLEAR(result);
+done:
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&valid);
+    return result;
+}
+
+PyDoc_STRVAR(split_rows_doc,
+"split_rows(valid: buffer of bool) -> tuple[bytearray, bytearray]\n\n"
+"The rows whose `valid` byte is not 0 (int64) and the others (uint32), each ascending.");
+
+static PyObject *
+split_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer valid;
+    if (!PyArg_ParseTuple(args, "y*:split_rows", &valid))
+        return NULL;
+    PyObject *result = NULL, *present = NULL, *missing = NULL;
+    Py_ssize_t rows = valid.len, kept = 0;
+    const unsigned char *flags = valid.buf;
+    if (rows > (Py_ssize_t)UINT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "split_rows: at most 2**32 rows");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < rows; i++)
+        kept += flags[i] != 0;
+    present = PyByteArray_FromStringAndSize(NULL, (kept + 1) * 8);
+    missing = PyByteArray_FromStringAndSize(NULL, (rows - kept + 1) * 4);
+    if (present == NULL || missing == NULL)
+        goto done;
+    int64_t *to_present = (int64_t *)PyByteArray_AS_STRING(present);
+    uint32_t *to_missing = (uint32_t *)PyByteArray_AS_STRING(missing);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t p = 0, m = 0;
+    for (Py_ssize_t i = 0; i < rows; i++) {
+        int ok = flags[i] != 0;
+        to_present[p] = i;
+        to_missing[m] = (uint32_t)i;
+        p += ok;
+        m += !ok;
+    }
+    Py_END_ALLOW_THREADS
+    if (PyByteArray_Resize(present, kept * 8) < 0 || PyByteArray_Resize(missing, (rows - kept) * 4) < 0)
+        goto done;
+    result = Py_BuildValue("(OO)", present, missing);
+done:
+    Py_XDECREF(present);
+    Py_XDECREF(missing);
+    PyBuffer_Release(&valid);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* xxh64_each: XXH64 (seed 0) of each bytes object, the hash Paimon's bloom filter gives
+ * strings and binaries (`FastHash`); the xxhash package's call per value costs ~0.3 us, more
+ * than the hashing. The reference algorithm (xxhash.h's XXH64), little-endian reads. */
+
+#define XXH_P1 0x9E3779B185EBCA87ull
+#define XXH_P2 0xC2B2AE3D27D4EB4Full
+#define XXH_P3 0x165667B19E3779F9ull
+#define XXH_P4 0x85EBCA77C2B2AE63ull
+#define XXH_P5 0x27D4EB2F165667C5ull
+
+static inline uint64_t
+rotl64(uint64_t x, int r)
+{
+    return (x << r) | (x >> (64 - r));
+}
+
+static inline uint64_t
+read64(const unsigned char *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24
+        | (uint64_t)p[4] << 32 | (uint64_t)p[5] << 40 | (uint64_t)p[6] << 48 | (uint64_t)p[7] << 56;
+}
+
+static inline uint64_t
+read32(const unsigned char *p)
+{
+    return (uint64_t)p[0] | (uint64_t)p[1] << 8 | (uint64_t)p[2] << 16 | (uint64_t)p[3] << 24;
+}
+
+static inline uint64_t
+xxh_round(uint64_t acc, uint64_t input)
+{
+    return rotl64(acc + input * XXH_P2, 31) * XXH_P1;
+}
+
+static inline uint64_t
+xxh_merge(uint64_t acc, uint64_t value)
+{
+    return (acc ^ xxh_round(0, value)) * XXH_P1 + XXH_P4;
+}
+
+static uint64_t
+xxh64(const unsigned char *p, size_t length)
+{
+    const unsigned char *end = p + length;
+    uint64_t h;
+    if (length >= 32) {
+        uint64_t v1 = XXH_P1 + XXH_P2, v2 = XXH_P2, v3 = 0, v4 = (uint64_t)0 - XXH_P1;
+        for (; end - p >= 32; p += 32) {
+            v1 = xxh_round(v1, read64(p));
+            v2 = xxh_round(v2, read64(p + 8));
+            v3 = xxh_round(v3, read64(p + 16));
+            v4 = xxh_round(v4, read64(p + 24));
+        }
+        h = rotl64(v1, 1) + rotl64(v2, 7) + rotl64(v3, 12) + rotl64(v4, 18);
+        h = xxh_merge(xxh_merge(xxh_merge(xxh_merge(h, v1), v2), v3), v4);
+    }
+    else
+        h = XXH_P5;
+    h += (uint64_t)length;
+    for (; end - p >= 8; p += 8)
+        h = rotl64(h ^ xxh_round(0, read64(p)), 27) * XXH_P1 + XXH_P4;
+    if (end - p >= 4) {
+        h = rotl64(h ^ read32(p) * XXH_P1, 23) * XXH_P2 + XXH_P3;
+        p += 4;
+    }
+    for (; p < end; p++)
+        h = rotl64(h ^ *p * XXH_P5, 11) * XXH_P1;
+    h ^= h >> 33;
+    h *= XXH_P2;
+    h ^= h >> 29;
+    h *= XXH_P3;
+    h ^= h >> 32;
+    return h;
+}
+
+PyDoc_STRVAR(xxh64_each_doc,
+"xxh64_each(items: list[bytes]) -> bytearray\n\n"
+"XXH64 (seed 0) of each item, as native int64 (Java's signed long).");
+
+static PyObject *
+xxh64_each(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items;
+    if (!PyArg_ParseTuple(args, "O!:xxh64_each", &PyList_Type, &items))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(items);
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * 8);
+    if (result == NULL)
+        return NULL;
+    uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyBytes_Check(item)) {
+            PyErr_Format(PyExc_TypeError, "xxh64_each: item %zd is %.100s, not bytes", i, Py_TYPE(item)->tp_name);
+            Py_DECREF(result);
+            return NULL;
+        }
+        out[i] = xxh64((const unsigned char *)PyBytes_AS_STRING(item), (size_t)PyBytes_GET_SIZE(item));
+    }
+    return result;
+}
+
+PyDoc_STRVAR(xxh64_items_doc,
+"xxh64_items(items: list, text: bool) -> tuple[bytearray, bytearray | None] | None\n\n"
+"XXH64 (seed 0) of each item's bytes (native int64; 0 for None) and a bool byte per item (None:\n"
+"no None): exact strs as UTF-8 (`text`), else exact bytes; None where an item is anything\n"
+"else, or a str is not valid Unicode (the caller's per-value path says why).");
+
+static PyObject *
+xxh64_items(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *items;
+    int text;
+    if (!PyArg_ParseTuple(args, "O!p:xxh64_items", &PyList_Type, &items, &text))
+        return NULL;
+    Py_ssize_t count = PyList_GET_SIZE(items);
+    PyObject *hashes = PyByteArray_FromStringAndSize(NULL, count * 8), *valid = NULL;
+    if (hashes == NULL)
+        return NULL;
+    uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(hashes);
+    char *flags = NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        const char *data;
+        Py_ssize_t size;
+        if (item == Py_None) {
+            if (flags == NULL) {
+                valid = PyByteArray_FromStringAndSize(NULL, count);
+                if (valid == NULL)
+                    goto fail;
+                flags = PyByteArray_AS_STRING(valid);
+                memset(flags, 1, (size_t)count);
+            }
+            flags[i] = 0;
+            out[i] = 0;
+            continue;
+        }
+        if (text && PyUnicode_CheckExact(item)) {
+            data = PyUnicode_AsUTF8AndSize(item, &size);       /* cached on the str */
+            if (data == NULL) {
+                PyErr_Clear();
+                goto decline;
+            }
+        }
+        else if (!text && PyBytes_CheckExact(item)) {
+            data = PyBytes_AS_STRING(item);
+            size = PyBytes_GET_SIZE(item);
+        }
+        else
+            goto decline;
+        out[i] = xxh64((const unsigned char *)data, (size_t)size);
+    }
+    return Py_BuildValue("(NN)", hashes, valid != NULL ? valid : Py_NewRef(Py_None));
+decline:
+    Py_DECREF(hashes);
+    Py_XDECREF(valid);
+    Py_RETURN_NONE;
+fail:
+    Py_DECREF(hashes);
+    return NULL;
+}
+
+PyDoc_STRVAR(xxh64_offsets_doc,
+"xxh64_offsets(offsets: buffer, width: int, data: buffer, first: int, count: int) -> bytearray\n\n"
+"XXH64 (seed 0) of values first .. first + count - 1 of an Arrow binary/string array: value i\n"
+"is data[offsets[i]:offsets[i + 1]], offsets of `width` bytes (4, or 8 for the large types).");
+
+static PyObject *
+xxh64_offsets(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer offsets, data;
+    Py_ssize_t width, first, count;
+    if (!PyArg_ParseTuple(args, "y*ny*nn:xxh64_offsets", &offsets, &width, &data, &first, &count))
+        return NULL;
+    PyObject *result = NULL;
+    if ((width != 4 && width != 8) || first < 0 || count < 0
+            || offsets.len / width < first + count + 1) {
+        PyErr_SetString(PyExc_ValueError, "xxh64_offsets: offsets of 4 or 8 bytes, one past each value");
+        goto done;
+    }
+    result = PyByteArray_FromStringAndSize(NULL, count * 8);
+    if (result == NULL)
+        goto done;
+    uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(result);
+    const unsigned char *bytes = data.buf;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        int64_t start, end;
+        if (width == 4) {
+            start = ((const int32_t *)offsets.buf)[first + i];
+            end = ((const int32_t *)offsets.buf)[first + i + 1];
+        }
+        else {
+            start = ((const int64_t *)offsets.buf)[first + i];
+            end = ((const int64_t *)offsets.buf)[first + i + 1];
+        }
+        if (start < 0 || end < start || end > data.len) {
+            PyErr_SetString(PyExc_ValueError, "xxh64_offsets: an offset lies outside the data");
+            Py_CLEAR(result);
+            goto done;
+        }
+        out[i] = xxh64(bytes + start, (size_t)(end - start));
+    }
+done:
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
+    {"xxh64_items", xxh64_items, METH_VARARGS, xxh64_items_doc},
+    {"xxh64_offsets", xxh64_offsets, METH_VARARGS, xxh64_offsets_doc},
+    {"xxh64_each", xxh64_each, METH_VARARGS, xxh64_each_doc},
+    {"compress", compress, METH_VARARGS, compress_doc},
+    {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},

@@ -303,26 +303,27 @@ fail:
     return NULL;
 }
 
-/* The distinct strings (or bytes) met so far: an open-addressing table of (hash, code) slots
- * and the keys' bytes back to back in one arena. A million rows probe these few hundred
- * kilobytes, which stay in the cache beside the rows streaming by; a dict of the same keys
+/* The distinct strings (or bytes) met so far: an open-addressing table of slots (hash, code,
+ * size, kind, offset) and the keys' bytes back to back in one arena. A million rows probe these
+ * few hundred kilobytes, which stay in the cache beside the rows streaming by; a dict of the keys
  * also touches each key object and a boxed code, scattered through the heap (a third more
  * time for 1M strings of 10k distinct values). A str is compared in its canonical PEP 393
  * form (the narrowest kind that holds it), so equal strings have equal kind and bytes. */
 typedef struct {
     Py_hash_t hash;
     Py_ssize_t code;                /* -1: empty */
+    size_t start;                   /* where its bytes start in the arena */
+    size_t shape;                   /* its bytes << 3 | its PEP 393 kind (0 for bytes) */
 } slot_t;
 
+/* A slot holds all a probe compares (hash, size, kind, where the bytes are): a probe of a
+ * known key touches its slot and its bytes, two cache lines, not five arrays. */
 typedef struct {
     slot_t *slots;
     size_t mask;
     char *arena;                    /* every key's bytes, back to back */
     size_t used, capacity;
-    size_t *starts;                 /* per code: where its bytes start in the arena */
-    Py_ssize_t *sizes;              /* per code: its bytes */
-    int *kinds;                     /* per code: PEP 393 kind (0 for bytes) */
-    Py_ssize_t count, room;
+    Py_ssize_t count;
 } table_t;
 
 typedef struct {
@@ -355,9 +356,6 @@ table_free(table_t *table)
 {
     PyMem_Free(table->slots);
     PyMem_Free(table->arena);
-    PyMem_Free(table->starts);
-    PyMem_Free(table->sizes);
-    PyMem_Free(table->kinds);
 }
 
 static int
@@ -388,37 +386,19 @@ table_resize(table_t *table, size_t slots)
 static Py_ssize_t
 table_code(table_t *table, const view_t *view, Py_hash_t hash, int *added)
 {
-    size_t at = (size_t)hash & table->mask;
+    size_t at = (size_t)hash & table->mask, shape = (size_t)view->size << 3 | (size_t)view->kind;
     for (;;) {
         slot_t *slot = &table->slots[at];
         if (slot->code < 0)
             break;
-        Py_ssize_t code = slot->code;
-        if (slot->hash == hash && table->sizes[code] == view->size && table->kinds[code] == view->kind
-                && (view->size == 0
-                    || memcmp(table->arena + table->starts[code], view->data, (size_t)view->size) == 0)) {
+        if (slot->hash == hash && slot->shape == shape
+                && (view->size == 0 || memcmp(table->arena + slot->start, view->data, (size_t)view->size) == 0)) {
             *added = 0;
-            return code;
+            return slot->code;
         }
         at = (at + 1) & table->mask;
     }
     Py_ssize_t code = table->count;
-    if (code == table->room) {
-        Py_ssize_t room = table->room ? table->room * 2 : 1024;
-        size_t *starts = PyMem_Realloc(table->starts, (size_t)room * sizeof(size_t));
-        if (starts == NULL)
-            return -1;
-        table->starts = starts;
-        Py_ssize_t *sizes = PyMem_Realloc(table->sizes, (size_t)room * sizeof(Py_ssize_t));
-        if (sizes == NULL)
-            return -1;
-        table->sizes = sizes;
-        int *kinds = PyMem_Realloc(table->kinds, (size_t)room * sizeof(int));
-        if (kinds == NULL)
-            return -1;
-        table->kinds = kinds;
-        table->room = room;
-    }
     if ((size_t)view->size > table->capacity - table->used) {
         size_t capacity = table->capacity ? table->capacity : 16384;
         while ((size_t)view->size > capacity - table->used) {
@@ -434,12 +414,11 @@ table_code(table_t *table, const view_t *view, Py_hash_t hash, int *added)
     }
     if (view->size > 0)
         memcpy(table->arena + table->used, view->data, (size_t)view->size);
-    table->starts[code] = table->used;
-    table->sizes[code] = view->size;
-    table->kinds[code] = view->kind;
-    table->used += (size_t)view->size;
     table->slots[at].hash = hash;
     table->slots[at].code = code;
+    table->slots[at].start = table->used;
+    table->slots[at].shape = shape;
+    table->used += (size_t)view->size;
     table->count++;
     *added = 1;
     if ((size_t)table->count * 2 > table->mask + 1 && table_resize(table, (table->mask + 1) * 2) < 0)

@@ -28,6 +28,11 @@ from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
 
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:             # built without a C compiler: numpy's flatnonzero
+    _kernels = None  # type: ignore[assignment]
+
 
 # ---------------------------------------------------------------------------------------------
 # Writing (`BitmapFileIndex.Writer`): the layout pass, then bytes
@@ -62,7 +67,8 @@ class BitmapLayout:
     num_rows: int
     null_offset: int | None          # None: no null rows
     null_length: int                 # V2's nullBitmapLength (18 for a single, unstored row)
-    keys: Keys                       # id2bitmap HashMap order (V1 entries; body order)
+    keys: Keys                       # id2bitmap HashMap order (V1 entries; body order), or
+                                     # sorted where the order is not observable (`_unordered`)
     offsets: np.ndarray              # int64 per entry: body offset, or -1 - row for a single row
     lengths: np.ndarray              # int64 per entry: serialized length, -1 for a single row
     body: bytes                      # null bitmap (>= 2 rows), then key bitmaps in entry order
@@ -133,6 +139,8 @@ def row_layout(data_type: str | DataType, values: Iterable[object], *, version: 
     for row, key in enumerate(row_keys):
         (nulls if key is None else rows.setdefault(key, [])).append(row)
     order = javaorder.bitmap_key_order([k for k in row_keys if k is not None], _JAVA_KINDS[codec.kind])
+    if _unordered(version, np.array([len(r) for r in rows.values()], np.int64)):
+        order = sorted(order, key=codec.order)
 
     body: list[bytes] = []
     null_offset, null_length = None, 0
@@ -227,6 +235,7 @@ class _Column(NamedTuple):
     grouping: np.ndarray        # uint64 per non-null row: equal iff the keys are equal
     strings: list[bytes] | None  # string kinds: the key of each code (`grouping`)
     signed: bool = False        # `grouping` holds int64 bits, not yet sign-flipped (see `_group`)
+    nulls: np.ndarray | None = None  # uint32: the null rows, ascending; None: none
 
 
 def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
@@ -244,12 +253,13 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     column = _column(codec, values)
     if column is None:
         return None
-    num_rows, rows, grouping, strings, signed = column
+    num_rows, rows, grouping, strings, signed, nulls = column
     groups = _group(num_rows, rows, grouping, signed)
     starts, counts, group_keys = groups.starts, groups.counts, groups.keys
     first_rows = np.frombuffer(groups.rows, np.uint32)[starts].astype(np.int64)
 
-    nulls = _complement(num_rows, rows)
+    if nulls is None:
+        nulls = np.zeros(0, np.uint32)
     body: list[bytes] = []
     null_offset, null_length = None, 0
     if len(nulls):
@@ -261,15 +271,21 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
             null_offset = 0
             body.append(null_bitmap)
 
-    # Java's order: the distinct keys in order of first occurrence, then the HashMap.
+    # Java's order: the distinct keys in order of first occurrence, then the HashMap. V2 lists
+    # its entries sorted; the HashMap order shows only in the body, so a V2 index whose keys
+    # all hold one row (no bitmap stored) takes the sorted order (`_unordered`).
     kind = codec.kind
     java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
-    arrival = _arrival(num_rows, first_rows)
-    last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
-    trailing = last_row >= 0 and int(first_rows.max()) != last_row
-    arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
-        else _hash_input(kind, group_keys)[arrival]
-    order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
+    unordered = _unordered(version, counts)
+    if unordered:
+        order = _java_sorted(kind, group_keys, strings)
+    else:
+        arrival = _arrival(num_rows, first_rows)
+        last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
+        trailing = last_row >= 0 and int(first_rows.max()) != last_row
+        arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
+            else _hash_input(kind, group_keys)[arrival]
+        order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
 
     cursor = len(body[0]) if body else 0
     counts_o = counts[order]
@@ -286,9 +302,12 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
 
     sorted_entries = block_starts = np.zeros(0, np.int64)
     if version == 2 and len(order):
-        position = np.empty(len(order), np.int64)
-        position[order] = np.arange(len(order))
-        sorted_entries = position[_java_sorted(kind, group_keys, strings)]
+        if unordered:
+            sorted_entries = np.arange(len(order), dtype=np.int64)
+        else:
+            position = np.empty(len(order), np.int64)
+            position[order] = np.arange(len(order))
+            sorted_entries = position[_java_sorted(kind, group_keys, strings)]
         needed = np.full(len(order), 8 + codec.size(0), np.int64) if strings is None \
             else 12 + np.fromiter(map(len, ordered_keys), np.int64, len(order))[sorted_entries]
         found = _block_starts(needed, index_block_size)
@@ -297,6 +316,13 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         block_starts = found
     return BitmapLayout(codec, version, num_rows, null_offset, null_length, ordered_keys, offsets, lengths,
                         b"".join(body), sorted_entries, block_starts)
+
+
+def _unordered(version: int, counts: np.ndarray) -> bool:
+    """Whether the layout's entries take Java's sorted key order rather than its HashMap
+    order: in V2, where no key holds two rows, no bitmap is stored and the HashMap order,
+    which decides only the body's order, is not observable (and not worth computing)."""
+    return version == 2 and (not len(counts) or int(counts.max()) == 1)
 
 
 def _column(codec: KeyCodec, values: Column) -> _Column | None:
@@ -314,14 +340,14 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
     marks the non-null rows (None: all)."""
     if num_rows >= 2**31:
         return None
-    rows = None if valid is None else np.flatnonzero(valid)
+    rows, nulls = _split(valid)
     kind, letter = codec.kind, array.dtype.kind
     if not len(array):
-        return _Column(num_rows, rows, np.zeros(0, np.uint64), [] if kind == KeyKind.string else None)
+        return _Column(num_rows, rows, np.zeros(0, np.uint64), [] if kind == KeyKind.string else None, nulls=nulls)
     if kind == KeyKind.string:
         return None
     if kind == KeyKind.boolean:
-        return _Column(num_rows, rows, array.astype(np.uint64), None) if letter == "b" else None
+        return _Column(num_rows, rows, array.astype(np.uint64), None, nulls=nulls) if letter == "b" else None
     if kind in (KeyKind.float32, KeyKind.float64):
         if letter != "f":
             return None
@@ -331,18 +357,30 @@ def _array_column(codec: KeyCodec, array: np.ndarray, num_rows: int,
             else:
                 bits = array.astype(np.float64).view(np.uint64).copy()
         bits[np.isnan(array)] = _CANONICAL_NAN[kind]
-        return _Column(num_rows, rows, bits, None)
+        return _Column(num_rows, rows, bits, None, nulls=nulls)
     if letter not in "iu":
         return None
-    return _Column(num_rows, rows, array.astype(np.int64, copy=False).view(np.uint64), None, signed=True)
+    return _Column(num_rows, rows, array.astype(np.int64, copy=False).view(np.uint64), None, signed=True,
+                   nulls=nulls)
 
 
 def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
                    ) -> _Column:
     """Strings by code (`Column.strings`: each code one distinct value)."""
     codes, encoded = strings
-    rows = None if valid is None else np.flatnonzero(valid)
-    return _Column(num_rows, rows, codes.astype(np.uint64), encoded)
+    rows, nulls = _split(valid)
+    return _Column(num_rows, rows, codes.astype(np.uint64), encoded, nulls=nulls)
+
+
+def _split(valid: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """The non-null rows (int64) and the null rows (uint32), each ascending; (None, None)
+    without NULLs. One branch-free pass where compiled (`kernels.c` split_rows)."""
+    if valid is None:
+        return None, None
+    if _kernels is None:
+        return np.flatnonzero(valid), np.flatnonzero(~valid).astype(np.uint32)
+    present, missing = _kernels.split_rows(np.ascontiguousarray(valid, bool))
+    return np.frombuffer(present, np.int64), np.frombuffer(missing, np.uint32)
 
 
 def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed: bool = False) -> Groups:
@@ -394,19 +432,12 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
     """The groups in order of their first rows (distinct, below `num_rows`): a scatter over
-    the rows, not a sort of a million groups."""
+    the rows, not a sort of a million groups; a sort of a few."""
+    if len(first_rows) * 32 < num_rows:
+        return np.argsort(first_rows)
     slots = np.full(num_rows, -1, np.int64)
     slots[first_rows] = np.arange(len(first_rows))
     return slots[slots >= 0]
-
-
-def _complement(num_rows: int, rows: np.ndarray | None) -> np.ndarray:
-    """The rows (uint32) of [0, num_rows) not in the ascending `rows` (None: every row)."""
-    if rows is None or len(rows) == num_rows:
-        return np.zeros(0, np.uint32)
-    mask = np.ones(num_rows, bool)
-    mask[rows] = False
-    return np.flatnonzero(mask).astype(np.uint32)
 
 
 def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
@@ -484,30 +515,67 @@ def write_layout(layout: BitmapLayout) -> bytes:
         head += _S4.pack(layout.null_offset)
     if layout.version == 1:
         index, _ = _records(codec, layout.keys, layout.offsets)
-        return head + index.tobytes() + layout.body
+        return b"".join((head, index.data, layout.body))
     order = layout.sorted_entries
-    if codec.kind != KeyKind.string:         # records written in entry order, then moved at once
-        table = _record_table(codec, layout.keys, layout.offsets, layout.lengths)[order]
-        records, sizes = table.view(np.uint8), np.full(len(order), table.dtype.itemsize, np.int64)
-    else:
-        records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
-    ends = np.concatenate(([0], np.cumsum(sizes)))
     bounds = np.append(layout.block_starts, len(order))
-    # every block: its entry count (i32), then its records, copied into one buffer
     counts = np.diff(bounds)
+    if codec.kind != KeyKind.string:
+        blocks, heads = _fixed_blocks(codec, layout, counts)
+    else:
+        blocks, heads = _blocks(codec, layout, bounds)
+    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
+    null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
+    return b"".join((head, null_length, _S4.pack(len(counts)), secondary.data, _S4.pack(len(blocks)), blocks,
+                     layout.body))
+
+
+def _blocks(codec: KeyCodec, layout: BitmapLayout, bounds: np.ndarray) -> tuple[bytearray, np.ndarray]:
+    """V2's index blocks (each its entry count, then its records `key, offset, length` in
+    sorted order), and where each starts."""
+    order = layout.sorted_entries
+    records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
+    ends = np.concatenate(([0], np.cumsum(sizes)))
     record_bytes = ends[bounds[1:]] - ends[bounds[:-1]]
     heads = np.concatenate(([0], np.cumsum(4 + record_bytes)))
     blocks = bytearray(int(heads[-1]))
     view = memoryview(records.tobytes())
-    for at, count, first, size in zip(heads[:-1].tolist(), counts.tolist(), ends[bounds[:-1]].tolist(),
+    for at, count, first, size in zip(heads[:-1].tolist(), np.diff(bounds).tolist(), ends[bounds[:-1]].tolist(),
                                       record_bytes.tolist()):
         blocks[at:at + 4] = _S4.pack(count)
         blocks[at + 4:at + 4 + size] = view[first:first + size]
-    heads = heads[:-1]
-    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
-    null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
-    return (head + null_length + _S4.pack(len(counts)) + secondary.tobytes()
-            + _S4.pack(len(blocks)) + blocks + layout.body)
+    return blocks, heads[:-1]
+
+
+def _fixed_blocks(codec: KeyCodec, layout: BitmapLayout, counts: np.ndarray) -> tuple[bytearray, np.ndarray]:
+    """`_blocks` for fixed-size keys, whose blocks all hold as many entries but the last: the
+    full blocks are one structured array (count, then records) filled field by field straight
+    from the sorted entries, with no per-block copy."""
+    order = layout.sorted_entries
+    record = np.dtype([("key", keys.KEY_DTYPES[codec.kind]), ("offset", ">i4"), ("length", ">i4")])
+    heads = np.concatenate(([0], np.cumsum(4 + counts * record.itemsize)))
+    blocks = bytearray(int(heads[-1]))
+    start = 0
+    for per, number in _block_runs(counts):           # the full blocks, then the last one
+        block = np.dtype([("count", ">i4"), ("entries", record, (per,))])
+        at = int(heads[start])
+        table = np.frombuffer(blocks, block, number, at)
+        table["count"] = per
+        entries = order[int(layout.block_starts[start]):][:per * number].reshape(number, per)
+        table["entries"]["key"] = layout.keys[entries]
+        table["entries"]["offset"] = layout.offsets[entries]
+        table["entries"]["length"] = layout.lengths[entries]
+        start += number
+    return blocks, heads[:-1]
+
+
+def _block_runs(counts: np.ndarray) -> list[tuple[int, int]]:
+    """(entries per block, blocks) of consecutive blocks of equal size."""
+    if not len(counts):
+        return []
+    changes = np.flatnonzero(counts[1:] != counts[:-1]) + 1
+    starts = np.concatenate(([0], changes))
+    sizes = np.diff(np.append(starts, len(counts)))
+    return list(zip(counts[starts].tolist(), sizes.tolist()))
 
 
 def write_with_codec(layout: BitmapLayout) -> bytes:

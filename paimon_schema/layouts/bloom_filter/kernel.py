@@ -1,4 +1,4 @@
-"""The bloom filter's bulk kernel: the compiled loop (`runtime/kernels.c`), or numpy.
+"""The bloom filter's bulk kernels: the compiled loops (`runtime/kernels.c`), or numpy.
 
 A bloom filter sets `k` pseudo-random bits per value. numpy has no scatter-OR that tolerates
 repeated positions, so its form (`numpy_add`) writes a byte per bit into an array too large
@@ -9,7 +9,11 @@ package built without a C compiler, and the tests prove the two equal.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+from paimon_schema.layouts.bloom_filter.hashing import xxh64
 
 try:
     from paimon_schema.runtime import _kernels
@@ -28,6 +32,62 @@ def add_longs(bitset: np.ndarray, keys: np.ndarray, k: int, num_bits: int) -> No
 def add_hashes(bitset: np.ndarray, hashes: np.ndarray, k: int, num_bits: int) -> None:
     """Add values already hashed to signed 64-bit `FastHash` values (strings, floats)."""
     _add(bitset, hashes, False, k, num_bits)
+
+
+def xxh64_each(items: list[bytes]) -> np.ndarray:
+    """`hashing.xxh64` of each item (int64): in one compiled loop, or a call each."""
+    if _kernels is not None:
+        return np.frombuffer(_kernels.xxh64_each(items), np.int64)
+    return np.fromiter(map(xxh64, items), np.int64, len(items))
+
+
+def string_hashes(text: bool, values: Any) -> np.ndarray | None:
+    """XXH64 of each non-null value of a column of strings (`text`) or binaries given as a
+    list, a numpy array of objects, a pyarrow string/binary (Chunked)Array or a pandas Series
+    of objects, hashed straight from the str, bytes or Arrow buffers: no numbering of the
+    distinct values, no bytes object each. None where the column is none of these, or a value
+    is not exactly a str (or bytes), or no compiled loop: `column_values` then types it."""
+    if _kernels is None:
+        return None
+    module = type(values).__module__.partition(".")[0]
+    if module == "pyarrow":
+        return _arrow_hashes(text, values)
+    if module == "pandas" and getattr(values, "dtype", None) == np.dtype(object):
+        # pandas' missing values (NaN, NA, NaT) as None only if there are others than None
+        # (the conversion is a pass of its own)
+        plain = string_hashes(text, values.to_numpy(dtype=object))
+        return plain if plain is not None else string_hashes(text, values.to_numpy(dtype=object, na_value=None))
+    if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
+        values = values.tolist()
+    if not isinstance(values, list):
+        return None
+    found = _kernels.xxh64_items(values, text)
+    if found is None:
+        return None
+    hashes, valid = np.frombuffer(found[0], np.int64), found[1]
+    return hashes if valid is None else hashes[np.frombuffer(valid, bool)]
+
+
+def _arrow_hashes(text: bool, values: Any) -> np.ndarray | None:
+    """`string_hashes` of a pyarrow string/binary (large or not) Array or ChunkedArray."""
+    import pyarrow as pa
+
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    wanted = (pa.string(), pa.large_string()) if text else (pa.binary(), pa.large_binary())
+    if not isinstance(values, (pa.Array, pa.ChunkedArray)) or values.type not in wanted:
+        return None
+    width = 8 if values.type in (pa.large_string(), pa.large_binary()) else 4
+    out = []
+    for chunk in chunks:
+        if not len(chunk):
+            continue
+        validity, offsets, data = chunk.buffers()
+        hashes = np.frombuffer(_kernels.xxh64_offsets(offsets, width, data if data is not None else b"",
+                                                      chunk.offset, len(chunk)), np.int64)
+        if chunk.null_count:
+            hashes = hashes[np.asarray(chunk.is_valid())]
+        out.append(hashes)
+    return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 
 def _add(bitset: np.ndarray, values: np.ndarray, mix: bool, k: int, num_bits: int) -> None:

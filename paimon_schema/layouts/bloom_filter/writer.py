@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from paimon_schema.generated import bloom_filter_codec
-from paimon_schema.layouts.bloom_filter import hashing
 from paimon_schema.layouts.bloom_filter.hashing import hash_function
 from paimon_schema.layouts.column_values import column_values
 from paimon_schema.values.errors import SchemaError
@@ -50,7 +49,8 @@ def build_bloom_filter(data_type: str | DataType, values: Any, *,
                           f"misreads more than {MAX_HASH_FUNCTIONS}")
     bitset = np.zeros(num_bits // 8, dtype=np.uint8)
     _add(bitset, dtype, values, k, num_bits)
-    return _codec().build({"num_hash_functions": k, "bitset": bitset.tobytes()})
+    # the codec writes the header; the bit set (a megabyte for a million items) is copied once
+    return b"".join((_codec().build({"num_hash_functions": k, "bitset": b""}), bitset.data))
 
 
 @cache
@@ -59,19 +59,25 @@ def _codec() -> Any:
 
 
 def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
-    """Set the bits of every non-null value: typed columns (`column_values`) are hashed in the
-    compiled loop (numbers) or once per distinct value (strings, bytes); the rest per value."""
+    """Set the bits of every non-null value: strings and binaries hashed straight from the
+    column where they can be (`kernel.string_hashes`); typed columns (`column_values`) in the
+    compiled loop (numbers) or once per distinct value (strings, bytes: a value's bits are set
+    once however often it occurs); the rest per value."""
     from paimon_schema.layouts.bloom_filter import kernel
 
     hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
+    if dtype.is_string or dtype.is_binary:
+        hashes = kernel.string_hashes(dtype.is_string, values)
+        if hashes is not None:
+            kernel.add_hashes(bitset, hashes, k, num_bits)
+            return
     column = column_values(dtype, values)
     if column.numbers is not None:
         kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)
         return
-    if column.strings is not None:
-        codes, distinct = column.strings
-        hashes = np.fromiter(map(hashing.xxh64, distinct), np.int64, len(distinct))
-        kernel.add_hashes(bitset, hashes[codes], k, num_bits)
+    if column.strings is not None:        # every code is used: its distinct values suffice
+        _, distinct = column.strings
+        kernel.add_hashes(bitset, kernel.xxh64_each(distinct), k, num_bits)
         return
     hashes = np.array([hash_of(v) for v in column.python_rows() if v is not None], dtype=np.int64)
     kernel.add_hashes(bitset, hashes, k, num_bits)

@@ -33,6 +33,8 @@ from paimon_schema.values.types import DataType
 #: `KeyFactory.defaultChunkSize`: one key per chunk for the 1- and 2-byte kinds.
 DEFAULT_CHUNK_SIZE = {KeyKind.boolean: 0, KeyKind.int8: 0, KeyKind.int16: 0}
 CHUNK_SIZE = 16 * 1024
+#: Distinct keys in Java's order: a list, or an int64 array for the integer kinds.
+Keys = list[Key] | np.ndarray
 
 
 def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
@@ -50,7 +52,7 @@ def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
     keys, codes = coded if coded is not None else _row_codes(codec, column.python_rows())
     dictionary = _dictionary_bytes(codec, keys, limit)
     bsi = _bsi_bytes(codes, len(keys))
-    bounds = _key_bytes(codec, keys[:1]) + _key_bytes(codec, keys[-1:]) if keys else b""
+    bounds = _key_bytes(codec, keys[:1]) + _key_bytes(codec, keys[-1:]) if len(keys) else b""
     header = struct.pack(">bii", 1, len(codes), len(keys)) + bounds + struct.pack(">i", len(dictionary))
     return struct.pack(">i", len(header)) + header + dictionary + bsi
 
@@ -174,7 +176,7 @@ def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # The fast writer's parts
 
-def _vector_codes(codec: KeyCodec, column: Any) -> tuple[list[Key], np.ndarray] | None:
+def _vector_codes(codec: KeyCodec, column: Any) -> tuple[Keys, np.ndarray] | None:
     """`_row_codes` with numpy for typed columns (`column_values`, which `column` is made
     into if it is not one); None where it declines (then `_row_codes` goes row by row and
     reports any error)."""
@@ -188,9 +190,11 @@ def _vector_codes(codec: KeyCodec, column: Any) -> tuple[list[Key], np.ndarray] 
 
 
 def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
-                 ) -> tuple[list[Key], np.ndarray] | None:
-    """Codes of the non-null values in `array` (`valid` marks the non-null rows; None: all)."""
+                 ) -> tuple[Keys, np.ndarray] | None:
+    """Codes of the non-null values in `array` (`valid` marks the non-null rows; None: all);
+    integer keys stay an int64 array (a million keys as Python ints cost more than the sort)."""
     kind, letter = codec.kind, array.dtype.kind
+    keys_: Keys
     if not len(array):
         keys_, inner = [], np.zeros(0, np.int64)
     elif kind == KeyKind.string:
@@ -210,8 +214,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
         if int(array.min()) < low or int(array.max()) > high:
             return None
-        distinct, inner = _unique_codes(array.astype(np.int64, copy=False))
-        keys_ = distinct.tolist()
+        keys_, inner = _unique_codes(array.astype(np.int64, copy=False))
     inner = inner.astype(np.int64).ravel()
     if valid is None:
         return keys_, inner
@@ -273,14 +276,14 @@ def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | N
     return [encoded[i] for i in ranked], codes
 
 
-def _key_bytes(codec: KeyCodec, keys_: list[Key]) -> bytes:
+def _key_bytes(codec: KeyCodec, keys_: Keys) -> bytes:
     """Keys encoded back to back (formats/paimon_common.ksy `key`)."""
     if codec.kind == KeyKind.string:
-        return _string_records(string_keys(keys_))[0].tobytes()
+        return _string_records(string_keys(list(keys_)))[0].tobytes()
     return np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "=")).astype(KEY_DTYPES[codec.kind]).tobytes()
 
 
-def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
+def _dictionary_bytes(codec: KeyCodec, keys_: Keys, limit: int) -> bytes:
     """`_dictionary_model` as bytes (formats/range_bitmap.ksy `chunked_dictionary`), with numpy for fixed-size keys."""
     count_ = len(keys_)
     if codec.kind != KeyKind.string:
@@ -290,10 +293,10 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         header = np.dtype([("version", "u1"), ("key", KEY_DTYPES[codec.kind]), ("code", ">i4"),
                            ("ofs_keys", ">i4"), ("num_keys", ">i4"), ("len_keys", ">i4"),
                            ("len_fixed", ">i4")])
+        key_array = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))
         chunks = np.empty(len(firsts), header)
         chunks["version"] = 1
-        chunks["key"] = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[firsts] \
-            if count_ else np.zeros(0)
+        chunks["key"] = key_array[firsts] if count_ else np.zeros(0)
         chunks["code"] = firsts
         chunks["ofs_keys"] = (np.cumsum(others) - others) * size
         chunks["num_keys"] = others
@@ -301,12 +304,11 @@ def _dictionary_bytes(codec: KeyCodec, keys_: list[Key], limit: int) -> bytes:
         chunks["len_fixed"] = size
         rest = np.ones(count_, bool)
         rest[firsts] = False
-        key_region = np.array(keys_, dtype=KEY_DTYPES[codec.kind].replace(">", "="))[rest] \
-            .astype(KEY_DTYPES[codec.kind]).tobytes() if count_ else b""
+        key_region = key_array[rest].astype(KEY_DTYPES[codec.kind]).tobytes() if count_ else b""
         offsets = (np.arange(len(firsts), dtype=np.int64) * header.itemsize).astype(">i4")
         chunk_bytes = chunks.tobytes()
     else:
-        strings = string_keys(keys_)
+        strings = string_keys(list(keys_))
         firsts = _string_chunk_starts(strings, limit)
         records, sizes = _string_records(strings)
         starts = np.cumsum(sizes) - sizes
