@@ -42,6 +42,7 @@ import paimon_schema as ps
 from paimon_schema.layouts.paimon_common import bitmap_keys, range_bitmap_keys
 from paimon_schema.layouts.registry import INDEX_TYPES
 from paimon_schema.runtime import kaitai as parsing
+from paimon_schema.runtime import varlen
 
 
 @dataclass(frozen=True)
@@ -207,7 +208,7 @@ def var_len_fields(seed: Seed) -> tuple[VarLenField, ...]:
     found = []
     for field in int_fields(seed):
         if field.path.endswith(".b0"):
-            value, end = global_blocks.read_var_len(seed.data, field.start)
+            value, end = varlen.read(seed.data, field.start)
             found.append(VarLenField(field.path.removesuffix(".b0"), field.start, end - field.start, value))
     return tuple(found)
 

@@ -13,6 +13,7 @@ from functools import cache
 from operator import itemgetter
 from typing import Any, BinaryIO
 
+from paimon_schema.runtime import varlen
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
 from paimon_schema.runtime import kaitai as parsing
@@ -27,32 +28,6 @@ TRAILER = 5                          # compression type + CRC-32
 COMPRESSION_NONE = 0
 
 Source = bytes | bytearray | memoryview | BinaryIO
-
-
-def var_len(value: int) -> bytes:
-    """`VarLengthIntUtils.encodeInt/encodeLong`: unsigned LEB128 of a non-negative value."""
-    if value < 0x4000:                          # lengths and small offsets: no loop
-        return bytes((value,)) if value < 0x80 else bytes((value & 0x7F | 0x80, value >> 7))
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def read_var_len(data: bytes | memoryview, pos: int, groups: int = 9) -> tuple[int, int]:
-    """Decode a varint of at most `groups` bytes at `pos`: (value, position after it).
-    IndexError past the end, ValueError for a longer one (the fast scans decline both)."""
-    value = shift = 0
-    for _ in range(groups):
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-    raise ValueError("varint too long")
 
 
 def has_signature(data: bytes | memoryview) -> bool:
@@ -83,10 +58,10 @@ class Block:
     entries: list[tuple[bytes, bytes, bytes]]
 
     def offset(self, j: int) -> int:
-        return read_var_len(self.entries[j][1], 0)[0]
+        return varlen.read(self.entries[j][1], 0)[0]
 
     def length(self, j: int) -> int:
-        return read_var_len(self.entries[j][2], 0)[0]
+        return varlen.read(self.entries[j][2], 0)[0]
 
     def reordered(self, order: list[int]) -> Block:
         return Block([self.keys[i] for i in order], [self.entries[i] for i in order])
@@ -145,7 +120,7 @@ def read_block(reads: Reads, offset: int, length: int) -> Block | None:
     if buf[length] != COMPRESSION_NONE or int.from_bytes(buf[length + 1:], "little") != crc32(buf[:length + 1]):
         return None
     try:
-        count, at = read_var_len(buf, 0, 5)
+        count, at = varlen.read(buf, 0, 5)
     except (IndexError, ValueError):
         return None
     if count > 0x7FFFFFFF or at > length:
@@ -186,12 +161,12 @@ def _entries(buf: bytes, at: int, length: int, count: int) -> Block | None:
     entries: list[tuple[bytes, bytes, bytes]] = []
     try:
         for _ in range(count):
-            n, at = read_var_len(buf, at, 5)
+            n, at = varlen.read(buf, at, 5)
             if n > 0x7FFFFFFF or at + n > length:
                 return None
             key = buf[at:at + n]
-            _, end = read_var_len(buf, at + n, 9)
-            size, after = read_var_len(buf, end, 5)
+            _, end = varlen.read(buf, at + n, 9)
+            size, after = varlen.read(buf, end, 5)
             if size > 0x7FFFFFFF:
                 return None
             keys.append(key)

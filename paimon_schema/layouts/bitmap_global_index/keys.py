@@ -8,7 +8,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, cast
 
-from paimon_schema.layouts.bitmap_global_index.blocks import read_var_len, var_len
+from paimon_schema.runtime import varlen
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType, float_bits, float_order, internal
 
@@ -59,7 +59,7 @@ class GlobalKeys:
             if (dtype.precision or 0) <= 3:
                 return struct.pack("<q", key)
             millis, micros = divmod(key, 1000)
-            return struct.pack("<q", millis) + var_len(micros * 1000)
+            return struct.pack("<q", millis) + varlen.encode(micros * 1000)
         return cast(bytes, item)                     # CHAR / VARCHAR: UTF-8
 
     def decode(self, key: bytes) -> object:
@@ -92,7 +92,7 @@ class GlobalKeys:
         if root == "DECIMAL" and (self.data_type.precision or 0) > 18:
             return int.from_bytes(key, "big", signed=True)
         if self.data_type.is_timestamp and len(key) > 8:
-            nanos, _ = read_var_len(key, 8)
+            nanos, _ = varlen.read(key, 8)
             return (int.from_bytes(key[:8], "little", signed=True), nanos)
         if self.data_type.is_timestamp:
             return (int.from_bytes(key[:8], "little", signed=True), 0)

@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
+from paimon_schema.runtime import varlen
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.layouts.bitmap_global_index.blocks import (COMPRESSION_NONE, FOOTER, LOGICAL_KEY_ORDER, MAGIC,
-                                                              SERIALIZED_KEY_ORDER, VERSIONS, var_len)
+                                                              SERIALIZED_KEY_ORDER, VERSIONS)
 from paimon_schema.layouts.bitmap_global_index.keys import GlobalKeys
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts.column_values import Column, column_values
@@ -195,8 +196,8 @@ def _layout(groups: list[tuple[bytes, Rows]], nulls: np.ndarray, num_rows: int, 
     first = b""
     for key, rows in groups:
         ofs, length = _append(out, _bitmap_bytes(rows, optimize))
-        entry = var_len(len(key)) + key + var_len(ofs) + var_len(length)
-        if block and len(var_len(len(block) + 1)) + block_size_now + len(entry) > block_size:
+        entry = varlen.encode(len(key)) + key + varlen.encode(ofs) + varlen.encode(length)
+        if block and len(varlen.encode(len(block) + 1)) + block_size_now + len(entry) > block_size:
             refs.append((first, *_append_block(out, block)))
             block, block_size_now = [], 0
         if not block:
@@ -208,7 +209,7 @@ def _layout(groups: list[tuple[bytes, Rows]], nulls: np.ndarray, num_rows: int, 
     if version == LOGICAL_KEY_ORDER:
         heads.append(_append(out, null_rows))
         heads.append(_append(out, non_null_rows))
-    index = _append_block(out, [var_len(len(k)) + k + var_len(o) + var_len(n) for k, o, n in refs])
+    index = _append_block(out, [varlen.encode(len(k)) + k + varlen.encode(o) + varlen.encode(n) for k, o, n in refs])
     out += FOOTER.pack(*heads[0], *heads[1], *index, len(groups), version, MAGIC)
     return bytes(out)
 
@@ -220,7 +221,7 @@ def _append(out: bytearray, data: bytes) -> tuple[int, int]:
 
 
 def _append_block(out: bytearray, entries: list[bytes]) -> tuple[int, int]:
-    payload = var_len(len(entries)) + b"".join(entries)
+    payload = varlen.encode(len(entries)) + b"".join(entries)
     offset, length = _append(out, payload)
     out.append(COMPRESSION_NONE)
     out += struct.pack("<I", crc32(payload + bytes([COMPRESSION_NONE])))

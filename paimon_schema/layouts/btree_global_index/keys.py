@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from paimon_schema.runtime import varlen
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import (
     INTEGER_BOUNDS, INTEGER_RANGES, DataType, bits_to_float, float_bits, float_order, internal)
@@ -26,32 +27,6 @@ _EPOCH = dt.datetime(1970, 1, 1)
 _NAN_ORDER = 2**63 - 1      # every NaN, above +inf (whose order is its bits)
 #: the key kinds the compiled block search compares in place (kernels.c `block_search`)
 KEY_INT, KEY_UBYTE, KEY_FLOAT, KEY_BYTES = range(4)
-
-
-def var_len_int(value: int) -> bytes:
-    """Java's `writeVarLenInt` / `writeVarLenLong` of a non-negative value."""
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-def read_var_len(data: bytes | memoryview, pos: int, max_bytes: int) -> tuple[int, int]:
-    """(value, position after it) of the varint at `pos`; ValueError when it runs past the data
-    or past `max_bytes` bytes (5 for an int, 9 for a non-negative long)."""
-    value = data[pos]
-    if value < 0x80:                # one byte: most lengths and counts
-        return value, pos + 1
-    value = shift = 0
-    for i in range(max_bytes):
-        b = data[pos + i]
-        value |= (b & 0x7F) << shift
-        if b < 0x80:
-            return value, pos + i + 1
-        shift += 7
-    raise ValueError(f"a var-len integer longer than {max_bytes} bytes")
 
 
 @dataclass(frozen=True)
@@ -151,10 +126,10 @@ def btree_keys(data_type: str | DataType) -> BTreeKeys:
 
         def encode_ts(micros: int) -> bytes:
             millis, sub = divmod(micros, 1000)
-            return q.pack(millis) + var_len_int(sub * 1000)
+            return q.pack(millis) + varlen.encode(sub * 1000)
 
         def order_ts_key(k: bytes | memoryview) -> int:
-            nanos, end = read_var_len(k, 8, 5)
+            nanos, end = varlen.read(k, 8, 5)
             if end != len(k) or nanos >= 1_000_000:
                 raise ValueError("bad nanos of millisecond")
             return int(q.unpack(k[:8])[0]) * 1_000_000 + nanos

@@ -22,8 +22,9 @@ from typing import IO, Any, NamedTuple
 
 import numpy as np
 
+from paimon_schema.runtime import varlen
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
-from paimon_schema.layouts.btree_global_index.keys import KEY_BYTES, read_var_len
+from paimon_schema.layouts.btree_global_index.keys import KEY_BYTES
 from paimon_schema.runtime.crc import crc32
 
 try:
@@ -212,7 +213,7 @@ class Block:
         """Entry `i`'s key bytes."""
         data, pos = self.data, self.start(i)
         try:
-            len_key, at = read_var_len(data, pos, 5)
+            len_key, at = varlen.read(data, pos, 5)
         except (IndexError, ValueError) as exc:
             raise self.error(f"malformed key length: {exc}", pos, f"{self.path}.entries[{i}].len_key") from exc
         if at + len_key > self.len_entries:
@@ -223,9 +224,9 @@ class Block:
         """(key, start, end) of entry `i`'s value."""
         data, pos = self.data, self.start(i)
         try:
-            len_key, at = read_var_len(data, pos, 5)
+            len_key, at = varlen.read(data, pos, 5)
             key_end = at + len_key
-            len_value, value_start = read_var_len(data, key_end, 5) if key_end < self.len_entries else (0, 0)
+            len_value, value_start = varlen.read(data, key_end, 5) if key_end < self.len_entries else (0, 0)
         except (IndexError, ValueError) as exc:
             raise self.error(f"malformed entry: {exc}", pos, f"{self.path}.entries[{i}].len_key") from exc
         value_end = value_start + len_value
@@ -481,7 +482,7 @@ def _decompress(stored: bytes | memoryview, compression: Any, offset: int, path:
     lz4 and lzo are named and refused (neither Java's default nor anything pypaimon writes)."""
     where = f"{path}.compressed"
     try:
-        expected, pos = read_var_len(stored, 0, 5)
+        expected, pos = varlen.read(stored, 0, 5)
     except (IndexError, ValueError) as exc:
         raise FormatError(f"malformed uncompressed length: {exc}", offset=offset,
                           path=f"{where}.len_uncompressed") from exc
@@ -566,10 +567,10 @@ def row_ids_of(data: bytes | memoryview, start: int, end: int, block: Block, i: 
             return found
     where = f"{block.path}.entries[{i}].value"
     try:
-        count, pos = read_var_len(data, start, 5)
+        count, pos = varlen.read(data, start, 5)
         ids = []
         for _ in range(count):
-            row, pos = read_var_len(data, pos, 9)
+            row, pos = varlen.read(data, pos, 9)
             ids.append(row)
     except (IndexError, ValueError) as exc:
         raise block.error(f"malformed row ids: {exc}", start, f"{where}.row_ids") from exc
@@ -584,8 +585,8 @@ def parse_handle(block: Block, i: int) -> tuple[bytes | memoryview, int, int]:
     key, start, end = block.entry(i)
     value = block.data[start:end]
     try:
-        offset, pos = read_var_len(value, 0, 9)
-        size, pos = read_var_len(value, pos, 5)
+        offset, pos = varlen.read(value, 0, 9)
+        size, pos = varlen.read(value, pos, 5)
     except (IndexError, ValueError) as exc:
         raise block.error(f"malformed block handle: {exc}", start, f"{block.path}.entries[{i}].value") from exc
     if pos != len(value) or size > _INT_MAX:

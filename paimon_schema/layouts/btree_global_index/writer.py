@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 from pyroaring import BitMap64
 
+from paimon_schema.runtime import varlen
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, build_bloom
-from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders, var_len_int
+from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders
 from paimon_schema.layouts.btree_global_index.sst import ALIGNED, FOOTER, MAGIC, UNALIGNED, VERSION
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.global_index_meta import SortedIndexFileMeta
@@ -178,11 +179,11 @@ def _write(key_bytes: list[bytes], row_ids: np.ndarray, group_ends: np.ndarray, 
     counts = (group_ends - group_starts).tolist()
     last_key = b""
     for key, count, lo, hi in zip(key_bytes, counts, first_bytes, last_bytes):
-        count_bytes = _VARINT_1[count] if count < 128 else var_len_int(count)
+        count_bytes = _VARINT_1[count] if count < 128 else varlen.encode(count)
         value_len = len(count_bytes) + hi - lo
         len_key = len(key)
-        block.add(b"".join((_VARINT_1[len_key] if len_key < 128 else var_len_int(len_key), key,
-                            _VARINT_1[value_len] if value_len < 128 else var_len_int(value_len),
+        block.add(b"".join((_VARINT_1[len_key] if len_key < 128 else varlen.encode(len_key), key,
+                            _VARINT_1[value_len] if value_len < 128 else varlen.encode(value_len),
                             count_bytes, ids_blob[lo:hi])))
         last_key = key
         if block.memory() > block_size:
@@ -260,5 +261,5 @@ def _write_block(out: bytearray, block: _BlockWriter) -> tuple[int, int]:
 
 
 def _handle_entry(last_key: bytes, offset: int, size: int) -> bytes:
-    value = var_len_int(offset) + var_len_int(size)
-    return var_len_int(len(last_key)) + last_key + var_len_int(len(value)) + value
+    value = varlen.encode(offset) + varlen.encode(size)
+    return varlen.encode(len(last_key)) + last_key + varlen.encode(len(value)) + value
