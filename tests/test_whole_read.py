@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 import paimon_schema as ps
-from paimon_schema.table import whole_read
+from paimon_schema.table import Table, whole_read
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_tasks
 
@@ -104,3 +104,17 @@ def test_a_file_unlike_its_manifest_entry_fails_by_name(tables: Path, change: di
         whole_read.read_whole([*plan.tasks[:-1], wrong], plan.schema)
     assert task.path in str(raised.value)
     assert fallbacks == [len(plan.tasks)]
+
+
+@pytest.mark.parametrize("name", ["pk_09", "pk_with_bitmap_dv", "append_with_bitmap"])
+def test_no_columns_still_counts_the_rows(tables: Path, name: str) -> None:
+    """`columns=[]` (a row count) keeps every live row: the whole read, the per-file read and
+    `to_batches` agree with the rows of the full read."""
+    path = tables / f"{name}.db" / name
+    expected = Table.open(path).scan().to_arrow().num_rows
+    assert expected > 0
+    scan = Table.open(path).scan(columns=[])
+    assert scan.to_arrow().num_rows == expected
+    assert sum(b.num_rows for b in scan.to_batches()) == expected
+    plan = plan_read(path, columns=[])
+    assert per_file(plan).num_rows == expected

@@ -458,6 +458,8 @@ def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None 
             array = to_spark_arrow(array, target)
         arrays.append(array)
         fields.append(pa.field(column.name, target))
+    if not arrays:                      # no column asked for: the rows still count
+        return batch.select([])
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
 

@@ -66,7 +66,15 @@ def read_whole(tasks: Sequence[FileTask], schema: pa.Schema) -> pa.Table:
         parts.append(table)
     if not parts:
         return schema.empty_table()
+    if not len(schema):
+        return _rows_only(sum(part.num_rows for part in parts))
     return parts[0] if len(parts) == 1 else pa.concat_tables(parts)
+
+
+def _rows_only(count: int) -> pa.Table:
+    """A table of `count` rows and no column (`columns=[]`: a count). Built by selecting no
+    column, as pyarrow 19's `concat_tables` and `from_arrays` drop the rows of such tables."""
+    return pa.table({"rows": pa.nulls(count)}).select([])
 
 
 def _key(task: FileTask) -> tuple[pafs.FileSystem, Hashable] | None:
@@ -129,7 +137,10 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
         kept = _kept_counts(tasks, mask) if indexes else None
         partitions = {i: pool.submit(_partition_column, tasks, i, kept) for i in indexes}
         first_part = _finish(*slices[0], tasks[0])        # on this thread meanwhile
-        columns = pa.concat_tables([first_part, *(part.result() for part in parts)]).columns
+        finished = [first_part, *(part.result() for part in parts)]
+        if not len(schema):
+            return _rows_only(sum(part.num_rows for part in finished))
+        columns = pa.concat_tables(finished).columns
         arrays = [partitions[i].result() if i in partitions else columns.pop(0)
                   for i in range(len(schema))]
         return pa.Table.from_arrays(arrays, schema=schema)
@@ -228,4 +239,6 @@ def _evolve(table: pa.Table, task: FileTask) -> pa.Table:
             array = pa.chunked_array([pa.nulls(n, target)])
         arrays.append(array)
         names.append(column.name)
+    if not arrays:                      # only partition columns, or none: the rows still count
+        return _rows_only(n)
     return pa.Table.from_arrays(arrays, names=names)
