@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 from pathlib import Path
+from typing import Any
 
 import fastavro
 import pytest
@@ -110,3 +111,54 @@ def test_malformed_files_raise_format_errors(data: st.DataObject) -> None:
         read_records(bytes(raw[:cut]), "f.avro")
     except FormatError:
         pass
+
+
+def _zigzag(value: int) -> bytes:
+    """An Avro long."""
+    n = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while n >= 0x80:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    return bytes(out + bytes([n]))
+
+
+def _one_block(schema: dict, body: bytes, codec: str = "null", records: int = 1) -> bytes:
+    """An Avro file of `schema` whose one block holds `body` (written as is, for hostile bytes)."""
+    buffer = io.BytesIO()
+    fastavro.writer(buffer, fastavro.parse_schema(schema), [], codec=codec)
+    header = buffer.getvalue()
+    sync = header[-16:]
+    return header + _zigzag(records) + _zigzag(len(body)) + body + sync
+
+
+@pytest.mark.parametrize("items", ["null", {"type": "record", "name": "empty", "fields": []}])
+def test_items_of_no_bytes_cannot_be_claimed_by_the_million(items: Any) -> None:
+    """Nulls and empty records take no bytes: a few block headers claiming 2^24 of them each
+    (50M list slots from 13 bytes) are refused, not built."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "a", "type": {"type": "array", "items": items}}]}
+    body = _zigzag(1 << 24) * 3 + _zigzag(0)
+    with pytest.raises(FormatError, match="block count beyond the block"):
+        read_records(_one_block(schema, body), "bomb.avro")
+
+
+@pytest.mark.parametrize("codec", ["deflate", "zstandard"])
+def test_a_block_that_inflates_past_the_limit_is_refused(codec: str) -> None:
+    import zlib
+
+    import zstandard
+
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    zeros = bytes(avro_blocks._MAX_BLOCK + 1)
+    if codec == "deflate":
+        packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+        body = packer.compress(zeros) + packer.flush()
+    else:
+        body = zstandard.ZstdCompressor().compress(zeros)
+    schema = {"type": "record", "name": "r", "fields": [{"name": "a", "type": "null"}]}
+    with pytest.raises(FormatError, match="past 64 MiB"):
+        read_records(_one_block(schema, body, codec), "bomb.avro")

@@ -31,7 +31,12 @@ typedef struct {
     PyObject *path;             /* list: where the error is, innermost first */
     const char *reason;         /* set with pos at the failure, NULL while none */
     Py_ssize_t at;
+    int64_t items;              /* array and map items so far: bounded by the bytes (below) */
 } Reader;
+
+/* Items that take no bytes (nulls, empty records, fixed(0)) cost nothing to claim: the items
+ * of one call may exceed its bytes by this many, so a few bytes cannot ask for millions. */
+#define ZERO_WIDTH_ITEMS (1 << 20)
 
 static int
 fail(Reader *r, const char *reason, Py_ssize_t at)
@@ -141,14 +146,10 @@ decode_blocks(Reader *r, PyObject *item, int is_map)
             if (read_long(r, &bytes) < 0)
                 goto error;
         }
-        if (count > r->size - r->pos) {     /* every item takes at least one byte... */
-            int zero_width = 0;             /* ...except nulls */
-            if (PyLong_AsLong(PyTuple_GET_ITEM(item, 0)) == NUL)
-                zero_width = 1;
-            if (!zero_width || count > (1 << 24)) {
-                fail(r, "block count beyond the block", start);
-                goto error;
-            }
+        r->items += count;
+        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS) {
+            fail(r, "block count beyond the block", start);
+            goto error;
         }
         for (int64_t j = 0; j < count; j++, index++) {
             PyObject *key = NULL;
@@ -158,7 +159,8 @@ decode_blocks(Reader *r, PyObject *item, int is_map)
                     goto error;
                 key = PyUnicode_DecodeUTF8((const char *)r->data + r->pos, length, "strict");
                 if (key == NULL) {
-                    PyErr_Clear();
+                    if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                        PyErr_Clear();
                     fail(r, "a map key is not UTF-8", key_start);
                     goto error;
                 }
@@ -240,14 +242,15 @@ decode(Reader *r, PyObject *schema)
             return PyBytes_FromStringAndSize(at, length);
         PyObject *text = PyUnicode_DecodeUTF8(at, length, "strict");
         if (text == NULL) {
-            PyErr_Clear();
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                PyErr_Clear();
             fail(r, "a string is not UTF-8", start);
         }
         return text;
     }
     case FIXED: {
         Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(schema, 1));
-        if (r->size - r->pos < length) {
+        if (length < 0 || r->size - r->pos < length) {
             fail(r, "truncated fixed", start);
             return NULL;
         }
@@ -300,7 +303,7 @@ records(PyObject *self, PyObject *args)
     PyObject *schema;
     if (!PyArg_ParseTuple(args, "y*nO!:records", &view, &count, &PyTuple_Type, &schema))
         return NULL;
-    Reader r = {view.buf, view.len, 0, NULL, NULL, 0};
+    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0};
     PyObject *out = NULL;
     r.path = PyList_New(0);
     if (r.path == NULL)

@@ -86,6 +86,8 @@ def _compile(schema: Any, named: dict[str, tuple], open_names: set[str]) -> tupl
     elif kind == "enum":
         compiled = (ENUM, tuple(str(s) for s in schema["symbols"]))
     elif kind == "fixed":
+        if int(schema["size"]) < 0:
+            raise _Unsupported("a fixed of negative size")     # fastavro refuses the data
         compiled = (FIXED, int(schema["size"]))
     else:
         raise _Unsupported(kind)
@@ -142,15 +144,36 @@ def _header(raw: bytes) -> tuple[dict[str, bytes], bytes, int]:
     return meta, sync, pos + 16
 
 
+#: A decompressed block's limit: a few damaged bytes may claim gigabytes. Avro writers close
+#: a block at ~64 KB (Java's `DataFileWriter` sync interval; fastavro's 16 KB).
+_MAX_BLOCK = 64 << 20
+
+
+def _inflate(data: bytes) -> bytes:
+    inflater = zlib.decompressobj(-15)
+    out = inflater.decompress(data, _MAX_BLOCK + 1)
+    if len(out) > _MAX_BLOCK or inflater.unconsumed_tail:
+        raise ValueError(f"a deflate block inflates past {_MAX_BLOCK >> 20} MiB")
+    return out
+
+
+def _unzstd(data: bytes) -> bytes:
+    import zstandard
+
+    with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+        out: bytes = reader.read(_MAX_BLOCK + 1)
+    if len(out) > _MAX_BLOCK:
+        raise ValueError(f"a zstandard block decompresses past {_MAX_BLOCK >> 20} MiB")
+    return out
+
+
 def _decompressor(codec: bytes) -> Callable[[bytes], bytes] | None:
     if codec in (b"", b"null"):
         return bytes
     if codec == b"deflate":
-        return lambda data: zlib.decompress(data, -15)
+        return _inflate
     if codec == b"zstandard":
-        import zstandard
-
-        return lambda data: zstandard.ZstdDecompressor().decompressobj().decompress(data)
+        return _unzstd
     return None                              # snappy, bzip2, xz, ...: fastavro reads them
 
 
