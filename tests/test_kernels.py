@@ -312,3 +312,12 @@ def test_crc32_equals_zlib(data: bytes, value: int, skip: int) -> None:
     view = memoryview(data)[min(skip, len(data)):]
     assert crc32(view, value) == zlib.crc32(view, value)
     assert crc32(data) == zlib.crc32(data)
+
+
+def test_counts_whose_sizes_overflow_are_refused() -> None:
+    """Counts so large that `first + count` or `count * 8` would wrap around are refused before
+    any buffer is sized or read (they once passed the bounds check and read or wrote past it)."""
+    with pytest.raises(ValueError, match="one past each value"):
+        kernel._kernels.xxh64_offsets(np.array([0, 1], np.int32), 4, b"a", 2**63 - 2**61, 2**61)
+    with pytest.raises(ValueError, match="a uint64 value per uint32 row"):
+        kernel._kernels.serialize_slices(np.array([1, 2], np.uint32), np.ones(2, np.uint64), 2**61)

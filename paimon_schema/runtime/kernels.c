@@ -844,7 +844,7 @@ serialize_slices(PyObject *Py_UNUSED(module), PyObject *args)
     Py_ssize_t total_rows = rows.len / 4;
     const uint32_t *row_data = rows.buf;
     const uint64_t *value_data = values.buf;
-    if (rows.len % 4 != 0 || values.len != total_rows * 8 || count < 0) {
+    if (rows.len % 4 != 0 || values.len != total_rows * 8 || count < 0 || count > PY_SSIZE_T_MAX / 8) {
         PyErr_SetString(PyExc_ValueError, "serialize_slices: a uint64 value per uint32 row");
         goto done;
     }
@@ -1542,7 +1542,8 @@ xxh64_offsets(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     PyObject *result = NULL;
     if ((width != 4 && width != 8) || first < 0 || count < 0
-            || offsets.len / width < first + count + 1) {
+            || offsets.len / width < 1 || count > offsets.len / width - 1
+            || first > offsets.len / width - 1 - count) {     /* no sum that could overflow */
         PyErr_SetString(PyExc_ValueError, "xxh64_offsets: offsets of 4 or 8 bytes, one past each value");
         goto done;
     }
