@@ -10,18 +10,17 @@ package built without a C compiler, is read by fastavro's own reader: the same v
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import io
 import json
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any, cast
 
 import fastavro
 from fastavro.read import LOGICAL_READERS
 
+from paimon_schema.runtime import collector
 from paimon_schema.values.errors import FormatError
 
 try:
@@ -29,7 +28,7 @@ try:
 except ImportError:                         # built without a C compiler
     _avro = None  # type: ignore[assignment]
 
-__all__ = ["collector_paused", "compile_schema", "read_records"]
+__all__ = ["compile_schema", "read_records"]
 
 (NUL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, RECORD, UNION, ARRAY, MAP, ENUM, FIXED,
  CONVERT) = range(15)
@@ -188,28 +187,13 @@ def read_records(raw: bytes, path: str) -> list[dict]:
             # (fastavro types a datum as any Avro value; the callers' files hold records)
             return [cast(dict, r) for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
         out: list[dict] = []
-        with collector_paused():
+        with collector.paused():
             _blocks(raw, pos, sync, schema, decompress, out, path)
         return out
     except FormatError:
         raise
     except Exception as exc:        # fastavro, zlib, zstandard raise many types on bad input
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off while records (or what is made of them) are built:
-    they are containers (dicts, lists, tuples) that hold no cycle, and each 700 new ones start
-    a collection, whose full passes walk every live object: with a big plan already in memory
-    the collector took 3/4 of a manifest's decode, and half of a snapshot's fold."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _blocks(raw: bytes, pos: int, sync: bytes, schema: tuple,

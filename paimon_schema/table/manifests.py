@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
-from paimon_schema.runtime.avro_blocks import collector_paused, read_records
+from paimon_schema.runtime import collector
+from paimon_schema.runtime.avro_blocks import read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -226,7 +227,7 @@ class Manifests:
             return list(ordered)
         cached = _DATA_FILES.get(key)
         if cached is None:
-            with collector_paused():
+            with collector.paused():
                 folded = tuple(self._fold_data_files(snap))
             cached = _DATA_FILES.put(key, folded)
         return list(cached)

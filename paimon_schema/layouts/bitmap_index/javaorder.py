@@ -28,8 +28,6 @@ With these, Python equality is Java ``equals`` (``-0.0 != 0.0``, all NaNs one ke
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import math
 import struct
 import sys
@@ -37,6 +35,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Generic, TypeVar
 
 import numpy as np
+
+from paimon_schema.runtime import collector
 
 __all__ = [
     "KINDS",
@@ -687,19 +687,6 @@ class JavaHashMap(Generic[K, V]):
                 self._treeify(half[0])
 
 
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: full collections over millions of live tree nodes
-    would cost more than the replay itself."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def java_map_order(keys: Iterable[K], kind: str, method: str = "put") -> list[K]:
     """Iteration order of a ``HashMap`` of ``kind`` keys after ``method`` ("put" or
     "compute_if_absent") was called for each key in turn.
@@ -790,7 +777,7 @@ def _bulk_order(
         timeline = np.array([cap for cap, _ in epochs])[
             np.searchsorted(starts, hot_indices, "right") - 1]
         exact: JavaHashMap[Any, int] = JavaHashMap(hash_of, compare)  # spreads are given
-        with gc_paused():  # tree nodes are many small cyclic objects
+        with collector.paused():  # tree nodes are many small cyclic objects
             hot_keys = keys[hot_indices].tolist() if isinstance(keys, np.ndarray) \
                 else [keys[i] for i in hot_indices.tolist()]
             for key, i, spread, cap in zip(hot_keys, hot_indices.tolist(),

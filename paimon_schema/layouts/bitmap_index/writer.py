@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from paimon_schema.runtime import collector
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
@@ -245,7 +246,7 @@ def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
     codec = _bitmap_codec(data_type, version)
     if not isinstance(values, Column):
         values = column_values(codec.data_type, values)
-    with javaorder.gc_paused():      # millions of entry tuples: full collections would cost seconds
+    with collector.paused():      # millions of entry tuples: full collections would cost seconds
         return _vector_layout(codec, values, version, index_block_size)
 
 
