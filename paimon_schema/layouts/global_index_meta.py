@@ -63,11 +63,11 @@ class SortedIndexFileMeta:
         """Decode Java's bytes (formats/sorted_index_meta.ksy); FormatError when malformed."""
         raw = parsing.parse(SortedIndexMeta, data)
         first, last, has_nulls = bytes(raw.first_key), bytes(raw.last_key), raw.has_nulls == 1
-        tail = raw.null_flags if len(data) - parsing.field_end(raw, "has_nulls") >= 2 else None
+        tail = getattr(raw, "null_flags", None)      # the spec's `if`: two bytes after has_nulls
         if tail is None:                     # legacy: two empty keys with nulls = all null
             legacy_null = not first and not last and has_nulls
             return cls(None if legacy_null else first, None if legacy_null else last, has_nulls)
-        flags = tail.null_key_flags if tail.format_version == _FORMAT_VERSION_WITH_NULL_FLAGS else 0
+        flags = getattr(tail, "null_key_flags", 0)    # present for format version 1 only
         return cls(None if flags & _FIRST_KEY_IS_NULL else first,
                    None if flags & _LAST_KEY_IS_NULL else last, has_nulls)
 
