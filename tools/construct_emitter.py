@@ -505,7 +505,7 @@ class Emitter:
                 construct = f"Checksum({construct}, CHECKSUMS[{algorithm!r}], {span})"
             if "if" in attr:
                 cond = self.expr(attr["if"], Scope("this", ty), f"{fwhere}.if")
-                kind = "KsIfStream" if "_io" in str(attr["if"]) else "If"
+                kind = "KsIfStream" if re.search(r"\b_io\b", str(attr["if"])) else "If"   # asks the stream
                 construct = f"{kind}(E({cond!r}), {construct})"
             members.append(f"{attr['id']!r} / {construct}")
             members.extend(self.checks(ty, attr, fwhere))
