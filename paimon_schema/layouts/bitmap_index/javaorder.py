@@ -39,6 +39,8 @@ import numpy as np
 from paimon_schema.runtime import collector
 
 __all__ = [
+    "binary_string_hash",
+    "binary_string_hashes",
     "KINDS",
     "JavaHashMap",
     "bitmap_distinct_order",
@@ -104,7 +106,7 @@ def _string_hash(value: str) -> int:
     return h - (1 << 32) if h >> 31 else h
 
 
-def _binary_string_hash(data: bytes) -> int:
+def binary_string_hash(data: bytes) -> int:
     """``BinaryString.hashCode`` = ``MurmurHashUtils.hashBytes(seed 42)``: murmur3 x86_32 over
     little-endian words, but every tail byte is mixed on its own (sign-extended)."""
     h = 42
@@ -135,7 +137,7 @@ _HASHES: dict[str, Callable[[Any], int]] = {
     "float": _int32,
     "double": _long_hash,
     "string": _string_hash,
-    "binary_string": _binary_string_hash,
+    "binary_string": binary_string_hash,
 }
 
 
@@ -191,7 +193,7 @@ def _mix_h1(h: np.ndarray, k: np.ndarray) -> np.ndarray:
     return ((h << _U32(13)) | (h >> _U32(19))) * _U32(5) + _U32(0xE6546B64)
 
 
-def _binary_string_hashes(values: Sequence[bytes] | np.ndarray) -> np.ndarray:
+def binary_string_hashes(values: Sequence[bytes] | np.ndarray) -> np.ndarray:
     """``BinaryString.hashCode`` of many byte strings at once: word ``j`` of every string long
     enough is mixed in one step (strings sorted by word count, so they form a prefix)."""
     lengths = np.fromiter(map(len, values), np.int64, len(values))
@@ -236,7 +238,7 @@ def java_hash_codes(keys: Sequence[Any] | np.ndarray, kind: str) -> np.ndarray:
     if kind == "string":
         return _string_hashes(keys)
     if kind == "binary_string":
-        return _binary_string_hashes(keys)
+        return binary_string_hashes(keys)
     raise ValueError(f"unknown key kind {kind!r}; expected one of {KINDS}")
 
 

@@ -1,4 +1,5 @@
-"""The bloom filter of an SST file (Paimon's `BloomFilter` over `MurmurHashUtils.hashBytes`).
+"""The bloom filter of an SST file (Paimon's `BloomFilter` over `MurmurHashUtils.hashBytes`,
+`javaorder.binary_string_hash`).
 
 Java's btree writer never builds one; pypaimon's does on request (`bloom_filter_enabled`),
 and Java's `SstFileReader` consults it before a point lookup, as `reader` does.
@@ -11,35 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-_C1, _C2, _SEED = 0xCC9E2D51, 0x1B873593, 42
 _M32 = 0xFFFFFFFF
-
-
-def _mix(h: int, k: int) -> int:
-    k = (k * _C1) & _M32
-    k = ((k << 15) | (k >> 17)) & _M32
-    k = (k * _C2) & _M32
-    h ^= k
-    h = ((h << 13) | (h >> 19)) & _M32
-    return (h * 5 + 0xE6546B64) & _M32
-
-
-def bloom_hash(key: bytes) -> int:
-    """`MurmurHashUtils.hashBytes(key)` as a signed int32: Murmur3-32, seed 42, the tail bytes
-    mixed one signed byte at a time (Paimon's variant, not Murmur3's tail)."""
-    h, n = _SEED, len(key)
-    aligned = n - n % 4
-    for i in range(0, aligned, 4):
-        h = _mix(h, int.from_bytes(key[i:i + 4], "little"))
-    for b in key[aligned:]:
-        h = _mix(h, (b - 256 if b > 127 else b) & _M32)
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85EBCA6B) & _M32
-    h ^= h >> 13
-    h = (h * 0xC2B2AE35) & _M32
-    h ^= h >> 16
-    return h - (1 << 32) if h & 0x80000000 else h
 
 
 def num_hash_functions(num_bytes: int, expected_entries: int) -> int:

@@ -27,7 +27,8 @@ import numpy as np
 from pyroaring import BitMap64
 
 from paimon_schema.layouts import roaring_bitmap as roaring
-from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, bloom_test
+from paimon_schema.layouts.bitmap_index.javaorder import binary_string_hash
+from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
     FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
@@ -266,7 +267,7 @@ class BTreeGlobalIndexReader:
     def _lookup(self, key: bytes, order: Any) -> list[int] | np.ndarray:
         """Row ids of one exact key: the bloom filter (if any), then one data block."""
         if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
-                                                           bloom_hash(key)):
+                                                           binary_string_hash(key)):
             return []
         handle = None
         if self._all is not None:

@@ -21,7 +21,8 @@ from pyroaring import BitMap64
 
 from paimon_schema.runtime import varlen
 from paimon_schema.runtime.crc import crc32
-from paimon_schema.layouts.btree_global_index.bloom import bloom_hash, build_bloom
+from paimon_schema.layouts.bitmap_index.javaorder import binary_string_hashes
+from paimon_schema.layouts.btree_global_index.bloom import build_bloom
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys, float_orders
 from paimon_schema.layouts.btree_global_index.sst import ALIGNED, FOOTER, MAGIC, UNALIGNED, VERSION
 from paimon_schema.layouts.column_values import Column, column_values
@@ -201,7 +202,7 @@ def _write(key_bytes: list[bytes], row_ids: np.ndarray, group_ends: np.ndarray, 
         out += serialized + _U4.pack(crc32(serialized))
     bloom_handle = (0, 0, 0)
     if bloom_filter and key_bytes:
-        bits = build_bloom([bloom_hash(k) for k in key_bytes], BLOOM_FPP)
+        bits = build_bloom(binary_string_hashes(key_bytes).tolist(), BLOOM_FPP)
         bloom_handle = (len(out), len(bits), len(key_bytes))
         out += bits
     index = _BlockWriter()
