@@ -59,8 +59,9 @@ from paimon_schema.spark import predicates as preds
 from paimon_schema.table.arrow_types import quote, spark_arrow_schema, spark_ddl, spark_schema_ddl
 from paimon_schema.table import predicates as table_predicates
 from paimon_schema.table.fileio import FileSystemLike
-from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_deletion_file, read_task
+from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_task
 from paimon_schema.table.errors import TableError
+from paimon_schema.table.indexes import deletion_vectors
 from paimon_schema.table.fileio import ArrowFileIO
 from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.s3 import filesystem_settings
@@ -331,12 +332,14 @@ def _distinct_sizes(tasks: list[FileTask], sizes: dict[str, int]) -> list[list[F
 def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
     """{path: mask of the rows dropped} of the files that drop rows: deleted by the deletion
     vector, or not candidates of the file indexes (read on the driver, shipped to the filter)."""
-    out = {}
     for task in tasks:
         if task.row_count > _MAX_ROWS:
             raise TableError(f"{task.path} has {task.row_count} rows; read_table reads files of "
                              f"up to {_MAX_ROWS} rows (use read_arrow or the paimon source)")
-        dv = read_deletion_file(task.fileio, task.deletion_file)
+    out = {}
+    # each deletion-vector index file read once (a bucket's data files share one)
+    vectors = deletion_vectors(tasks[0].fileio, [t.deletion_file for t in tasks]) if tasks else []
+    for task, dv in zip(tasks, vectors):
         dropped = delete_mask(dv, task.row_count)
         if task.candidate_rows is not None:
             dropped |= ~row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
