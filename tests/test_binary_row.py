@@ -58,7 +58,7 @@ def test_values_round_trip(value: object, data_type: str) -> None:
 
 PARTITION_TYPES = ["BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "STRING",
                    "VARCHAR(10)", "BYTES", "DATE", "DECIMAL(10, 3)", "DECIMAL(38, 4)",
-                   "TIMESTAMP(3)", "TIMESTAMP(6)"]
+                   "TIMESTAMP(3)", "TIMESTAMP(6)", "CHAR(5)", "BINARY(4)", "VARBINARY(8)"]
 
 
 @st.composite
@@ -105,7 +105,7 @@ def test_plain_rows_decode_as_the_generated_parser_decodes_them(
         case: tuple[list[str], list[object]], data: st.DataObject) -> None:
     """`_decode_simple` (plain numbers, dates, strings, bytes) reads what the parser reads, and
     declines (None) whatever the parser refuses or it does not take: also on damaged bytes."""
-    from paimon_schema.layouts.binary_row import _decode_simple
+    from paimon_schema.layouts.binary_row import _decode_simple, row_decoder
 
     types, values = case
     try:
@@ -124,3 +124,4 @@ def test_plain_rows_decode_as_the_generated_parser_decodes_them(
         return
     simple = all(t.split("(")[0] not in ("DECIMAL", "TIMESTAMP") for t in types)
     assert fast is None if not simple else _same(fast, slow)
+    assert _same(row_decoder(types)(bytes(row)), slow)       # the statistics' entry point
