@@ -18,9 +18,10 @@ Kind = RoaringBitmap.Container.ContainerKind
 
 @st.composite
 def bitmaps(draw) -> BitMap:
-    """Bitmaps mixing array, bitmap and run containers, a few or many containers."""
+    """Bitmaps mixing array, bitmap and run containers, a few or many (past the 16 containers
+    the small-bitmap fast path takes)."""
     bitmap = BitMap()
-    for key in draw(st.lists(st.integers(0, 40), max_size=8, unique=True)):
+    for key in draw(st.lists(st.integers(0, 40), max_size=20, unique=True)):
         base = key << 16
         shape = draw(st.sampled_from(["sparse", "dense", "runs"]))
         if shape == "sparse":
