@@ -83,6 +83,8 @@ def test_other_codecs_and_recursive_schemas_fall_back_to_fastavro() -> None:
 
 
 def test_fixture_manifests_read_as_fastavro_reads_them(shared_fixtures: Path) -> None:
+    if avro_blocks._avro is None:       # fastavro against itself proves nothing (CI fails)
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
     files = [p for p in sorted(shared_fixtures.rglob("manifest/*")) if p.is_file()]
     assert len(files) > 100
     for path in files:
