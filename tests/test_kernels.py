@@ -17,7 +17,8 @@ from pyroaring import BitMap
 import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
-from paimon_schema.layouts import roaring_writer
+from paimon_schema.layouts import column_values, roaring_writer
+from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from tests.strategies import shaped_column, shaped_columns
@@ -135,8 +136,8 @@ def test_bitmap_writer_equals_the_pyroaring_path(column: tuple[str, np.ndarray, 
         values = [v if ok else None for v, ok in zip(list(values), valid.tolist())]
     compiled = ps.build_index("bitmap", data_type, values, version=version)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(roaring_writer, "_kernels", None)
-        patch.setattr(row_groups, "_kernels", None)
+        for module in (roaring_writer, row_groups, bitmap_writer, column_values):
+            patch.setattr(module, "_kernels", None)
         assert ps.build_index("bitmap", data_type, values, version=version) == compiled
 
 
