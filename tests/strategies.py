@@ -18,6 +18,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from hypothesis import strategies as st
 
+from paimon_schema.layouts.bitmap_index import build_bitmap_index
+from paimon_schema.layouts.file_index import write_file_index
+from paimon_schema.layouts.paimon_common import bitmap_keys
 from paimon_schema.values.types import INTEGER_BOUNDS, DataType
 
 SPECIAL_FLOATS = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.5, -1.5]
@@ -141,3 +144,37 @@ def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
     values = (st.integers(-30000, 30000) if root == "DATE"
               else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
     return data_type, draw(st.lists(st.none() | values, max_size=max_size))
+
+
+#: The column types of `file_index_containers`: the key kinds `query.quick_evaluate` compares
+#: in C, and two it leaves to Python.
+CONTAINER_TYPES = ("TINYINT", "SMALLINT", "INT", "DATE", "BIGINT", "TIMESTAMP(3)", "STRING",
+                   "VARCHAR(10)", "BOOLEAN", "DOUBLE")
+
+
+@st.composite
+def file_index_containers(draw: st.DrawFn) -> tuple[bytes, dict[str, str], list]:
+    """(container bytes, row type, the indexed column's pool) of a file-index container as
+    planning meets them: the column `c` with a bitmap V1 or V2 index (index blocks from one
+    entry to one block) and sometimes a second index or an empty entry, or only an empty entry;
+    sometimes another indexed column `d`; the row type also names an unindexed column `u`."""
+    data_type, column, pool = draw(columns({t: values_for(t) for t in CONTAINER_TYPES},
+                                           max_pool=30, max_rows=80))
+    codec = bitmap_keys(data_type)
+    entry = 8 + max(codec.size(codec.encode(v)) for v in pool)
+    version = draw(st.sampled_from([2, 2, 2, 1]))
+    block_size = draw(st.sampled_from([4 + entry, 4 + 2 * entry, 3 + 3 * entry, 100, 16384]))
+    blob = build_bitmap_index(data_type, column, version=version, index_block_size=block_size)
+    shape = draw(st.sampled_from(["bitmap", "bitmap", "bitmap", "empty", "bitmap+empty",
+                                  "bitmap+other"]))
+    indexes: dict[str, bytes | None] = {
+        "bitmap": {"bitmap": blob}, "empty": {"bitmap": None},
+        "bitmap+empty": {"bitmap": blob, "bloom-filter": None},
+        "bitmap+other": {"bitmap": blob, "unknown-kind": b"\x00\x01"}}[shape]
+    layout: dict[str, dict[str, bytes | None]] = {"c": indexes}
+    if draw(st.booleans()):
+        layout["d"] = {"bitmap": build_bitmap_index("INT", [1, 2, None, 2])}
+        if draw(st.booleans()):
+            layout = {"d": layout.pop("d"), "c": indexes}
+    row_type = {"c": data_type, "d": "INT", "u": "STRING"}
+    return write_file_index(layout), row_type, pool

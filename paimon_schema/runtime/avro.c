@@ -21,6 +21,13 @@
 #include <stdint.h>
 #include <string.h>
 
+/* PyFloat_Unpack4/8 are public from Python 3.11; 3.10 has them as _PyFloat_Unpack4/8 (the
+ * same functions: `le` = 1 reads little-endian, as Avro stores floats). */
+#if PY_VERSION_HEX < 0x030B0000
+#define PyFloat_Unpack4(p, le) _PyFloat_Unpack4((const unsigned char *)(p), (le))
+#define PyFloat_Unpack8(p, le) _PyFloat_Unpack8((const unsigned char *)(p), (le))
+#endif
+
 enum { NUL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, RECORD, UNION, ARRAY, MAP, ENUM,
        FIXED, CONVERT };
 
@@ -345,8 +352,387 @@ done:
     return out;
 }
 
+/* ------------------------------------------------------------------------------------------
+ * Planning: one lookup in a data file's embedded file index, without Python objects.
+ *
+ * Planning a table evaluates the file index of every file the partitions and statistics keep
+ * (`query.evaluate.quick_evaluate`); parsing each container and bitmap head in Python took
+ * ~70 us a file, most of a big table's plan. `probe_bitmap` walks the container and the one
+ * V2 index block a lookup of `key` needs, and answers only where the Python readers
+ * (`layouts.file_index._parse_simple`, `bitmap_index.scan` and `_V2Reader`) would read the
+ * same bytes without a warning or an error: anything else (damage, a V1 blob, several indexes
+ * on the column, a streamed bitmap, ...) returns None and the caller takes the Python path,
+ * which answers or raises its located FormatError. The stored bitmap itself is left to the
+ * caller (`roaring_bitmap.deserialize`).
+ */
+
+static int32_t
+be32(const uint8_t *p)
+{
+    return (int32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | p[3]);
+}
+
+static int64_t
+be_signed(const uint8_t *p, int width)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < width; i++)
+        v = (v << 8) | p[i];
+    if (width < 8 && (v >> (8 * width - 1)) & 1)
+        v |= ~(uint64_t)0 << (8 * width);
+    return (int64_t)v;
+}
+
+/* A `writeUTF` name that is plain ASCII without NUL, as `file_index._ascii` accepts it: its
+ * start and length, and the position after it; -1 for anything else. */
+static Py_ssize_t
+ascii_name(const uint8_t *d, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t *start, Py_ssize_t *len)
+{
+    if (pos + 2 > end)
+        return -1;
+    Py_ssize_t n = ((Py_ssize_t)d[pos] << 8) | d[pos + 1];
+    pos += 2;
+    if (pos + n > end)
+        return -1;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (d[pos + i] == 0 || d[pos + i] >= 0x80)
+            return -1;
+    *start = pos;
+    *len = n;
+    return pos + n;
+}
+
+typedef struct {
+    int width;                  /* 0: string keys (s4 length, UTF-8); else a signed int's bytes */
+    const uint8_t *key;         /* the probe, as stored: string bytes or big-endian int */
+    Py_ssize_t key_len;
+    int64_t int_key;
+} Probe;
+
+/* A stored key at `p` (`len` bytes of a string) against the probe, as Python compares the
+ * parser's keys: bytes lexicographically, ints by value. */
+static int
+compare_key(const Probe *probe, const uint8_t *p, Py_ssize_t len)
+{
+    if (probe->width == 0) {
+        Py_ssize_t n = len < probe->key_len ? len : probe->key_len;
+        int c = memcmp(p, probe->key, (size_t)n);
+        if (c != 0)
+            return c < 0 ? -1 : 1;
+        return len < probe->key_len ? -1 : len > probe->key_len;
+    }
+    int64_t v = be_signed(p, probe->width);
+    return v < probe->int_key ? -1 : v > probe->int_key;
+}
+
+static int
+compare_stored(const Probe *probe, const uint8_t *a, Py_ssize_t alen, const uint8_t *b, Py_ssize_t blen)
+{
+    Probe other = *probe;
+    other.key = b;
+    other.key_len = blen;
+    if (probe->width)
+        other.int_key = be_signed(b, probe->width);
+    return compare_key(&other, a, alen);
+}
+
+/* A run of `count` records `key, s4 x ncols` from `pos` within `size` bytes (bitmap_index
+ * `scan_records`): the key of record i at keys[i] (lengths in lens[i]), its s4s in
+ * cols[i * ncols ...]; the end, or -1 where the Python scan declines (bytes run out, a
+ * negative string length, an s4 below its minimum). */
+static Py_ssize_t
+scan_run(const uint8_t *d, Py_ssize_t pos, Py_ssize_t size, Py_ssize_t count, int width, int ncols,
+         const int64_t *minimums, const uint8_t **keys, Py_ssize_t *lens, int32_t *cols)
+{
+    for (Py_ssize_t i = 0; i < count; i++) {
+        Py_ssize_t len;
+        if (width == 0) {
+            if (pos + 4 > size)
+                return -1;
+            len = be32(d + pos);
+            if (len < 0)
+                return -1;
+            pos += 4;
+        } else {
+            len = width;
+        }
+        if (len > size - pos || (size - pos - len) < 4 * (Py_ssize_t)ncols)
+            return -1;
+        keys[i] = d + pos;
+        lens[i] = len;
+        pos += len;
+        for (int c = 0; c < ncols; c++) {
+            int32_t v = be32(d + pos);
+            if (v < minimums[c])
+                return -1;
+            cols[i * ncols + c] = v;
+            pos += 4;
+        }
+    }
+    return pos;
+}
+
+enum { ANSWER_NO_INDEX, ANSWER_EMPTY_ENTRY, ANSWER_NO_ROWS, ANSWER_ONE_ROW, ANSWER_BITMAP };
+
+/* The lookup in a V2 bitmap blob `b` of `n` bytes: an answer (ANSWER_*) with its values, or
+ * -1 to decline. Allocation failures set a Python error and return -2. */
+static int
+probe_v2(const uint8_t *b, Py_ssize_t n, const Probe *probe, int64_t *values)
+{
+    if (n < 10 || b[0] != 2)
+        return -1;
+    int32_t num_rows = be32(b + 1), num_keys = be32(b + 5);
+    uint8_t has_null = b[9];
+    if (num_rows < 0 || num_keys < 0 || has_null > 1)
+        return -1;
+    Py_ssize_t pos = 10;
+    if (has_null) {
+        if (n < pos + 8 || be32(b + pos) > 0 || be32(b + pos + 4) < 0)
+            return -1;
+        pos += 8;
+    }
+    if (n < pos + 4)
+        return -1;
+    int32_t num_blocks = be32(b + pos);
+    pos += 4;
+    Py_ssize_t record = (probe->width ? probe->width : 4) + 4;
+    if (num_blocks < 0 || num_blocks > (n - pos) / record)
+        return -1;                                  /* (the scan would run out of bytes) */
+    if ((num_blocks == 0) != (num_keys == 0) || num_blocks > num_keys)
+        return -1;
+    int result = -1;
+    Py_ssize_t nb = num_blocks ? num_blocks : 1;
+    const uint8_t **firsts = PyMem_Malloc(sizeof(*firsts) * nb);
+    Py_ssize_t *first_lens = PyMem_Malloc(sizeof(*first_lens) * nb);
+    int32_t *block_offsets = PyMem_Malloc(sizeof(*block_offsets) * nb);
+    const uint8_t **keys = NULL;
+    Py_ssize_t *lens = NULL;
+    int32_t *cols = NULL;
+    if (firsts == NULL || first_lens == NULL || block_offsets == NULL) {
+        PyErr_NoMemory();
+        result = -2;
+        goto done;
+    }
+    static const int64_t ref_min[1] = {0};
+    Py_ssize_t end = scan_run(b, pos, n, num_blocks, probe->width, 1, ref_min, firsts, first_lens,
+                              block_offsets);
+    if (end < 0 || n < end + 4)
+        goto done;
+    int32_t len_index_blocks = be32(b + end);
+    if (len_index_blocks < 0)
+        goto done;
+    int64_t ofs_index_blocks = end + 4;
+    /* `_check_secondary_index`: first keys strictly ascending, offsets inside the blocks */
+    Py_ssize_t i = -1;
+    for (Py_ssize_t r = 0; r < num_blocks; r++) {
+        if (block_offsets[r] >= len_index_blocks)
+            goto done;
+        if (r && compare_stored(probe, firsts[r - 1], first_lens[r - 1], firsts[r], first_lens[r]) >= 0)
+            goto done;
+        if (compare_key(probe, firsts[r], first_lens[r]) <= 0)
+            i = r;                                  /* bisect_right - 1 */
+    }
+    if (i < 0) {
+        result = ANSWER_NO_ROWS;
+        goto done;
+    }
+    /* `_load_block(i)`: the block's bytes alone, then what the binary searches rely on */
+    int64_t start = ofs_index_blocks + block_offsets[i];
+    int64_t size = (i + 1 < num_blocks ? block_offsets[i + 1] : len_index_blocks) - block_offsets[i];
+    if (size < 4 || n < start + size)
+        goto done;
+    const uint8_t *block = b + start;
+    int32_t count = be32(block);
+    if (count < 1 || count > (size - 4) / ((probe->width ? probe->width : 4) + 8))
+        goto done;
+    keys = PyMem_Malloc(sizeof(*keys) * count);
+    lens = PyMem_Malloc(sizeof(*lens) * count);
+    cols = PyMem_Malloc(sizeof(*cols) * 2 * (size_t)count);
+    if (keys == NULL || lens == NULL || cols == NULL) {
+        PyErr_NoMemory();
+        result = -2;
+        goto done;
+    }
+    static const int64_t entry_min[2] = {INT32_MIN, -1};
+    if (scan_run(block, 4, (Py_ssize_t)size, count, probe->width, 2, entry_min, keys, lens, cols) < 0)
+        goto done;
+    if (compare_stored(probe, keys[0], lens[0], firsts[i], first_lens[i]) != 0)
+        goto done;
+    for (Py_ssize_t j = 1; j < count; j++)
+        if (compare_stored(probe, keys[j - 1], lens[j - 1], keys[j], lens[j]) >= 0)
+            goto done;
+    if (i + 1 < num_blocks
+            && compare_stored(probe, keys[count - 1], lens[count - 1], firsts[i + 1], first_lens[i + 1]) >= 0)
+        goto done;
+    Py_ssize_t j = 0;
+    while (j < count && compare_key(probe, keys[j], lens[j]) < 0)
+        j++;
+    if (j == count || compare_key(probe, keys[j], lens[j]) != 0) {
+        result = ANSWER_NO_ROWS;
+        goto done;
+    }
+    int64_t ofs_bitmap = cols[2 * j], len_bitmap = cols[2 * j + 1];
+    if (ofs_bitmap < 0) {
+        int64_t row = -1 - ofs_bitmap;
+        if (row >= num_rows)
+            goto done;
+        values[0] = row;
+        result = ANSWER_ONE_ROW;
+        goto done;
+    }
+    int64_t at = ofs_index_blocks + len_index_blocks + ofs_bitmap;
+    if (len_bitmap == -1 || at + len_bitmap > n)
+        goto done;
+    values[0] = at;
+    values[1] = len_bitmap;
+    values[2] = num_rows;
+    result = ANSWER_BITMAP;
+done:
+    PyMem_Free(firsts);
+    PyMem_Free(first_lens);
+    PyMem_Free(block_offsets);
+    PyMem_Free(keys);
+    PyMem_Free(lens);
+    PyMem_Free(cols);
+    return result;
+}
+
+/* probe_bitmap(container, column, width, key, /) -> tuple | None: what the file-index
+ * container `container` (bytes) says about `column` (ASCII bytes) for the bitmap key `key`
+ * (string bytes with width 0, else an int stored in `width` bytes; None: only which entries
+ * the column has):
+ *   (0,) the column has no index entry; (1,) its one entry is empty (offset -1);
+ *   (2,) its one bitmap index holds no such key; (3, row) the key's one row;
+ *   (4, offset, length, num_rows) the key's stored bitmap, at `offset` of the container;
+ * None wherever the Python path reads anything else (see above). */
+static PyObject *
+probe_bitmap(PyObject *self, PyObject *args)
+{
+    PyObject *data_obj, *key_obj;
+    const char *column;
+    Py_ssize_t column_len;
+    int width;
+    if (!PyArg_ParseTuple(args, "O!y#iO:probe_bitmap", &PyBytes_Type, &data_obj, &column,
+                          &column_len, &width, &key_obj))
+        return NULL;
+    if (width != 0 && width != 1 && width != 2 && width != 4 && width != 8) {
+        PyErr_SetString(PyExc_ValueError, "width must be 0, 1, 2, 4 or 8");
+        return NULL;
+    }
+    const uint8_t *d = (const uint8_t *)PyBytes_AS_STRING(data_obj);
+    Py_ssize_t size = PyBytes_GET_SIZE(data_obj);
+    /* `_parse_simple`: the container as read when nothing in it is unusual */
+    static const uint8_t magic[8] = {0x00, 0x05, 0x4E, 0x4E, 0xD0, 0x1A, 0x35, 0xAE};
+    if (size < 24 || memcmp(d, magic, 8) != 0 || be32(d + 8) != 1)
+        Py_RETURN_NONE;
+    int64_t head_length = be32(d + 12);
+    if (head_length < 24 || head_length > size)
+        Py_RETURN_NONE;
+    Py_ssize_t end = (Py_ssize_t)head_length, pos = 16;
+    int32_t column_count = be32(d + pos);
+    pos += 4;
+    if (column_count < 0)
+        Py_RETURN_NONE;
+    Py_ssize_t found = 0, entry_type = 0, entry_type_len = 0;
+    int64_t entry_offset = 0, entry_length = 0;
+    Py_ssize_t names_start = pos;
+    for (int32_t c = 0; c < column_count; c++) {
+        Py_ssize_t name, name_len;
+        Py_ssize_t next = ascii_name(d, pos, end, &name, &name_len);
+        if (next < 0 || next + 4 > end)
+            Py_RETURN_NONE;
+        /* a repeated column name: the generated parser merges them (with a warning) */
+        Py_ssize_t q = names_start;
+        for (int32_t e = 0; e < c; e++) {
+            Py_ssize_t other = 0, other_len = 0;
+            q = ascii_name(d, q, end, &other, &other_len);
+            if (other_len == name_len && memcmp(d + other, d + name, (size_t)name_len) == 0)
+                Py_RETURN_NONE;
+            int32_t skip = be32(d + q);
+            q += 4;
+            for (int32_t k = 0; k < skip; k++) {
+                Py_ssize_t t = 0, t_len = 0;
+                q = ascii_name(d, q, end, &t, &t_len) + 8;
+            }
+        }
+        pos = next;
+        int32_t index_count = be32(d + pos);
+        pos += 4;
+        if (index_count < 0)
+            Py_RETURN_NONE;
+        int mine = name_len == column_len && memcmp(d + name, column, (size_t)column_len) == 0;
+        Py_ssize_t types_start = pos;
+        for (int32_t k = 0; k < index_count; k++) {
+            Py_ssize_t type, type_len;
+            Py_ssize_t after = ascii_name(d, pos, end, &type, &type_len);
+            if (after < 0 || after + 8 > end)
+                Py_RETURN_NONE;
+            Py_ssize_t t = types_start;
+            for (int32_t e = 0; e < k; e++) {           /* a repeated index type */
+                Py_ssize_t other = 0, other_len = 0;
+                t = ascii_name(d, t, end, &other, &other_len) + 8;
+                if (other_len == type_len && memcmp(d + other, d + type, (size_t)type_len) == 0)
+                    Py_RETURN_NONE;
+            }
+            int64_t offset = be32(d + after), length = be32(d + after + 4);
+            pos = after + 8;
+            if (!(offset == -1 && length == 0)
+                    && (offset < head_length || length < 0 || offset + length > size))
+                Py_RETURN_NONE;
+            if (mine) {
+                found++;
+                entry_type = type;
+                entry_type_len = type_len;
+                entry_offset = offset;
+                entry_length = length;
+            }
+        }
+    }
+    if (pos + 4 > end)
+        Py_RETURN_NONE;
+    int32_t redundant = be32(d + pos);
+    pos += 4;
+    if (redundant < 0 || pos + redundant != end)
+        Py_RETURN_NONE;
+    if (found == 0)
+        return Py_BuildValue("(i)", ANSWER_NO_INDEX);
+    if (found > 1)
+        Py_RETURN_NONE;
+    if (entry_offset == -1 && entry_length == 0)
+        return Py_BuildValue("(i)", ANSWER_EMPTY_ENTRY);
+    if (key_obj == Py_None || entry_type_len != 6 || memcmp(d + entry_type, "bitmap", 6) != 0)
+        Py_RETURN_NONE;
+    Probe probe = {width, NULL, 0, 0};
+    if (width == 0) {
+        if (!PyBytes_Check(key_obj)) {
+            PyErr_SetString(PyExc_TypeError, "a string key is bytes");
+            return NULL;
+        }
+        probe.key = (const uint8_t *)PyBytes_AS_STRING(key_obj);
+        probe.key_len = PyBytes_GET_SIZE(key_obj);
+    } else {
+        probe.int_key = PyLong_AsLongLong(key_obj);
+        if (probe.int_key == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    int64_t values[3] = {0, 0, 0};
+    int answer = probe_v2(d + entry_offset, (Py_ssize_t)entry_length, &probe, values);
+    if (answer == -2)
+        return NULL;
+    if (answer < 0)
+        Py_RETURN_NONE;
+    if (answer == ANSWER_ONE_ROW)
+        return Py_BuildValue("(iL)", answer, (long long)values[0]);
+    if (answer == ANSWER_BITMAP)
+        return Py_BuildValue("(iLLL)", answer, (long long)(entry_offset + values[0]),
+                             (long long)values[1], (long long)values[2]);
+    return Py_BuildValue("(i)", answer);
+}
+
 static PyMethodDef methods[] = {
     {"records", records, METH_VARARGS, "Decode a block's records with a compiled schema."},
+    {"probe_bitmap", probe_bitmap, METH_VARARGS,
+     "One key's answer from a file-index container's bitmap index, or None (see avro.c)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -48,6 +48,7 @@ import pyarrow as pa
 from paimon_schema.query.evaluate import evaluate
 from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
 from paimon_schema.query.predicate import Predicate
+from paimon_schema.query.quick_evaluate import quick_evaluate
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
 from paimon_schema.table.errors import TableError
@@ -276,6 +277,10 @@ def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, di
     predicate, row_type = for_file
     if not row_type:
         return None
+    if data_file.embedded_index is not None and data_file.deletion_file is None:
+        quick = quick_evaluate(data_file.embedded_index, predicate, row_type)
+        if quick is not None:               # (else the parsed container answers or raises)
+            return quick
     where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
     try:
         container = tab.file_index(data_file)
