@@ -222,7 +222,9 @@ class Manifests:
             view = f"{order.__module__}.{order.__qualname__}"
             ordered = _DATA_FILES.get(key, view)
             if ordered is None:
-                ordered = tuple(sorted(self.data_files(snap), key=order))
+                files = self.data_files(snap)
+                with collector.paused():
+                    ordered = tuple(sorted(files, key=order))
                 _DATA_FILES.attach(key, view, ordered)
             return list(ordered)
         cached = _DATA_FILES.get(key)
