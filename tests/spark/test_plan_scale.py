@@ -14,7 +14,7 @@ import pytest
 from forged_history import ForgedHistory, day, write_history
 
 from paimon_schema.table import Table
-from paimon_schema.table import manifests
+from paimon_schema.table import manifests, merge
 
 FILES, PARTITIONS = 3_000, 30
 
@@ -58,6 +58,35 @@ def test_a_partition_and_index_filter_keeps_the_files_that_can_match(history: Fo
     assert stats.files == FILES and stats.files_read == len(expected)
     assert stats.files_skipped_by_partition > FILES // 2
     assert stats.files_skipped_by_stats > 0 and stats.files_skipped_by_index > 0
+
+
+def test_the_c_probe_plans_what_the_python_readers_plan(
+        history: ForgedHistory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`quick_evaluate` (the C probe of each embedded index) answers the plan's index filter
+    for every file, and the plan is the one the Python readers make, file for file and row for
+    row."""
+    first = day(PARTITIONS * 3 // 4)
+    filters = [f"dt >= '{first}' AND city = 'Lima'", "city IN ('Lima', 'Oslo') OR id < 5",
+               f"city = 'Nowhere' AND dt >= '{first}'"]
+    calls: list[bool] = []
+    probe = merge.quick_evaluate
+
+    def counted(*args: object) -> object:
+        answer = probe(*args)                       # type: ignore[arg-type]
+        calls.append(answer is not None)
+        return answer
+
+    def plan(where: str) -> tuple[list, list, dict]:
+        scan = Table.open(history.root).scan(where)
+        tasks = scan._planned().tasks
+        return [f.file_name for f in scan.files()], [t.candidate_rows for t in tasks], \
+            scan.stats.as_dict() | {"planning_seconds": 0}
+
+    monkeypatch.setattr(merge, "quick_evaluate", counted)
+    quick = [plan(where) for where in filters]
+    assert calls and all(calls)
+    monkeypatch.setattr(merge, "quick_evaluate", lambda *args: None)
+    assert quick == [plan(where) for where in filters]
 
 
 def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
