@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from paimon_schema.query.evaluate import evaluate
-from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
+from paimon_schema.query.masks import arrow_mask
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
@@ -54,6 +54,7 @@ from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO, FileSystemLike
 from paimon_schema.table.global_indexes import GlobalIndexPruning
 from paimon_schema.table.indexes import deletion_bytes
+from paimon_schema.table.kept_rows import kept_rows
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
@@ -342,21 +343,14 @@ def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
     """The task's rows, deletion vector applied, as batches in the output schema (or, with
     `spark_types`, converted to the Arrow types Spark exchanges). `use_threads`: Parquet
     columns decode on Arrow's thread pool."""
-    dv = read_deletion_file(task.fileio, task.deletion_file)
-    keep = None
-    if task.candidate_rows is not None:
-        from pyroaring import BitMap
-
-        keep = row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
-        if dv is not None:
-            keep &= keep_mask(dv, task.row_count)
+    keep = kept_rows(task, read_deletion_file(task.fileio, task.deletion_file))
     offset = 0
     for batch in _file_batches(task, batch_rows, use_threads):
         n = batch.num_rows
+        if keep is not None and offset + n > task.row_count:
+            raise TableError(f"{task.path} has more rows than its manifest entry's {task.row_count}")
         if keep is not None:
-            batch = batch.filter(pa.array(keep[offset:offset + n]))
-        elif dv is not None:
-            batch = apply_deletion_vector(batch, dv, offset=offset, row_count=task.row_count)
+            batch = batch.filter(arrow_mask(keep[offset:offset + n]))
         offset += n
         yield evolve(batch, task, spark_types)
     if offset != task.row_count:

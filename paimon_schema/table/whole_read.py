@@ -38,10 +38,10 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
 
-from paimon_schema.query.masks import keep_mask, row_mask
+from paimon_schema.query.masks import arrow_mask
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO, filesystem_for
-from paimon_schema.table.indexes import deletion_vectors
+from paimon_schema.table.kept_rows import kept_rows_of
 from paimon_schema.table.merge import FileTask, dictionary_reads, read_tasks
 from paimon_schema.values.errors import FormatError, SchemaError
 
@@ -166,7 +166,7 @@ def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Tabl
     """Rows of the scan without those `keep` drops, as the table's columns (but its
     partition columns)."""
     if keep is not None:
-        table = table.filter(pa.array(keep))
+        table = table.filter(arrow_mask(keep))
     return _evolve(table, task)
 
 
@@ -196,25 +196,12 @@ def _partition_column(tasks: list[FileTask], index: int, kept: np.ndarray | None
 
 
 def _keep(tasks: list[FileTask]) -> np.ndarray | None:
-    """The rows of the run to keep, file after file (None: every row): those no deletion
-    vector deletes and, where the indexes pruned a file, among its candidates."""
-    if all(t.deletion_file is None and t.candidate_rows is None for t in tasks):
+    """The rows of the run to keep, file after file (`kept_rows`; None: every row)."""
+    masks = kept_rows_of(tasks)
+    if all(mask is None for mask in masks):
         return None
-    vectors = deletion_vectors(tasks[0].fileio, [t.deletion_file for t in tasks])
-    masks = []
-    for task, dv in zip(tasks, vectors):
-        if task.candidate_rows is not None:
-            from pyroaring import BitMap
-
-            mask = row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
-            if dv is not None:
-                mask &= keep_mask(dv, task.row_count)
-        elif dv is not None:
-            mask = keep_mask(dv, task.row_count)
-        else:
-            mask = np.ones(task.row_count, dtype=bool)
-        masks.append(mask)
-    return np.concatenate(masks)
+    return np.concatenate([np.ones(t.row_count, dtype=bool) if mask is None else mask
+                           for t, mask in zip(tasks, masks)])
 
 
 def _evolve(table: pa.Table, task: FileTask) -> pa.Table:
