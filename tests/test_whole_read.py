@@ -9,12 +9,13 @@ import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import paimon_schema as ps
 from paimon_schema.table import Table, whole_read
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_tasks
+from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_task, read_tasks
 
 TABLES = ["append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",
           "append_with_bitmap_v1", "append_with_bloomfilter", "append_with_bsi",
@@ -79,6 +80,26 @@ def test_partition_columns_from_the_partition_values(tables: Path, columns: list
     assert len({t.columns[0].constant for t in plan.tasks}) > 1 or columns != ["f1"]
     got = whole_read.read_whole(plan.tasks, plan.schema)
     assert got.equals(per_file(plan))
+    assert fallbacks == []
+
+
+def test_partition_values_win_over_the_file_columns(tables: Path, fallbacks: list[int]) -> None:
+    """Files that store their partition column, but whose tasks (forged) name other partition
+    values: every read takes the partition value, as Paimon does (`PartitionUtils`), the whole
+    read, the per-file read and `to_batches`' `read_task` alike."""
+    path = tables / "pk_09.db" / "pk_09"
+    plan = plan_read(path, snapshot=6)
+    assert all("f1" in pq.read_schema(t.path).names for t in plan.tasks)
+    forged = [dataclasses.replace(t, columns=tuple(
+        dataclasses.replace(c, constant=c.constant + 5) if c.partition else c for c in t.columns))
+        for t in plan.tasks]
+    got = whole_read.read_whole(forged, plan.schema)
+    assert got.equals(per_file(plan, forged))
+    streamed = pa.Table.from_batches([b for t in forged for b in read_task(t)], schema=plan.schema)
+    assert got.equals(streamed)
+    stored = whole_read.read_whole(plan.tasks, plan.schema)
+    assert got.column("f1").to_pylist() == [v + 5 for v in stored.column("f1").to_pylist()]
+    assert got.drop_columns(["f1"]).equals(stored.drop_columns(["f1"]))
     assert fallbacks == []
 
 

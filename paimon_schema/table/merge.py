@@ -9,7 +9,8 @@ bitmap global indexes (`global_indexes`: row ids no row of which can match); wha
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
 Arrow call, and evolves each batch to the table's schema by field id (renamed, dropped, widened
-and added columns; partition columns a file lacks). `scan.TableScan` does both and applies the
+and added columns; partition columns from the partition values, as Paimon reads them, even where
+the file stores them: `PartitionUtils.trimPartitionFields`). `scan.TableScan` does both and applies the
 exact filter, whole or streaming; a whole read scans the Parquet files of alike tasks together
 (`whole_read`) and reads the others with `read_tasks` (files side by side).
 
@@ -125,9 +126,11 @@ class Column:
 
     name: str
     arrow_type: pa.DataType
-    file_column: str | None            # None: not in the file (added later, or partition)
-    constant: Any = None               # the partition value, for files that do not store it
-    partition: bool = False            # a partition column (`constant` is its value)
+    file_column: str | None            # None: not in the file (added later)
+    constant: Any = None               # the partition value (of a partition column)
+    #: a partition column: `constant` is its value, which every Python read takes (Spark's
+    #: `read_table` reads `file_column` where the file stores it, see `spark.native`)
+    partition: bool = False
 
 
 @dataclass(frozen=True)
@@ -373,7 +376,7 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> BitMap 
 
 def _file_batches(task: FileTask, batch_rows: int,
                   use_threads: bool = True) -> Iterator[pa.RecordBatch]:
-    wanted = [c.file_column for c in task.columns if c.file_column is not None]
+    wanted = [c.file_column for c in task.columns if c.file_column is not None and not c.partition]
     with task.fileio.open_input(task.path, task.file_size or None) as source:
         if task.format == "parquet":
             import pyarrow.parquet as pq
@@ -428,13 +431,14 @@ def dictionary_reads(task: FileTask, schema: pa.Schema, metadata: Any, names: li
 
 def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None = None) -> pa.RecordBatch:
     """A batch of the data file as a batch of the table: columns by field id, cast to the
-    current types, nulls for columns the file does not have, partition values filled in."""
+    current types, nulls for columns the file does not have, partition columns from the
+    partition values (as Paimon reads them, `PartitionUtils`: never from the file)."""
     n = batch.num_rows
     names = batch.schema.names
     arrays, fields = [], []
     for i, column in enumerate(task.columns):
         target = column.arrow_type
-        if column.file_column is not None and column.file_column in names:
+        if column.file_column is not None and not column.partition and column.file_column in names:
             array = batch.column(names.index(column.file_column))
             if array.type != target:
                 try:
