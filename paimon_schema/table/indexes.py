@@ -8,7 +8,7 @@ per index file rather than one per data file. Paimon keeps these files small
 (`deletion-vector.index-file.target-size`, 2 MB) and never rewrites one (its name holds a UUID),
 so the bytes are kept in a bounded cache. A whole read takes all its vectors at once
 (`deletion_vectors`), each index file read once, on the local disk too; where the index
-manifest records no count (before Paimon 1.0), planning counts a vector from its containers'
+manifest records no count (Paimon 0.9, 1.0 snapshot builds), planning counts a vector from its containers'
 headers (`deleted_counts`), so a read still decodes each vector once."""
 
 from __future__ import annotations
@@ -71,6 +71,14 @@ class _IndexFileHeads:
 
 _INDEX_FILE_HEADS = _IndexFileHeads(64 << 20)
 
+#: How many deletion vectors' counts `deleted_counts` keeps (about 100 bytes each).
+COUNTS_HELD = 100_000
+#: {(index file location, offset, length): the bin's cardinality} of the vectors whose index
+#: manifest records none: index files are never rewritten (their names hold a UUID), so a plan
+#: counts each vector once per process, not once per read.
+_COUNTS: dict[tuple[str, int, int], int] = {}
+
+
 def deletion_bytes(io: FileIO, dv: DeletionFile) -> bytes:
     """The bytes of a deletion vector's bin: `length` plus the size field and CRC of a 32-bit
     bin (which covers a 64-bit bin too); off the local disk cut from the cached index file."""
@@ -131,15 +139,24 @@ def _index_bytes(io: FileIO, path: str, start: int, end: int) -> bytes:
 
 def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
     """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
-    cardinality the index manifest records (Paimon 1.0 on), or, where it records none (0.9 and
-    older), the count in the vector's container headers, each index file read once for all its
-    bins and no vector decoded (the read decodes it, once)."""
+    cardinality the index manifest records, or, where it records none (Paimon 0.9, and 1.0
+    snapshot builds before the release such as the pipeline's Java), the count in the vector's
+    container headers: each index file read once for all its bins, no vector decoded (the read
+    decodes it, once), and each count kept per process."""
     counts: dict[str, int] = {}
     unrecorded: dict[str, list[DataFile]] = {}
+    locations: dict[str, str] = {}
     for f in data_files:
         dv = f.deletion_file
         if dv is not None and dv.cardinality is None:
-            unrecorded.setdefault(dv.path, []).append(f)
+            location = locations.get(dv.path)
+            if location is None:
+                location = locations[dv.path] = io.location(dv.path)
+            known = _COUNTS.get((location, dv.offset, dv.length))
+            if known is None:
+                unrecorded.setdefault(dv.path, []).append(f)
+            else:
+                counts[f.path] = known
         else:
             counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
     for path, files in unrecorded.items():
@@ -156,6 +173,10 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
                                     path=exc.path)
                 error.file = path
                 raise error from exc
+        if len(_COUNTS) + len(bins) > COUNTS_HELD:
+            _COUNTS.clear()
+        _COUNTS.update(((locations[path], dv.offset, dv.length), counts[f.path])
+                       for f, dv in zip(files, bins))
     return counts
 
 

@@ -88,8 +88,8 @@ class ReadStats:
     """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
     included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
     out inside read files; `rows_deleted` the rows deletion vectors remove from read files: the
-    cardinality the index manifest records, or (Paimon 0.9 and older record none) the deletion
-    vector's own count."""
+    cardinality the index manifest records, or (Paimon 0.9 and 1.0 snapshot builds record
+    none) the deletion vector's own count."""
 
     files: int = 0
     files_read: int = 0
