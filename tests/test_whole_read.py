@@ -139,3 +139,13 @@ def test_no_columns_still_counts_the_rows(tables: Path, name: str) -> None:
     assert sum(b.num_rows for b in scan.to_batches()) == expected
     plan = plan_read(path, columns=[])
     assert per_file(plan).num_rows == expected
+
+
+@pytest.mark.parametrize("value", [pa.scalar("2024-01-02"), pa.scalar(""), pa.scalar(b"\x00b"),
+                                   pa.scalar(None, pa.string()), pa.scalar(7, pa.int32()),
+                                   pa.scalar("x", pa.large_string())])
+@pytest.mark.parametrize("count", [0, 1, 70_001])
+def test_partition_values_repeated(value: pa.Scalar, count: int) -> None:
+    got = whole_read._repeated(value, count)
+    got.validate(full=True)
+    assert got.equals(pa.repeat(value, count))

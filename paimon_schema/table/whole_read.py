@@ -42,7 +42,7 @@ from paimon_schema.query.masks import arrow_mask
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO, filesystem_for
 from paimon_schema.table.kept_rows import kept_rows_of
-from paimon_schema.table.merge import FileTask, dictionary_reads, read_tasks
+from paimon_schema.table.merge import WHOLE_READ_ROWS, FileTask, dictionary_reads, read_tasks
 from paimon_schema.values.errors import FormatError, SchemaError
 
 __all__ = ["read_whole"]
@@ -122,19 +122,18 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
         read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type))
                                  if f.name in as_dictionary else f for f in fields])
         dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
-        table = dataset.to_table(columns=names, use_threads=True)
+        table = dataset.to_table(columns=names, use_threads=True, batch_size=WHOLE_READ_ROWS)
         for task, fragment in zip(tasks, fragments):
             if fragment.metadata.num_rows != task.row_count or \
                     any(name not in fragment.physical_schema.names for name in names):
                 return None
-        mask = keep.result()
+        mask, kept = keep.result()
         bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
                              dtype=np.int64)
         slices = [(table.slice(lo, hi - lo), None if mask is None else mask[lo:hi])
                   for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist())]
         parts = [pool.submit(_finish, rows, keep_rows, tasks[0]) for rows, keep_rows in slices[1:]]
         indexes = [i for i, c in enumerate(tasks[0].columns) if c.partition]
-        kept = _kept_counts(tasks, mask) if indexes else None
         partitions = {i: pool.submit(_partition_column, tasks, i, kept) for i in indexes}
         first_part = _finish(*slices[0], tasks[0])        # on this thread meanwhile
         finished = [first_part, *(part.result() for part in parts)]
@@ -170,38 +169,43 @@ def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Tabl
     return _evolve(table, task)
 
 
-def _kept_counts(tasks: list[FileTask], keep: np.ndarray | None) -> np.ndarray:
-    """How many rows of each file the read keeps."""
-    rows = np.array([t.row_count for t in tasks], dtype=np.int64)
-    if keep is None:
-        return rows
-    ends = np.cumsum(rows)
-    total = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
-    return total[ends] - total[ends - rows]
-
-
-def _partition_column(tasks: list[FileTask], index: int, kept: np.ndarray | None) -> pa.ChunkedArray:
+def _partition_column(tasks: list[FileTask], index: int, kept: list[int]) -> pa.ChunkedArray:
     """A partition column from the partition values, as Paimon reads it (`PartitionUtils`:
-    never from the file): each file's value repeated over its kept rows."""
+    never from the file): each file's value repeated over its kept rows (`kept`), a chunk per
+    run of files of one value (a plan lists a partition's files together)."""
     target = tasks[0].columns[index].arrow_type
-    values = [t.columns[index].constant for t in tasks]
-    distinct = list(dict.fromkeys(values))
-    codes = {value: code for code, value in enumerate(distinct)}
-    assert kept is not None
-    indices = np.repeat(np.array([codes[v] for v in values], dtype=np.int32), kept)
-    dictionary = pa.array(distinct, type=target)
-    if len(distinct) == 1:
-        return pa.chunked_array([pa.repeat(dictionary[0], len(indices))], type=target)
-    return pa.chunked_array([dictionary.take(pa.array(indices))])
+    chunks = []
+    for value, run in groupby(zip([t.columns[index].constant for t in tasks], kept),
+                              key=lambda pair: pair[0]):
+        count = sum(n for _, n in run)
+        if count:
+            chunks.append(_repeated(pa.scalar(value, type=target), count))
+    return pa.chunked_array(chunks, type=target)
 
 
-def _keep(tasks: list[FileTask]) -> np.ndarray | None:
-    """The rows of the run to keep, file after file (`kept_rows`; None: every row)."""
+def _repeated(value: pa.Scalar, count: int) -> pa.Array:
+    """`count` copies of `value`; a string or binary built from its buffers at once (half the
+    time of `pyarrow.repeat`, which appends value by value)."""
+    if value.is_valid and value.type in (pa.string(), pa.binary()):
+        data = value.as_buffer().to_pybytes()
+        if (count + 1) * len(data) < 1 << 31:
+            offsets = np.arange(count + 1, dtype=np.int32)
+            offsets *= len(data)
+            return pa.Array.from_buffers(value.type, count, [None, pa.py_buffer(offsets),
+                                                             pa.py_buffer(data * count)])
+    return pa.repeat(value, count)
+
+
+def _keep(tasks: list[FileTask]) -> tuple[np.ndarray | None, list[int]]:
+    """The rows of the run to keep, file after file (`kept_rows`; None: every row), and how
+    many of each file's rows it keeps."""
     masks = kept_rows_of(tasks)
+    kept = [t.row_count if mask is None else int(np.count_nonzero(mask))
+            for t, mask in zip(tasks, masks)]
     if all(mask is None for mask in masks):
-        return None
+        return None, kept
     return np.concatenate([np.ones(t.row_count, dtype=bool) if mask is None else mask
-                           for t, mask in zip(tasks, masks)])
+                           for t, mask in zip(tasks, masks)]), kept
 
 
 def _evolve(table: pa.Table, task: FileTask) -> pa.Table:
