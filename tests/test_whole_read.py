@@ -70,11 +70,15 @@ def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -
     assert fallbacks == []
 
 
+@pytest.mark.parametrize("repeat_rows", [2, whole_read.REPEAT_ROWS])
 @pytest.mark.parametrize("columns", [["f1"], ["f3", "f1"], ["f0"], None])
 def test_partition_columns_from_the_partition_values(tables: Path, columns: list[str] | None,
-                                                     fallbacks: list[int]) -> None:
+                                                     repeat_rows: int, fallbacks: list[int],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """As Paimon reads them (never from the file), over files of several partitions, alone or
-    beside file columns, with deletion vectors."""
+    beside file columns, with deletion vectors; a partition's rows in one slice of the
+    repeated value or in several."""
+    monkeypatch.setattr(whole_read, "REPEAT_ROWS", repeat_rows)
     path = tables / "pk_09.db" / "pk_09"
     plan = plan_read(path, columns=columns, snapshot=6)
     assert len({t.columns[0].constant for t in plan.tasks}) > 1 or columns != ["f1"]

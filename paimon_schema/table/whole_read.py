@@ -52,6 +52,8 @@ __all__ = ["read_whole"]
 
 #: Rows from which the mask and casts go over slices side by side, one per CPU.
 SPLIT_ROWS = 1 << 18
+#: The rows of the array of a partition value whose slices make a partition column.
+REPEAT_ROWS = 1 << 16
 #: What a scan may raise that the per-file path then reports with the file's name.
 _SCAN_ERRORS = (pa.ArrowException, OSError, FormatError, SchemaError, TableError)
 
@@ -183,15 +185,17 @@ def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Tabl
 
 def _partition_column(tasks: list[FileTask], index: int, kept: list[int]) -> pa.ChunkedArray:
     """A partition column from the partition values, as Paimon reads it (`PartitionUtils`:
-    never from the file): each file's value repeated over its kept rows (`kept`), a chunk per
-    run of files of one value (a plan lists a partition's files together)."""
+    never from the file): each file's value repeated over its kept rows (`kept`), for each run
+    of files of one value (a plan lists a partition's files together) slices of one array of
+    at most `REPEAT_ROWS` copies, which they share (the column costs one such array per
+    partition, not a copy per row)."""
     target = tasks[0].columns[index].arrow_type
     chunks = []
     for value, run in groupby(zip([t.columns[index].constant for t in tasks], kept),
                               key=lambda pair: pair[0]):
         count = sum(n for _, n in run)
-        if count:
-            chunks.append(_repeated(pa.scalar(value, type=target), count))
+        copies = _repeated(pa.scalar(value, type=target), min(count, REPEAT_ROWS))
+        chunks += [copies.slice(0, min(REPEAT_ROWS, count - at)) for at in range(0, count, REPEAT_ROWS)]
     return pa.chunked_array(chunks, type=target)
 
 
