@@ -49,8 +49,11 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sent
 
 
+@pytest.mark.parametrize("take_rows", [1, whole_read.TAKE_ROWS])
 @pytest.mark.parametrize("name", TABLES)
-def test_scan_equals_the_per_file_read(tables: Path, name: str, fallbacks: list[int]) -> None:
+def test_scan_equals_the_per_file_read(tables: Path, name: str, take_rows: int,
+                                       fallbacks: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(whole_read, "TAKE_ROWS", take_rows)
     plan = plan_read(tables / f"{name}.db" / name)
     assert plan.tasks
     got = whole_read.read_whole(plan.tasks, plan.schema)
@@ -59,7 +62,11 @@ def test_scan_equals_the_per_file_read(tables: Path, name: str, fallbacks: list[
     assert fallbacks == []
 
 
-def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -> None:
+@pytest.mark.parametrize("take_rows", [1, whole_read.TAKE_ROWS])
+def test_index_pruned_rows_and_time_travel(tables: Path, take_rows: int, fallbacks: list[int],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deletion vectors and index candidates, the kept rows taken by position or filtered."""
+    monkeypatch.setattr(whole_read, "TAKE_ROWS", take_rows)
     path = tables / "pk_with_bitmap_dv.db" / "pk_with_bitmap_dv"
     for where in (ps.col("f0") == "Bob", ps.col("key") > 2, None):
         for snapshot in (None, 3):

@@ -6,15 +6,17 @@ opening the file and its footer, the footer's dictionary check, reading its dele
 (one open of the index file per data file), a `take` of its kept rows, a cast per column, in
 Python, file after file: 2.3x the CPU of `pyarrow.parquet.read_table` of the same files. Here
 the files go to pyarrow's dataset scanner as `pyarrow.parquet.read_table` hands them over,
-which opens, pre-buffers and decodes them on Arrow's own threads, each footer read once (the
-run's first twice: it decides the dictionary reads), in whole row groups (smaller batches cost
-more per row); the deletion vectors are read once per index file (decoded on a thread beside
-the scan, `kept_rows`), become one boolean mask over all the rows, and the kept rows are taken
-by position batch by batch (a third cheaper than `filter`), with the casts, on one thread per
-CPU over slices of the rows. Partition columns are never decoded: as Paimon reads them
-(`PartitionUtils`), they are the partition values of the files, one repeat per run of files
-of a partition. Measured in `benchmarks/table_read.py`: 0.7-1.0x the CPU time of the bare
-decode on both few large and many small files, with and without deletion vectors.
+which opens and decodes them on Arrow's own threads, in whole row groups (smaller batches cost
+more per row), each footer read once (the run's first twice: it decides the dictionary reads),
+pre-buffered (reads coalesced) only off the local disk (on it, pre-buffering costs 7-10 % more
+CPU on the 288 small files); the deletion vectors are read once per index file (decoded on a
+thread beside the scan, `kept_rows`) and become one boolean mask over all the rows; the kept
+rows are taken by position batch by batch (a third cheaper than `filter` on large batches) or
+filtered (small batches), and cast, on one thread per CPU over slices of the rows. Partition
+columns are never decoded: as Paimon reads them (`PartitionUtils`), they are the partition
+values of the files, slices of one array of the value per partition. Measured in
+`benchmarks/table_read.py`: 0.7-1.0x the CPU time of the bare decode on both few large and
+many small files, with and without deletion vectors.
 
 A run of consecutive tasks that read alike (same filesystem, schema and columns; see `_key`)
 is one scan. Which string columns are read as Arrow dictionaries (`merge.dictionary_reads`) is
@@ -52,6 +54,8 @@ __all__ = ["read_whole"]
 
 #: Rows from which the mask and casts go over slices side by side, one per CPU.
 SPLIT_ROWS = 1 << 18
+#: The rows per batch (on average) from which the kept rows are taken by position.
+TAKE_ROWS = 1 << 16
 #: The rows of the array of a partition value whose slices make a partition column.
 REPEAT_ROWS = 1 << 16
 #: What a scan may raise that the per-file path then reports with the file's name.
@@ -120,7 +124,8 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
         as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
         fmt = ds.ParquetFileFormat(
             read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(pre_buffer=True))
+            default_fragment_scan_options=ds.ParquetFragmentScanOptions(
+                pre_buffer=tasks[0].fileio.remote))
         fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None)
                      for t in tasks]
         fields = [physical.field(name) for name in names]
@@ -168,9 +173,12 @@ def _pool() -> ThreadPoolExecutor:
 
 def _finish(table: pa.Table, keep: np.ndarray | None, task: FileTask) -> pa.Table:
     """Rows of the scan without those `keep` drops, as the table's columns (but its
-    partition columns). The kept rows are taken batch by batch, by their positions: a third
-    cheaper than `filter` with the mask, which Arrow turns into positions per column."""
-    if keep is not None and table.num_columns:
+    partition columns). The kept rows of large batches are taken batch by batch, by their
+    positions: a third cheaper than `filter` with the mask, which Arrow turns into positions
+    per column; batches of small files (under `TAKE_ROWS` rows on average) go in one `filter`,
+    which costs less per batch."""
+    if keep is not None and table.num_columns and \
+            table.num_rows >= TAKE_ROWS * table.column(0).num_chunks:
         batches, at = [], 0
         for batch in table.to_batches():
             rows = np.flatnonzero(keep[at:at + batch.num_rows]).astype(np.uint32)
