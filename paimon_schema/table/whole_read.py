@@ -34,20 +34,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Hashable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from itertools import groupby
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from paimon_schema.query.masks import arrow_mask
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO, filesystem_for
 from paimon_schema.table.kept_rows import kept_rows_of
-from paimon_schema.table.merge import WHOLE_READ_ROWS, FileTask, dictionary_reads, read_tasks
+from paimon_schema.table.merge import FileTask, dictionary_reads, read_tasks
 from paimon_schema.values.errors import FormatError, SchemaError
 
 __all__ = ["read_whole"]
@@ -68,7 +68,7 @@ def read_whole(tasks: Sequence[FileTask], schema: pa.Schema) -> pa.Table:
     parts = []
     for key, run in groupby(tasks, _key):
         group = list(run)
-        table = None if key is None else _scan(group, key[0], schema)
+        table = None if key is None else _scan(group, schema)
         if table is None:
             table = pa.Table.from_batches([b for part in read_tasks(group) for b in part],
                                           schema=schema)
@@ -100,9 +100,9 @@ def _key(task: FileTask) -> tuple[pafs.FileSystem, Hashable] | None:
     return filesystem, (task.schema_id, columns)
 
 
-def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema) -> pa.Table | None:
+def _scan(tasks: list[FileTask], schema: pa.Schema) -> pa.Table | None:
     """The run's rows, or None where the per-file path must read it (see the module doc).
-    The deletion vectors are decoded on a thread of their own while Arrow's threads decode
+    The deletion vectors are decoded on a thread of their own while the other threads decode
     the files; the mask and the casts then go over slices of the rows side by side."""
     names = list(dict.fromkeys(c.file_column for c in tasks[0].columns
                                if c.file_column is not None and not c.partition))
@@ -110,33 +110,23 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
     pool = _pool()
     try:
         keep = pool.submit(_keep, tasks)
-        # the sizes the manifests give, as the per-file read checks them (Arrow would read a
-        # longer file's footer where the size says it ends)
-        infos = filesystem.get_file_info([t.path for t in tasks])
-        if any(i.type != pafs.FileType.File or (t.file_size and i.size != t.file_size)
-               for t, i in zip(tasks, infos)):
-            return None
-        plain = ds.ParquetFileFormat()
-        first = plain.make_fragment(tasks[0].path, filesystem, file_size=tasks[0].file_size or None)
-        physical = first.physical_schema
-        if any(name not in physical.names for name in names):
-            return None
-        as_dictionary = dictionary_reads(tasks[0], physical, first.metadata, names)
-        fmt = ds.ParquetFileFormat(
-            read_options=ds.ParquetReadOptions(dictionary_columns=as_dictionary),
-            default_fragment_scan_options=ds.ParquetFragmentScanOptions(
-                pre_buffer=tasks[0].fileio.remote))
-        fragments = [fmt.make_fragment(t.path, filesystem, file_size=t.file_size or None)
-                     for t in tasks]
-        fields = [physical.field(name) for name in names]
-        read_schema = pa.schema([f.with_type(pa.dictionary(pa.int32(), f.type))
-                                 if f.name in as_dictionary else f for f in fields])
-        dataset = ds.FileSystemDataset(fragments, read_schema, fmt, filesystem)
-        table = dataset.to_table(columns=names, use_threads=True, batch_size=WHOLE_READ_ROWS)
-        for task, fragment in zip(tasks, fragments):
-            if fragment.metadata.num_rows != task.row_count or \
-                    any(name not in fragment.physical_schema.names for name in names):
+        with tasks[0].fileio.open_input(tasks[0].path, tasks[0].file_size or None) as source:
+            first = _open(tasks[0], source, names)
+            if first is None:
                 return None
+            as_dictionary = dictionary_reads(tasks[0], first.schema_arrow, first.metadata, names)
+            if as_dictionary:
+                first = _open(tasks[0], source, names, as_dictionary, first.metadata)
+            # each file decoded on one thread where there are files enough to go round
+            use_threads = len(tasks) < 2 * workers
+            reads = [pool.submit(_read, task, names, as_dictionary, use_threads, first if i == 0 else None)
+                     for i, task in enumerate(tasks)]
+            wait(reads)                 # (every read done before the first file closes)
+            files = [f for f in (read.result() for read in reads) if f is not None]
+        if len(files) != len(tasks):
+            return None
+        # (pyarrow 19's concat_tables drops the rows of tables without columns)
+        table = pa.concat_tables(files) if names else _rows_only(sum(f.num_rows for f in files))
         mask, kept = keep.result()
         bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
                              dtype=np.int64)
@@ -155,6 +145,32 @@ def _scan(tasks: list[FileTask], filesystem: pafs.FileSystem, schema: pa.Schema)
         return pa.Table.from_arrays(arrays, schema=schema)
     except _SCAN_ERRORS:
         return None
+
+
+def _open(task: FileTask, source: pa.NativeFile, names: list[str],
+          as_dictionary: list[str] | None = None,
+          metadata: pq.FileMetaData | None = None) -> pq.ParquetFile | None:
+    """The task's Parquet file (`source`), the `as_dictionary` columns read as dictionaries;
+    None where its footer (`metadata`, where read already) does not give the entry's row
+    count or lacks a column read."""
+    reader = pq.ParquetFile(source, metadata=metadata, read_dictionary=as_dictionary or None,
+                            pre_buffer=task.fileio.remote)
+    present = reader.schema_arrow.names
+    if reader.metadata.num_rows != task.row_count or any(name not in present for name in names):
+        return None
+    return reader
+
+
+def _read(task: FileTask, names: list[str], as_dictionary: list[str], use_threads: bool,
+          first: pq.ParquetFile | None) -> pa.Table | None:
+    """Every row of the columns `names` of the task's file (None: see `_open`); `first` is the
+    file opened already (the run's first, whose footer decided `as_dictionary`). A file of
+    another size than the manifest's is a TableError (`FileIO.open_input`)."""
+    if first is not None:
+        return first.read(columns=names, use_threads=use_threads)
+    with task.fileio.open_input(task.path, task.file_size or None) as source:
+        reader = _open(task, source, names, as_dictionary)
+        return None if reader is None else reader.read(columns=names, use_threads=use_threads)
 
 
 _POOL: ThreadPoolExecutor | None = None
