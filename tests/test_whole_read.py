@@ -1,4 +1,4 @@
-"""The whole read's dataset scan (`table.whole_read`) against the per-file read it replaces
+"""The whole read (`table.whole_read`) against the per-file read it replaces
 (`merge.read_tasks`): the same rows in the same order for every Java-written fixture table,
 with deletion vectors, schema evolution, partitions and index-pruned rows; the scan really
 taken; and a file that disagrees with its manifest entry failing as the per-file read fails."""

@@ -14,12 +14,12 @@ the file stores them: `PartitionUtils.trimPartitionFields`). `scan.TableScan` do
 exact filter, whole or streaming; a whole read scans the Parquet files of alike tasks together
 (`whole_read`) and reads the others with `read_tasks` (files side by side).
 
-Where the time goes in a whole read (`benchmarks/table_read.py`, 2M rows, CPU time on a
-loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the pipeline's
-288, 10 % deleted): the dataset scan, 107 / 196 ms with the strings read as dictionaries (136 /
-258 ms dense); the deletion vectors' mask, 3 / 12 ms; its `filter`, 21 / 21 ms (36 / 53 ms on
-dense strings); the cast of the kept strings, 10 / 29 ms; planning from the per-process cache of
-each snapshot's data files, about 3 ms for 288 files. So about the CPU of the bare decode
+Where the time goes in a whole read (`whole_read`; `benchmarks/table_read.py`, 2M rows, CPU
+time on a loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the
+pipeline's 288, 10 % deleted): decoding the files, about 125 / 140 ms with the strings read as
+dictionaries; the deletion vectors' mask, 4 / 12 ms; dropping the deleted rows, about 15 /
+25 ms; the cast of the kept strings, 18 / 20 ms; planning from the per-process cache of each
+snapshot's data files, about 3 ms for 288 files. So 0.6-1.0x the CPU of the bare decode
 (`pyarrow.parquet.read_table`), which the dictionaries keep there: string and binary columns
 dictionary-encoded in every data page (the footer says so, `parquet_footer`) are read as Arrow
 dictionaries, the mask drops rows from their int32 indices, and only the kept rows become

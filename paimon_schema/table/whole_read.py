@@ -1,29 +1,32 @@
-"""A whole read (`TableScan.to_arrow`) of a plan's Parquet files as one pyarrow dataset scan.
+"""A whole read (`TableScan.to_arrow`) of a plan's Parquet files: the files read side by side,
+their rows kept in one pass over all of them.
 
 Why: a table of many small files (the pipeline's 2M rows in 288 files of 7000 rows) spent more
 time per file than decoding it when each file was a task of its own (`merge.read_tasks`):
 opening the file and its footer, the footer's dictionary check, reading its deletion vector
 (one open of the index file per data file), a `take` of its kept rows, a cast per column, in
 Python, file after file: 2.3x the CPU of `pyarrow.parquet.read_table` of the same files. Here
-the files go to pyarrow's dataset scanner as `pyarrow.parquet.read_table` hands them over,
-which opens and decodes them on Arrow's own threads, in whole row groups (smaller batches cost
-more per row), each footer read once (the run's first twice: it decides the dictionary reads),
-pre-buffered (reads coalesced) only off the local disk (on it, pre-buffering costs 7-10 % more
-CPU on the 288 small files); the deletion vectors are read once per index file (decoded on a
-thread beside the scan, `kept_rows`) and become one boolean mask over all the rows; the kept
-rows are taken by position batch by batch (a third cheaper than `filter` on large batches) or
-filtered (small batches), and cast, on one thread per CPU over slices of the rows. Partition
-columns are never decoded: as Paimon reads them (`PartitionUtils`), they are the partition
-values of the files, slices of one array of the value per partition. Measured in
-`benchmarks/table_read.py`: 0.7-1.0x the CPU time of the bare decode on both few large and
-many small files, with and without deletion vectors.
+each file is one `ParquetFile.read` on a thread of a pool (one thread per CPU; with fewer
+files than two per CPU Arrow's threads decode a file's columns side by side), whole row
+groups, its footer read once (the run's first decides the dictionary reads), pre-buffered
+(reads coalesced) only off the local disk (on it, pre-buffering costs 7-10 % more CPU on the
+288 small files). That costs 20-35 % less CPU than a pyarrow dataset scan of the same 288 files
+(Arrow's scanner costs per fragment), as much on few large files. The deletion vectors are
+read once per index file (decoded on a thread beside the reads, `kept_rows`) and become one
+boolean mask over all the rows; the kept rows are taken by position batch by batch (a third
+cheaper than `filter` on large batches) or filtered (small batches: a `take` per file of 7000
+rows costs more than the filter of all of them), and cast, on one thread per CPU over slices
+of the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`),
+they are the partition values of the files, slices of one array of the value per partition.
+Measured in `benchmarks/table_read.py`: 0.6-1.0x the CPU time of the bare decode on both few
+large and many small files, with and without deletion vectors.
 
 A run of consecutive tasks that read alike (same filesystem, schema and columns; see `_key`)
-is one scan. Which string columns are read as Arrow dictionaries (`merge.dictionary_reads`) is
-decided from the run's first footer (a later file whose pages fell back to PLAIN is read right,
-only slower). Before the scan every file must have the size its manifest entry gives (one
-`get_file_info` call for the run); after it every file's footer (cached by the scan, no I/O)
-must give the entry's row count and hold every column read. A file that does not, any error,
+is read together. Which string columns are read as Arrow dictionaries
+(`merge.dictionary_reads`) is decided from the run's first footer (a later file whose pages
+fell back to PLAIN is read right, only slower). Every file must have the size its manifest
+entry gives (`FileIO.open_input`, the size of the open file: no stat), and its footer must
+give the entry's row count and hold every column read. A file that does not, any error,
 an ORC file or a file on S3 (read by boto3, one request a file, `fileio.S3FileIO`) send the
 run to the per-file path (`merge.read_tasks`), which reads it exactly or raises the error
 naming the file.
