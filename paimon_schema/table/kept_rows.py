@@ -6,21 +6,33 @@ path: the per-file read (`merge.read_task`), the whole read (`whole_read`) and S
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 from pyroaring import BitMap, BitMap64
 
 from paimon_schema.query.masks import keep_mask, row_mask
+from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.indexes import deletion_vectors
+from paimon_schema.table.manifests import DeletionFile
 
-if TYPE_CHECKING:
-    from paimon_schema.table.merge import FileTask
-
-__all__ = ["kept_rows", "kept_rows_of"]
+__all__ = ["FileRows", "kept_rows", "kept_rows_of"]
 
 
-def kept_rows(task: FileTask, dv: BitMap | BitMap64 | None) -> np.ndarray | None:
+class FileRows(Protocol):
+    """What the rule reads of a read's task (`merge.FileTask`, which imports this module)."""
+
+    @property
+    def fileio(self) -> FileIO: ...
+    @property
+    def row_count(self) -> int: ...
+    @property
+    def deletion_file(self) -> DeletionFile | None: ...
+    @property
+    def candidate_rows(self) -> bytes | None: ...
+
+
+def kept_rows(task: FileRows, dv: BitMap | BitMap64 | None) -> np.ndarray | None:
     """Mask over the task's rows, True for each row the read keeps, given `dv` (its deletion
     vector, read); None when the read keeps every row without looking (no vector, no
     candidates). A vector naming a row past the file's rows raises `SchemaError`."""
@@ -32,7 +44,7 @@ def kept_rows(task: FileTask, dv: BitMap | BitMap64 | None) -> np.ndarray | None
     return keep
 
 
-def kept_rows_of(tasks: Sequence[FileTask]) -> list[np.ndarray | None]:
+def kept_rows_of(tasks: Sequence[FileRows]) -> list[np.ndarray | None]:
     """`kept_rows` of each task, their deletion vectors read together (each index file once:
     the data files of a bucket share one; the tasks share the first one's filesystem)."""
     if all(t.deletion_file is None and t.candidate_rows is None for t in tasks):
