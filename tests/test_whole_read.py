@@ -11,6 +11,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyroaring import BitMap
 
 import paimon_schema as ps
 from paimon_schema.table import Table, whole_read
@@ -160,3 +161,32 @@ def test_partition_values_repeated(value: pa.Scalar, count: int) -> None:
     got = whole_read._repeated(value, count)
     got.validate(full=True)
     assert got.equals(pa.repeat(value, count))
+
+
+@pytest.mark.parametrize("candidates", [[2, 3, 6], [7], [], [0, 1, 2, 3, 4, 5, 6, 7]])
+def test_row_groups_without_a_kept_row_are_not_read(tables: Path, tmp_path: Path,
+                                                    candidates: list[int], fallbacks: list[int],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of 4 row groups of 2 rows whose index candidates (or deletion vector: the same
+    mask) leave some groups without a kept row: only the other groups are decoded, and the
+    rows are the per-file read's."""
+    plan = plan_read(tables / "append_with_bitmap.db" / "append_with_bitmap")
+    task = plan.tasks[0]
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pq.read_table(task.path), path, row_group_size=2)
+    forged = dataclasses.replace(task, path=str(path), file_size=path.stat().st_size,
+                                 candidate_rows=BitMap(candidates).serialize())
+    read_groups: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def spy(self: pq.ParquetFile, groups: list[int], **kwargs: object) -> pa.Table:
+        read_groups.append(list(groups))
+        return real(self, groups, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    got = whole_read.read_whole([task, forged, task], plan.schema)
+    assert got.equals(per_file(plan, [task, forged, task]))
+    assert got.num_rows == 16 + len(candidates)
+    wanted = sorted({row // 2 for row in candidates})
+    assert read_groups == ([] if len(wanted) == 4 else [wanted])
+    assert fallbacks == []

@@ -37,7 +37,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Hashable, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from itertools import groupby
 
 import numpy as np
@@ -122,15 +122,20 @@ def _scan(tasks: list[FileTask], schema: pa.Schema) -> pa.Table | None:
                 first = _open(tasks[0], source, names, as_dictionary, first.metadata)
             # each file decoded on one thread where there are files enough to go round
             use_threads = len(tasks) < 2 * workers
-            reads = [pool.submit(_read, task, names, as_dictionary, use_threads, first if i == 0 else None)
+            reads = [pool.submit(_read, task, names, as_dictionary, use_threads,
+                                 first if i == 0 else None, keep, i)
                      for i, task in enumerate(tasks)]
             wait(reads)                 # (every read done before the first file closes)
             files = [f for f in (read.result() for read in reads) if f is not None]
         if len(files) != len(tasks):
             return None
         # (pyarrow 19's concat_tables drops the rows of tables without columns)
-        table = pa.concat_tables(files) if names else _rows_only(sum(f.num_rows for f in files))
-        mask, kept = keep.result()
+        tables = [table for table, _ in files]
+        table = pa.concat_tables(tables) if names else _rows_only(sum(t.num_rows for t in tables))
+        masks, kept = keep.result()
+        mask = None if all(m is None for m in masks) else np.concatenate(
+            [np.ones(t.num_rows, dtype=bool) if m is None else m if rows is None else m[rows]
+             for t, m, (_, rows) in zip(tables, masks, files)])
         bounds = np.linspace(0, table.num_rows, workers + 1 if table.num_rows >= SPLIT_ROWS else 2,
                              dtype=np.int64)
         slices = [(table.slice(lo, hi - lo), None if mask is None else mask[lo:hi])
@@ -165,15 +170,40 @@ def _open(task: FileTask, source: pa.NativeFile, names: list[str],
 
 
 def _read(task: FileTask, names: list[str], as_dictionary: list[str], use_threads: bool,
-          first: pq.ParquetFile | None) -> pa.Table | None:
-    """Every row of the columns `names` of the task's file (None: see `_open`); `first` is the
-    file opened already (the run's first, whose footer decided `as_dictionary`). A file of
-    another size than the manifest's is a TableError (`FileIO.open_input`)."""
+          first: pq.ParquetFile | None, keep: Future[tuple[list[np.ndarray | None], list[int]]],
+          index: int) -> tuple[pa.Table, np.ndarray | None] | None:
+    """The columns `names` of the task's file (None: see `_open`), and which of the file's
+    rows they are (None: every row; see `_rows_read`); `first` is the file opened already (the
+    run's first, whose footer decided `as_dictionary`), `keep` gives the files' masks, the
+    task's the `index`th. A file of another size than the manifest's is a TableError
+    (`FileIO.open_input`)."""
     if first is not None:
-        return first.read(columns=names, use_threads=use_threads)
+        return _rows_read(first, task, names, use_threads, keep, index)
     with task.fileio.open_input(task.path, task.file_size or None) as source:
         reader = _open(task, source, names, as_dictionary)
-        return None if reader is None else reader.read(columns=names, use_threads=use_threads)
+        return None if reader is None else _rows_read(reader, task, names, use_threads, keep, index)
+
+
+def _rows_read(reader: pq.ParquetFile, task: FileTask, names: list[str], use_threads: bool,
+               keep: Future[tuple[list[np.ndarray | None], list[int]]],
+               index: int) -> tuple[pa.Table, np.ndarray | None]:
+    """The file's rows but its row groups of which the read keeps no row (all deleted, or
+    none an index candidate), and the positions of the rows read (None: every row). A file
+    of one row group is read without waiting for its mask (a plan drops files of which
+    indexes rule out every row)."""
+    metadata = reader.metadata
+    if metadata.num_row_groups > 1 and (task.deletion_file is not None
+                                        or task.candidate_rows is not None):
+        mask = keep.result()[0][index]
+        sizes = [metadata.row_group(g).num_rows for g in range(metadata.num_row_groups)]
+        ends = np.cumsum(sizes).tolist()
+        groups = [g for g, (size, end) in enumerate(zip(sizes, ends))
+                  if mask is None or mask[end - size:end].any()]
+        if len(groups) < len(sizes):
+            rows = np.concatenate([np.arange(ends[g] - sizes[g], ends[g]) for g in groups] or
+                                  [np.zeros(0, dtype=np.int64)])
+            return reader.read_row_groups(groups, columns=names, use_threads=use_threads), rows
+    return reader.read(columns=names, use_threads=use_threads), None
 
 
 _POOL: ThreadPoolExecutor | None = None
@@ -239,16 +269,11 @@ def _repeated(value: pa.Scalar, count: int) -> pa.Array:
     return pa.repeat(value, count)
 
 
-def _keep(tasks: list[FileTask]) -> tuple[np.ndarray | None, list[int]]:
-    """The rows of the run to keep, file after file (`kept_rows`; None: every row), and how
-    many of each file's rows it keeps."""
+def _keep(tasks: list[FileTask]) -> tuple[list[np.ndarray | None], list[int]]:
+    """The rows of each file to keep (`kept_rows`; None: every row), and how many."""
     masks = kept_rows_of(tasks)
-    kept = [t.row_count if mask is None else int(np.count_nonzero(mask))
-            for t, mask in zip(tasks, masks)]
-    if all(mask is None for mask in masks):
-        return None, kept
-    return np.concatenate([np.ones(t.row_count, dtype=bool) if mask is None else mask
-                           for t, mask in zip(tasks, masks)]), kept
+    return masks, [t.row_count if mask is None else int(np.count_nonzero(mask))
+                   for t, mask in zip(tasks, masks)]
 
 
 def _evolve(table: pa.Table, task: FileTask) -> pa.Table:
