@@ -13,10 +13,10 @@ groups, its footer read once (the run's first decides the dictionary reads), pre
 288 small files). That costs 20-35 % less CPU than a pyarrow dataset scan of the same 288 files
 (Arrow's scanner costs per fragment), as much on few large files. The deletion vectors are
 read once per index file (decoded on a thread beside the reads, `kept_rows`) and become one
-boolean mask over all the rows; the kept rows are taken by position batch by batch (a third
-cheaper than `filter` on large batches) or filtered (small batches: a `take` per file of 7000
-rows costs more than the filter of all of them), and cast, on one thread per CPU over slices
-of the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`),
+boolean mask over all the rows (a file's row groups without a kept row are not decoded, see
+`_rows_read`); the kept rows are taken by position batch by batch (a third cheaper than
+`filter` on large batches) or filtered (small batches: a `take` per file of 7000 rows costs
+more than the filter of all of them), and cast, on one thread per CPU over slices of the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`),
 they are the partition values of the files, slices of one array of the value per partition.
 Measured in `benchmarks/table_read.py`: 0.6-1.0x the CPU time of the bare decode on both few
 large and many small files, with and without deletion vectors.
