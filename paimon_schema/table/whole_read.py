@@ -16,8 +16,9 @@ read once per index file (decoded on a thread beside the reads, `kept_rows`) and
 boolean mask over all the rows (a file's row groups without a kept row are not decoded, see
 `_rows_read`); the kept rows are taken by position batch by batch (a third cheaper than
 `filter` on large batches) or filtered (small batches: a `take` per file of 7000 rows costs
-more than the filter of all of them), and cast, on one thread per CPU over slices of the rows. Partition columns are never decoded: as Paimon reads them (`PartitionUtils`),
-they are the partition values of the files, slices of one array of the value per partition.
+more than the filter of all of them), and cast, on one thread per CPU over slices of the rows.
+Partition columns are never decoded: as Paimon reads them (`PartitionUtils`), they are the
+partition values of the files, slices of one array of the value per partition.
 Measured in `benchmarks/table_read.py`: 0.6-1.0x the CPU time of the bare decode on both few
 large and many small files, with and without deletion vectors.
 
