@@ -206,19 +206,33 @@ def test_a_reader_opened_from_a_path_closes_its_file(tmp_path: Path) -> None:
     assert reader.source.closed
 
 
-def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block() -> None:
-    values = [i % 50_000 for i in range(200_000)]
-    f = write_btree_global_index("INT", values)
-    counted = _CountingFile(f.data)
-    reader = BTreeGlobalIndexReader.open(counted, "INT")
-    footer = reader.footer
-    opened = 52 + footer.len_index_block + 5
-    assert counted.bytes_read == opened and len(reader.blocks) > 10
-    assert set(reader.equal(31_337)) == {31_337, 81_337, 131_337, 181_337}
-    block = next(b for b in reader.blocks if b.last_key >= struct.pack("<i", 31_337)
-                 and btree_keys("INT").order_of_key(b.last_key, "", 0) >= 31_337)
-    assert counted.bytes_read == opened + block.size + 5
-    assert counted.bytes_read < len(f.data) // 10
+@pytest.mark.parametrize("block_size", [65536, 512])
+def test_a_point_lookup_reads_the_footer_the_index_block_and_one_data_block(block_size: int,
+                                                                             tmp_path: Path) -> None:
+    """Opening reads the file's last `sst.TAIL` bytes (the footer, and the index block where
+    it lies inside them: with 64 KiB blocks; with 512-byte ones it is larger and read apart),
+    a point lookup one data block more: counted on a file object and on a path."""
+    values = [None if i % 1000 == 7 else i % 50_000 for i in range(200_000)]
+    f = write_btree_global_index("INT", values, block_size=block_size)
+    path = tmp_path / "btree.index"
+    path.write_bytes(f.data)
+    for counted in (_CountingFile(f.data), None):
+        reader = BTreeGlobalIndexReader.open(counted or path, "INT")
+        read = counted or reader.source
+        footer = reader.footer
+        inside = footer.ofs_index_block >= len(f.data) - sst.TAIL
+        assert inside == (block_size == 65536)
+        opened = sst.TAIL + (0 if inside else footer.len_index_block + 5)
+        assert read.bytes_read == opened
+        assert set(reader.equal(31_337)) == {31_337, 81_337, 131_337, 181_337}
+        block = next(b for b in reader.blocks if btree_keys("INT").order_of_key(b.last_key, "", 0) >= 31_337)
+        assert read.bytes_read == opened + block.size + 5
+        assert read.bytes_read < len(f.data) // 10
+        assert set(reader.is_null()) == set(range(7, 200_000, 1000))
+        # the null bitmap is small and just before the index block: read with it where that is
+        assert (footer.ofs_null_bitmap >= len(f.data) - sst.TAIL) == inside
+        assert read.bytes_read == opened + block.size + 5 + (0 if inside else footer.len_null_bitmap + 4)
+        reader.close()
 
 
 class _CountingFile(io.BytesIO):

@@ -75,12 +75,14 @@ class BTreeGlobalIndexReader:
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
-             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE) -> BTreeGlobalIndexReader:
+             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE,
+             size: int | None = None) -> BTreeGlobalIndexReader:
         """A reader over the file's bytes, a seekable binary file or a path; FormatError on bad
         bytes, SchemaError for a type Java's btree index does not support. The data blocks
         read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
-        0: every lookup reads and checks its block again)."""
-        return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
+        0: every lookup reads and checks its block again). `size`: the file's size where the
+        caller knows it (the index manifest's `_FILE_SIZE`, as Java's reader takes it)."""
+        return cls(Source(data, size), btree_keys(data_type), verify_checksum=verify_checksum,
                    cache_size=cache_size)
 
     @property
@@ -138,15 +140,17 @@ class BTreeGlobalIndexReader:
         """Rows whose key equals `value` (None: no row, as SQL's `= NULL`)."""
         if value is None:
             return BitMap64()
-        internal = self.keys.internal(value)
-        return _bitmap(self._lookup(self.keys.encode_internal(internal), self.keys.order_internal(internal)))
+        keys = self.keys
+        internal = keys.internal(value)
+        return _bitmap(self._lookup(internal, keys.order_internal(internal)))
 
     def isin(self, values: Iterable[object]) -> BitMap64:
         """Rows whose key is one of `values` (None among them matches nothing)."""
         result = BitMap64()
         internals = [self.keys.internal(v) for v in values if v is not None]
-        for order, key in sorted({(self.keys.order_internal(v), self.keys.encode_internal(v)) for v in internals}):
-            result |= _bitmap(self._lookup(key, order))
+        found = {(self.keys.order_internal(v), self.keys.encode_internal(v)): v for v in internals}
+        for (order, _), internal in sorted(found.items(), key=lambda item: item[0]):
+            result |= _bitmap(self._lookup(internal, order))
         return result
 
     def less_than(self, value: object) -> BitMap64:
@@ -220,7 +224,10 @@ class BTreeGlobalIndexReader:
                 offset, size = self._all[0][b].offset, self._all[0][b].size
             elif handle is not None:
                 _, offset, size = handle
-                self._check_handle(b, offset, size)
+                f = self.footer
+                if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
+                        self.source.size - FOOTER_SIZE:     # before the index block: else located
+                    self._check_handle(b, offset, size)
             else:
                 _, offset, size = self._handle(b)
             block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
@@ -264,22 +271,25 @@ class BTreeGlobalIndexReader:
                 hi = mid
         return lo
 
-    def _lookup(self, key: bytes, order: Any) -> list[int] | np.ndarray:
-        """Row ids of one exact key: the bloom filter (if any), then one data block."""
-        if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
-                                                           binary_string_hash(key)):
+    def _lookup(self, internal: Any, order: Any) -> list[int] | np.ndarray:
+        """Row ids of one exact key (`internal`, whose order is `order`): the bloom filter (if
+        any), then one data block."""
+        keys = self.keys
+        f = self.footer
+        if (f.ofs_bloom_filter or f.len_bloom_filter or f.num_expected_entries) and not bloom_test(
+                self._bloom_filter(), f.num_expected_entries, binary_string_hash(keys.encode_internal(internal))):
             return []
         handle = None
         if self._all is not None:
             b = bisect_left(self._all[1], order)
         else:       # a binary search over the index block's keys
-            handle = find_handle(self._index, self.keys.search_kind, self.keys.width, order)
+            handle = find_handle(self._index, keys.search_kind, keys.width, order)
             b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
-        if b == len(self._index):
+        if b == self._index.count:
             return []
         block = self._data_block(b, handle)
         if block.orders is None:
-            found = find_row_ids(block, self.keys.search_kind, self.keys.width, order)
+            found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:
                 return found
         i = self._first_at_or_above(block, order, True)
