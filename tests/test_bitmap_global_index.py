@@ -20,6 +20,7 @@ from leb128 import fix_block_crcs, set_var_len
 from strategies import global_index_columns
 
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
+from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.layouts.bitmap_global_index import (FOOTER, TRAILER, BitmapGlobalIndexReader, GlobalKeys,
                                                        write_bitmap_global_index)
 from paimon_schema.layouts.bitmap_global_index.blocks import Reads, check_payload_filled, read_block
@@ -240,7 +241,7 @@ def _var_len_counts(obj: Any, base: int, path: str) -> Iterator[tuple[str, int, 
         items = [(f"{name}[{i}]", span["start"], v) for i, (span, v) in enumerate(zip(info["arr"], value))] \
             if "arr" in info else [(name, info["start"], value)]
         for sub, start, item in items:
-            if isinstance(item, (BitmapGlobalIndex.VarLenInt, BitmapGlobalIndex.VarLenLong)):
+            if isinstance(item, (PaimonCommon.VarLenInt, PaimonCommon.VarLenLong)):
                 if name.startswith(("num_", "len_")):
                     yield f"{path}.{sub}", base + start, len(read_var_len_bytes(item))
             elif isinstance(item, (BitmapGlobalIndex.DictionaryBlockRef, BitmapGlobalIndex.DictionaryEntry)):

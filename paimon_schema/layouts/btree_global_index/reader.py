@@ -40,6 +40,7 @@ from paimon_schema.values.types import DataType
 _U4 = struct.Struct("<I")
 _U8 = struct.Struct("<Q")
 DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
+_MAX_BUCKETS = 0x7FFFFFFF           # of a 64-bit bitmap (deletion_vectors.ksy `bitmap64`)
 
 
 @dataclass(frozen=True)
@@ -359,14 +360,17 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
         raise FormatError("unexpected end of data: a 64-bit bitmap starts with an 8-byte bucket count",
                           offset=base, path="null_bitmap.bitmap.num_buckets")
     count = _U8.unpack_from(view, 0)[0]
+    if count > _MAX_BUCKETS:     # deletion_vectors::bitmap64's limits, which the spec's null bitmap is
+        raise FormatError(f"{count} buckets: at most {_MAX_BUCKETS}", offset=base,
+                          path="null_bitmap.bitmap.num_buckets")
     pos, previous = 8, -1
     for i in range(count):
         where = f"null_bitmap.bitmap.buckets[{i}]"
         if pos + 4 > n:
             raise FormatError("unexpected end of data in a bucket key", offset=base + pos, path=f"{where}.key")
         key = _U4.unpack_from(view, pos)[0]
-        if key <= previous:
-            raise FormatError("bucket keys must ascend", offset=base + pos, path=f"{where}.key")
+        if key <= previous or key > _MAX_BUCKETS - 1:
+            raise FormatError("bucket keys must ascend, up to 2^31-2", offset=base + pos, path=f"{where}.key")
         previous = key
         try:
             pos += 4 + roaring.serialized_size(view, pos + 4)
@@ -374,7 +378,7 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
             raise exc.within(f"{where}.bitmap", base) from exc
     if pos != n:
         raise FormatError(f"{n - pos} bytes follow the null bitmap's last bucket", offset=base + pos,
-                          path="null_bitmap.bitmap")
+                          path="null_bitmap.bitmap.trailing")
     try:
         return roaring.deserialize64(view)
     except FormatError as exc:

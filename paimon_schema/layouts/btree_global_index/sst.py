@@ -443,16 +443,18 @@ _Failure = tuple[str, int, str]
 
 def _walk_var_len(data: bytes | memoryview, pos: int, end: int, field: str,
                   long: bool) -> tuple[_Failure | None, int, int]:
-    """A generated `var_len_int` (or `var_len_long`, bytes 2-9 in its `rest`) at `pos`,
-    reading before `end`: (failure, value, position after it)."""
+    """A generated `paimon_common::var_len_int` (or `var_len_long`) at `pos`, reading before
+    `end`: (failure, value, position after it). An int's fifth byte is at most 7 (bits
+    28-30), a long's ninth at most 0x7f."""
     longest = 9 if long else 5
+    last_max = 0x7F if long else 7
     value = 0
     for k in range(longest):
-        name = f"{field}.b{k}" if not long or k == 0 else f"{field}.rest.b{k}"
+        name = f"{field}.b{k}"
         if pos + k >= end:
             return (_EOF, pos + k, name), 0, end
         byte = data[pos + k]
-        if k == longest - 1 and byte > 0x7F:
+        if k == longest - 1 and byte > last_max:
             return (f"invalid last var-len byte {byte}", pos + k, name), 0, end
         value |= (byte & 0x7F) << (7 * k)
         if byte < 0x80:
