@@ -390,17 +390,46 @@ types:
         type: paimon_common::var_len_int
         -orig-id: size
         doc: Its stored size, without the trailer.
+      - id: trailing
+        type: u1
+        repeat: eos
+        valid:
+          max: -1
+        doc: |
+          Bytes after the size, inside the entry's value: none from any writer, and refused
+          (Java's reader stops after the size). No byte passes this check (`max: -1`): the
+          spec's "nothing more" in a form every Kaitai target compiles (`valid: expr` is not).
   row_ids:
     doc: The rows holding one key, relative to the index file's row range.
     seq:
       - id: num_row_ids
         type: paimon_common::var_len_int
-        doc: How many row ids follow; at least one (readers refuse 0).
+        doc: How many row ids follow; at least one (a count of 0 fails at `no_row_ids`).
+      - id: no_row_ids
+        type: u1
+        repeat: expr
+        repeat-expr: 'num_row_ids.value == 0 ? 1 : 0'
+        valid:
+          max: -1
+        doc: |
+          Read only after a count of 0, which no writer produces (a key is written with the rows
+          holding it) and readers refuse: a byte here fails this check (`max: -1`, no byte
+          passes) and the end of the value fails reading it. The spec's "at least one" in a form
+          every Kaitai target compiles (`valid: expr` is not).
       - id: row_ids
         type: paimon_common::var_len_long
         repeat: expr
         repeat-expr: num_row_ids.value
         doc: The row ids, in the order they were written (ascending for Paimon's builders).
+      - id: trailing
+        type: u1
+        repeat: eos
+        valid:
+          max: -1
+        doc: |
+          Bytes after the last row id, inside the entry's value: none from any writer, and
+          refused (Java's reader stops after the count's ids). No byte passes this check
+          (`max: -1`), as in `block_handle`.
   data_block_ref:
     doc: One data block, found through its index entry.
     params:

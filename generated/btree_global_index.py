@@ -393,7 +393,7 @@ class BtreeGlobalIndex(KaitaiStruct):
 
     class BlockHandle(KaitaiStruct):
         """Where a data block is (`BlockHandle`); the trailer follows it."""
-        SEQ_FIELDS = ["ofs_block", "len_block"]
+        SEQ_FIELDS = ["ofs_block", "len_block", "trailing"]
         def __init__(self, _io, _parent=None, _root=None):
             super(BtreeGlobalIndex.BlockHandle, self).__init__(_io)
             self._parent = _parent
@@ -409,12 +409,28 @@ class BtreeGlobalIndex(KaitaiStruct):
             self.len_block = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_block._read()
             self._debug['len_block']['end'] = self._io.pos()
+            self._debug['trailing']['start'] = self._io.pos()
+            self._debug['trailing']['arr'] = []
+            self.trailing = []
+            i = 0
+            while not self._io.is_eof():
+                self._debug['trailing']['arr'].append({'start': self._io.pos()})
+                self.trailing.append(self._io.read_u1())
+                self._debug['trailing']['arr'][len(self.trailing) - 1]['end'] = self._io.pos()
+                if not self.trailing[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.trailing[i], self._io, u"/types/block_handle/seq/2")
+                i += 1
+
+            self._debug['trailing']['end'] = self._io.pos()
 
 
         def _fetch_instances(self):
             pass
             self.ofs_block._fetch_instances()
             self.len_block._fetch_instances()
+            for i in range(len(self.trailing)):
+                pass
+
 
 
     class CompressedBlock(KaitaiStruct):
@@ -633,7 +649,7 @@ class BtreeGlobalIndex(KaitaiStruct):
 
     class RowIds(KaitaiStruct):
         """The rows holding one key, relative to the index file's row range."""
-        SEQ_FIELDS = ["num_row_ids", "row_ids"]
+        SEQ_FIELDS = ["num_row_ids", "no_row_ids", "row_ids", "trailing"]
         def __init__(self, _io, _parent=None, _root=None):
             super(BtreeGlobalIndex.RowIds, self).__init__(_io)
             self._parent = _parent
@@ -645,6 +661,17 @@ class BtreeGlobalIndex(KaitaiStruct):
             self.num_row_ids = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.num_row_ids._read()
             self._debug['num_row_ids']['end'] = self._io.pos()
+            self._debug['no_row_ids']['start'] = self._io.pos()
+            self._debug['no_row_ids']['arr'] = []
+            self.no_row_ids = []
+            for i in range((1 if self.num_row_ids.value == 0 else 0)):
+                self._debug['no_row_ids']['arr'].append({'start': self._io.pos()})
+                self.no_row_ids.append(self._io.read_u1())
+                self._debug['no_row_ids']['arr'][i]['end'] = self._io.pos()
+                if not self.no_row_ids[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.no_row_ids[i], self._io, u"/types/row_ids/seq/1")
+
+            self._debug['no_row_ids']['end'] = self._io.pos()
             self._debug['row_ids']['start'] = self._io.pos()
             self._debug['row_ids']['arr'] = []
             self.row_ids = []
@@ -658,14 +685,33 @@ class BtreeGlobalIndex(KaitaiStruct):
                 self._debug['row_ids']['arr'][i]['end'] = self._io.pos()
 
             self._debug['row_ids']['end'] = self._io.pos()
+            self._debug['trailing']['start'] = self._io.pos()
+            self._debug['trailing']['arr'] = []
+            self.trailing = []
+            i = 0
+            while not self._io.is_eof():
+                self._debug['trailing']['arr'].append({'start': self._io.pos()})
+                self.trailing.append(self._io.read_u1())
+                self._debug['trailing']['arr'][len(self.trailing) - 1]['end'] = self._io.pos()
+                if not self.trailing[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.trailing[i], self._io, u"/types/row_ids/seq/3")
+                i += 1
+
+            self._debug['trailing']['end'] = self._io.pos()
 
 
         def _fetch_instances(self):
             pass
             self.num_row_ids._fetch_instances()
+            for i in range(len(self.no_row_ids)):
+                pass
+
             for i in range(len(self.row_ids)):
                 pass
                 self.row_ids[i]._fetch_instances()
+
+            for i in range(len(self.trailing)):
+                pass
 
 
 

@@ -100,6 +100,8 @@ def t_block_handle() -> Struct:
     return Struct(
         'ofs_block' / paimon_common_codec.t_var_len_long(),
         'len_block' / paimon_common_codec.t_var_len_int(),
+        'trailing' / KsRepeat('trailing', None, Int8ub),
+        Check(E("all(((_item <= (-1))) for _item in this['trailing'])")),
     )
 
 
@@ -107,7 +109,11 @@ def t_row_ids() -> Struct:
     """The rows holding one key, relative to the index file's row range."""
     return Struct(
         'num_row_ids' / paimon_common_codec.t_var_len_int(),
+        'no_row_ids' / KsRepeat('no_row_ids', E("((1) if (((((((((this['num_row_ids']['b0'] & 127)) + ((((((this['num_row_ids']['b1'] & 127)) << 7)) if ((this['num_row_ids']['b0'] >= 128)) else (0)))) + ((((((this['num_row_ids']['b2'] & 127)) << 14)) if (((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128))) else (0)))) + ((((((this['num_row_ids']['b3'] & 127)) << 21)) if ((((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128)) and (this['num_row_ids']['b2'] >= 128))) else (0)))) + ((((this['num_row_ids']['b4'] << 28)) if (((((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128)) and (this['num_row_ids']['b2'] >= 128)) and (this['num_row_ids']['b3'] >= 128))) else (0))))) == 0)) else (0))"), Int8ub),
+        Check(E("all(((_item <= (-1))) for _item in this['no_row_ids'])")),
         'row_ids' / KsRepeat('row_ids', E("(((((((this['num_row_ids']['b0'] & 127)) + ((((((this['num_row_ids']['b1'] & 127)) << 7)) if ((this['num_row_ids']['b0'] >= 128)) else (0)))) + ((((((this['num_row_ids']['b2'] & 127)) << 14)) if (((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128))) else (0)))) + ((((((this['num_row_ids']['b3'] & 127)) << 21)) if ((((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128)) and (this['num_row_ids']['b2'] >= 128))) else (0)))) + ((((this['num_row_ids']['b4'] << 28)) if (((((this['num_row_ids']['b0'] >= 128) and (this['num_row_ids']['b1'] >= 128)) and (this['num_row_ids']['b2'] >= 128)) and (this['num_row_ids']['b3'] >= 128))) else (0)))))"), paimon_common_codec.t_var_len_long()),
+        'trailing' / KsRepeat('trailing', None, Int8ub),
+        Check(E("all(((_item <= (-1))) for _item in this['trailing'])")),
     )
 
 

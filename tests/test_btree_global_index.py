@@ -374,14 +374,21 @@ def test_a_wrong_magic_a_short_file_and_a_foreign_type_are_refused() -> None:
         write_btree_global_index("INT", [])
 
 
-def test_an_entry_whose_row_ids_disagree_with_its_count_is_located() -> None:
+@pytest.mark.parametrize("count, path, offset", [
+    (2, "value.trailing[0]", 9),        # a byte after the count's ids: the spec's `trailing` refuses it
+    (0, "value.no_row_ids[0]", 7),      # no row ids: the spec's `no_row_ids` refuses it
+])
+def test_an_entry_whose_row_ids_disagree_with_its_count_is_located(count: int, path: str, offset: int) -> None:
+    """Refused where the generated parser refuses it, by the compiled and the Python paths."""
     data = bytearray(write_btree_global_index("INT", [7, 7, 7]).data)
     assert data[5:8] == b"\x04\x03\x00"            # len_value 4, count 3, first row id 0
-    data[6] = 2
+    data[6] = count
     data[16:20] = struct.pack("<I", zlib.crc32(bytes(data[:16])))     # stored block + compression byte
-    with pytest.raises(FormatError, match="says 2 row ids but holds") as info:
-        BTreeGlobalIndexReader.open(bytes(data), "INT").equal(7)
-    assert (info.value.path, info.value.offset) == ("data_blocks[0].block.contents.entries[0].value.num_row_ids", 6)
+    assert _generated_contents_error(bytes(data[:15]), False) == (f"contents.entries[0].{path}", offset)
+    for kernels in (sst._kernels, None):
+        with mock.patch.object(sst, "_kernels", kernels), pytest.raises(FormatError) as info:
+            BTreeGlobalIndexReader.open(bytes(data), "INT").equal(7)
+        assert (info.value.path, info.value.offset) == (f"data_blocks[0].block.contents.entries[0].{path}", offset)
 
 
 def test_the_registry_detects_dumps_and_hex_dumps_it() -> None:

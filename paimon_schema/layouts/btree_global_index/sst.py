@@ -480,13 +480,20 @@ def _walk_entry(data: bytes | memoryview, pos: int, n: int, is_index: bool) -> t
         found, _, at = _walk_var_len(data, pos, end, "value.ofs_block", True)
         if found is None:
             found, _, at = _walk_var_len(data, at, end, "value.len_block", False)
-        return found, end
+        return found or _nothing_after(at, end), end
     found, count, at = _walk_var_len(data, pos, end, "value.num_row_ids", False)
+    if found is None and count == 0:     # `no_row_ids`: a byte there is refused, so is its absence
+        found = (_EOF if at >= end else "a value with no row ids", at, "value.no_row_ids[0]")
     for j in range(count if found is None else 0):
         found, _, at = _walk_var_len(data, at, end, f"value.row_ids[{j}]", True)
         if found is not None:
             break
-    return found, end
+    return found or _nothing_after(at, end), end
+
+
+def _nothing_after(at: int, end: int) -> _Failure | None:
+    """A value's `trailing` bytes (after its handle or its last row id): none may be there."""
+    return ("bytes after the value's last field", at, "value.trailing[0]") if at < end else None
 
 
 def search(block: Block, kind: int | None, width: int | None, order: Any, inclusive: bool) -> int | None:
