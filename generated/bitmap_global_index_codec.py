@@ -3,6 +3,7 @@
 from construct import *  # noqa: F401,F403
 
 from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsIfStream, KsSized, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import KsTrailer
 from paimon_schema.generated import deletion_vectors_codec
 from paimon_schema.generated import paimon_common_codec
 
@@ -10,10 +11,11 @@ from paimon_schema.generated import paimon_common_codec
 def t_bitmap_global_index() -> Struct:
     """A bitmap *global* index maps each value of one column of a data-evolution table"""
     return Struct(
-        'footer' / KsInstance('footer', E("(this['_io'].getbuffer().nbytes - 48)"), t_footer()),
+        'footer' / KsInstance('footer', E("(this['_io'].getbuffer().nbytes - 48)"), t_footer(), trailer=True),
         'null_rows' / KsInstance('null_rows', E("this['footer']['ofs_null_rows']"), KsSized(E("this['footer']['len_null_rows']"), deletion_vectors_codec.t_bitmap64())),
         'non_null_rows' / KsInstance('non_null_rows', E("this['footer']['ofs_non_null_rows']"), KsSized(E("this['footer']['len_non_null_rows']"), deletion_vectors_codec.t_bitmap64())),
         'index_block' / KsInstance('index_block', E("this['footer']['ofs_index_block']"), t_index_block(E("this['_']['footer']['len_index_block']"))),
+        KsTrailer('footer', t_footer()),
     )
 
 
