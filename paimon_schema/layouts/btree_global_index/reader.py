@@ -63,16 +63,11 @@ class BTreeGlobalIndexReader:
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
-        self.footer: Footer = read_footer(source)
-        f = self.footer
+        self.footer: Footer = (f := read_footer(source))
         self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
                                  verify_checksum=verify_checksum)
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
-        width = keys.width
-        # the comparison key of stored bytes, checked: `order_of_key` locates a failure
-        self._order_bytes = keys.order_bytes if width is None else \
-            (lambda k: keys.order_bytes(k) if len(k) == width else _wrong_width())
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
@@ -242,12 +237,15 @@ class BTreeGlobalIndexReader:
         return block
 
     def _key_order(self, block: Block, i: int) -> Any:
+        """The order of entry `i`'s key; a key that is none of the type is located."""
         key = block.key(i)
-        try:
-            return self._order_bytes(key)
-        except (ValueError, IndexError, struct.error, TypeError):
-            return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key",
-                                          block.file_offset + block.start(i))
+        width = self.keys.width
+        if width is None or len(key) == width:
+            try:
+                return self.keys.order_bytes(key)
+            except (ValueError, IndexError, struct.error, TypeError):
+                pass
+        return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key", block.file_offset + block.start(i))
 
     def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
         """Index of the block's first entry `>= order` (`> order` when not inclusive): a binary
@@ -383,10 +381,6 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
         return roaring.deserialize64(view)
     except FormatError as exc:
         raise exc.within("null_bitmap.bitmap", base) from exc
-
-
-def _wrong_width() -> Any:
-    raise ValueError("a key of the wrong width")
 
 
 def _bitmap(ids: list[int] | np.ndarray) -> BitMap64:
