@@ -156,7 +156,7 @@ def read_footer(source: Source) -> Footer:
             or ((fields[0] or fields[1] or fields[2]) and (fields[0] + fields[1] > base or not fields[1]
                                                           or not fields[2]))):
         _check_footer(fields, base)     # raises, located
-    return Footer._make(fields[:8])
+    return tuple.__new__(Footer, fields[:8])    # Footer(*...) without its Python-level __new__
 
 
 def _check_footer(fields: tuple[int, ...], base: int) -> None:
