@@ -15,10 +15,11 @@ one (`cache_size=0`: every lookup reads and CRC-checks its block, as pypaimon's 
 
 A *cold* point lookup is what a query over many index files pays per file: a new reader
 object for every lookup, on both sides alike, opened from the index file's path in a
-temporary directory (ours: `BTreeGlobalIndexReader.open(path, "INT")`; pypaimon's:
-`BTreeIndexReader` over a FileIO whose input stream is a plain `open(path, "rb")`, the
-cheapest it takes), which reads the footer, the index block and one data block, CRC-checks
-both blocks, answers and closes the file. The OS page cache is warm for both (the file was
+temporary directory and given its size as the index manifest records it (ours:
+`BTreeGlobalIndexReader.open(path, "INT", size=size)`; pypaimon's: `BTreeIndexReader` over a
+FileIO whose input stream is a plain `open(path, "rb")`, the cheapest it takes, and the
+`GlobalIndexIOMeta` with the size), which reads the footer, the index block and one data
+block, CRC-checks both blocks, answers and closes the file. The OS page cache is warm for both (the file was
 just written and every round reads it): the cost is the readers', not the disk's. Rounds of
 20 lookups alternate between the two; the ratio is given three ways (the median of the
 per-round ratios, the best round against the best, the median CPU time) and the target is
@@ -118,7 +119,7 @@ def cold_lookups(path: Path, meta: bytes, probes: list[int]) -> dict[str, Any]:
 
     def ours(chunk: list[int]) -> None:
         for probe in chunk:
-            with BTreeGlobalIndexReader.open(path, "INT") as reader:
+            with BTreeGlobalIndexReader.open(path, "INT", size=size) as reader:
                 reader.equal(probe)
 
     def theirs(chunk: list[int]) -> None:

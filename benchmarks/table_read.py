@@ -37,10 +37,10 @@ Timed in interleaved rounds per case, each contender once per round, the garbage
 before each run, each run from the table directory to a `pyarrow.Table`, planning included:
 
 - ours: `read_arrow(table_dir, snapshot=...)`: the snapshot's data files from a per-process
-  cache of its manifests (a first read plans in a few ms), then `whole_read`: one pyarrow
-  dataset scan of every file (each footer read once, strings dictionary-encoded in every page
-  read as dictionaries; partition columns from the partition values, as Paimon reads them),
-  each deletion-vector index file read once, the vectors one mask and one `filter` per CPU;
+  cache of its manifests (a first read plans in a few ms), then `whole_read`: the files read
+  side by side (each footer read once, strings dictionary-encoded in every page read as
+  dictionaries; partition columns from the partition values, as Paimon reads them), each
+  deletion-vector index file read once, the vectors one mask applied on one thread per CPU;
   the deletion vectors are read and decoded in every run;
 - the bare decode of the same files, the same columns: `pyarrow.parquet.read_table(files,
   columns=..., partitioning=None)`, and the same with ours' option for strings

@@ -7,6 +7,7 @@ meta:
   endian: be
   imports:
     - deletion_vectors
+    - paimon_common
 doc: |
   A bitmap *global* index maps each value of one column of a data-evolution table
   (`row-tracking.enabled` + `data-evolution.enabled`) to the set of row ids that hold it. Row
@@ -243,7 +244,7 @@ types:
       paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
     seq:
       - id: num_dictionary_blocks
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Number of dictionary blocks.
         -orig-id: blockCount
       - id: dictionary_blocks
@@ -257,18 +258,18 @@ types:
     -webide-representation: 'block at {ofs_block.value:dec}, {len_block.value:dec} bytes'
     seq:
       - id: len_first_key
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Length of `first_key`.
       - id: first_key
         size: len_first_key.value
         doc: The serialized key of the block's first entry.
         -orig-id: firstKey
       - id: ofs_block
-        type: var_len_long
+        type: paimon_common::var_len_long
         doc: File offset of the dictionary block.
         -orig-id: offset
       - id: len_block
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Payload length of the dictionary block (its trailer follows).
         -orig-id: length
     instances:
@@ -313,7 +314,7 @@ types:
       paimon_schema's reader does (a `FormatError` at the first byte left over, at `payload`).
     seq:
       - id: num_entries
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Number of keys in the block.
         -orig-id: entryCount
       - id: entries
@@ -327,18 +328,18 @@ types:
     -webide-representation: '{len_key.value:dec}-byte key, bitmap at {ofs_bitmap.value:dec}'
     seq:
       - id: len_key
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Length of `key`.
       - id: key
         size: len_key.value
         doc: The serialized key (`KeySerializer` bytes of the column's type).
         -orig-id: key
       - id: ofs_bitmap
-        type: var_len_long
+        type: paimon_common::var_len_long
         doc: File offset of the key's bitmap.
         -orig-id: bitmapBlock.offset
       - id: len_bitmap
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: Byte length of the key's bitmap.
         -orig-id: bitmapBlock.length
     instances:
@@ -348,105 +349,3 @@ types:
         size: len_bitmap.value
         type: deletion_vectors::bitmap64
         doc: The rows holding this key, read from the file (not from the dictionary block).
-  var_len_int:
-    doc: |
-      A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low
-      groups first, the high bit set on every byte but the last (`VarLengthIntUtils.decodeInt`).
-    -webide-representation: '{value:dec}'
-    seq:
-      - id: b0
-        type: u1
-        doc: Bits 0-6, and whether a byte follows.
-      - id: b1
-        type: u1
-        if: b0 >= 0x80
-        doc: Bits 7-13, and whether a byte follows.
-      - id: b2
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80
-        doc: Bits 14-20, and whether a byte follows.
-      - id: b3
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80
-        doc: Bits 21-27, and whether a byte follows.
-      - id: b4
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-        valid:
-          max: 7
-        doc: Bits 28-30; the last byte (Java fails on a sixth, and bit 31 would be negative).
-    instances:
-      value:
-        value: >-
-          (b0 & 0x7f)
-          + (b0 >= 0x80 ? (b1 & 0x7f) << 7 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 ? (b2 & 0x7f) << 14 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) << 21 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 ? b4 << 28 : 0)
-        doc: The decoded value, 0 to 2^31-1.
-  var_len_long:
-    doc: |
-      A non-negative long as an unsigned LEB128 varint of at most 9 bytes here
-      (`VarLengthIntUtils.decodeLong`; a tenth byte could only set the sign bit, which Java's
-      `BlockInfo` then rejects).
-    -webide-representation: '{value:dec}'
-    seq:
-      - id: b0
-        type: u1
-        doc: Bits 0-6, and whether a byte follows.
-      - id: b1
-        type: u1
-        if: b0 >= 0x80
-        doc: Bits 7-13, and whether a byte follows.
-      - id: b2
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80
-        doc: Bits 14-20, and whether a byte follows.
-      - id: b3
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80
-        doc: Bits 21-27, and whether a byte follows.
-      - id: b4
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-        doc: Bits 28-34, and whether a byte follows.
-      - id: b5
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
-        doc: Bits 35-41, and whether a byte follows.
-      - id: b6
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-        doc: Bits 42-48, and whether a byte follows.
-      - id: b7
-        type: u1
-        if: >-
-          b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-          and b6 >= 0x80
-        doc: Bits 49-55, and whether a byte follows.
-      - id: b8
-        type: u1
-        if: >-
-          b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-          and b6 >= 0x80 and b7 >= 0x80
-        valid:
-          max: 0x7f
-        doc: Bits 56-62; the last byte.
-    instances:
-      value:
-        value: >-
-          (b0 & 0x7f)
-          + (b0 >= 0x80 ? (b1 & 0x7f) << 7 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 ? (b2 & 0x7f) << 14 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) << 21 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-             ? (b4 & 0x7f) * 0x800000000 / 0x80 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
-             ? (b5 & 0x7f) * 0x800000000 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             ? (b6 & 0x7f) * 0x40000000000 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             and b6 >= 0x80 ? (b7 & 0x7f) * 0x2000000000000 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             and b6 >= 0x80 and b7 >= 0x80 ? b8 * 0x100000000000000 : 0)
-        doc: The decoded value, 0 to 2^63-1.

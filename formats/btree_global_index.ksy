@@ -6,7 +6,8 @@ meta:
   ks-version: 0.11
   endian: le
   imports:
-    - roaring_bitmap
+    - deletion_vectors
+    - paimon_common
 doc: |
   A btree global index file indexes one column of a data-evolution table (or, for a
   primary-key table's `pk-btree.index.columns`, of the files it was built from) by its values:
@@ -217,50 +218,19 @@ types:
     seq:
       - id: bitmap
         size: len_bitmap
-        type: bitmap64
-        doc: The row ids of the null keys.
+        type: deletion_vectors::bitmap64
+        doc: |
+          The row ids of the null keys: Roaring's portable 64-bit format, the framing of
+          deletion_vectors.ksy's 64-bit bins (a bucket count, then per bucket its high 32 bits
+          and a 32-bit RoaringBitmap of the low halves). Java and pypaimon write only non-empty
+          buckets (a 64-bit deletion vector writes the empty gap buckets too); bytes after the
+          last bucket (its `trailing`) are refused by readers, as for deletion vectors.
       - id: checksum
         type: u4
         -checksum:
           algorithm: crc32
           over: [bitmap]
         doc: CRC32 (zlib polynomial) of the bitmap bytes.
-  bitmap64:
-    doc: |
-      Roaring's portable 64-bit format (`Roaring64NavigableMap.serializePortable`), the
-      framing of deletion_vectors.ksy's 64-bit bins: a bucket count, then per bucket its high
-      32 bits and a 32-bit RoaringBitmap (roaring_bitmap.ksy) of the low halves. Java and
-      pypaimon write only non-empty buckets (a 64-bit deletion vector writes the empty gap
-      buckets too).
-    seq:
-      - id: num_buckets
-        type: u8
-        -js-exact:
-          because: valid only up to 0xffffffff
-        valid:
-          max: 0xffffffff
-        doc: Number of buckets that follow.
-      - id: buckets
-        type: 'bucket(_index == 0 ? 0 : buckets[_index - 1].key + 1)'
-        repeat: expr
-        repeat-expr: num_buckets
-        doc: Buckets in ascending key order.
-  bucket:
-    doc: The row ids whose high 32 bits equal `key`.
-    -webide-representation: 'key {key:dec}'
-    params:
-      - id: min_key
-        type: u8
-        doc: The least key allowed here (one past the previous bucket's, 0 for the first).
-    seq:
-      - id: key
-        type: u4
-        valid:
-          min: min_key
-        doc: High 32 bits of the row ids in this bucket; keys ascend strictly.
-      - id: bitmap
-        type: roaring_bitmap
-        doc: Low 32 bits of the row ids, a portable 32-bit RoaringBitmap.
   block:
     doc: |
       One block as stored: its bytes, then the trailer (`BlockTrailer`). Uncompressed, the
@@ -375,7 +345,7 @@ types:
     doc: A compressed block (`SstFileWriter.writeBlock`).
     seq:
       - id: len_uncompressed
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: The block's size before compression.
       - id: payload
         size-eos: true
@@ -392,13 +362,13 @@ types:
         doc: Whether the value is a block handle (index block) or row ids (data block).
     seq:
       - id: len_key
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: The key's size in bytes.
       - id: key
         size: len_key.value
         doc: The key's `KeySerializer` bytes (see the top-level doc).
       - id: len_value
-        type: var_len_int
+        type: paimon_common::var_len_int
         doc: The value's size in bytes.
       - id: value
         size: len_value.value
@@ -413,24 +383,53 @@ types:
     -orig-id: BlockHandle
     seq:
       - id: ofs_block
-        type: var_len_long
+        type: paimon_common::var_len_long
         -orig-id: offset
         doc: The block's offset in the file.
       - id: len_block
-        type: var_len_int
+        type: paimon_common::var_len_int
         -orig-id: size
         doc: Its stored size, without the trailer.
+      - id: trailing
+        type: u1
+        repeat: eos
+        valid:
+          max: -1
+        doc: |
+          Bytes after the size, inside the entry's value: none from any writer, and refused
+          (Java's reader stops after the size). No byte passes this check (`max: -1`): the
+          spec's "nothing more" in a form every Kaitai target compiles (`valid: expr` is not).
   row_ids:
     doc: The rows holding one key, relative to the index file's row range.
     seq:
       - id: num_row_ids
-        type: var_len_int
-        doc: How many row ids follow; at least one (readers refuse 0).
+        type: paimon_common::var_len_int
+        doc: How many row ids follow; at least one (a count of 0 fails at `no_row_ids`).
+      - id: no_row_ids
+        type: u1
+        repeat: expr
+        repeat-expr: 'num_row_ids.value == 0 ? 1 : 0'
+        valid:
+          max: -1
+        doc: |
+          Read only after a count of 0, which no writer produces (a key is written with the rows
+          holding it) and readers refuse: a byte here fails this check (`max: -1`, no byte
+          passes) and the end of the value fails reading it. The spec's "at least one" in a form
+          every Kaitai target compiles (`valid: expr` is not).
       - id: row_ids
-        type: var_len_long
+        type: paimon_common::var_len_long
         repeat: expr
         repeat-expr: num_row_ids.value
         doc: The row ids, in the order they were written (ascending for Paimon's builders).
+      - id: trailing
+        type: u1
+        repeat: eos
+        valid:
+          max: -1
+        doc: |
+          Bytes after the last row id, inside the entry's value: none from any writer, and
+          refused (Java's reader stops after the count's ids). No byte passes this check
+          (`max: -1`), as in `block_handle`.
   data_block_ref:
     doc: One data block, found through its index entry.
     params:
@@ -444,108 +443,3 @@ types:
           block(_root.index_block.contents.entries[i].value.as<block_handle>.ofs_block.value,
                 _root.index_block.contents.entries[i].value.as<block_handle>.len_block.value, false)
         doc: The data block and its trailer, where the handle in index entry `i` says.
-  var_len_int:
-    doc: |
-      Java's `writeVarLenInt`: 7 bits at a time, least significant first, the high bit set on
-      every byte but the last; at most 5 bytes.
-    seq:
-      - id: b0
-        type: u1
-        doc: Bits 0-6; high bit set when more follow.
-      - id: b1
-        type: u1
-        if: b0 >= 0x80
-        doc: Bits 7-13.
-      - id: b2
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80
-        doc: Bits 14-20.
-      - id: b3
-        type: u1
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80
-        doc: Bits 21-27.
-      - id: b4
-        type: u1
-        valid:
-          max: 0x7f
-        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-        doc: Bits 28-34, the last byte; Java refuses a longer one ("Malformed integer").
-    instances:
-      value:
-        value: |
-          (b0 & 0x7f)
-          + (b0 >= 0x80 ? (b1 & 0x7f) * 0x80 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 ? (b2 & 0x7f) * 0x4000 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) * 0x200000 : 0)
-          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-             ? (b4 & 0x7f) * 0x10000000 : 0)
-        doc: The decoded value.
-  var_len_long:
-    doc: |
-      Java's `writeVarLenLong` of a non-negative long: like `var_len_int`, at most 9 bytes.
-    seq:
-      - id: b0
-        type: u1
-        doc: Bits 0-6; high bit set when more follow.
-      - id: rest
-        type: var_len_long_tail
-        if: b0 >= 0x80
-        doc: The higher bits, when there are any.
-    instances:
-      value:
-        value: '(b0 & 0x7f) + (b0 >= 0x80 ? rest.value * 0x80 : 0)'
-        doc: The decoded value.
-  var_len_long_tail:
-    doc: Bytes 2-9 of a `var_len_long`.
-    seq:
-      - id: b1
-        type: u1
-        doc: Bits 7-13.
-      - id: b2
-        type: u1
-        if: b1 >= 0x80
-        doc: Bits 14-20.
-      - id: b3
-        type: u1
-        if: b1 >= 0x80 and b2 >= 0x80
-        doc: Bits 21-27.
-      - id: b4
-        type: u1
-        if: b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
-        doc: Bits 28-34.
-      - id: b5
-        type: u1
-        if: b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
-        doc: Bits 35-41.
-      - id: b6
-        type: u1
-        if: b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-        doc: Bits 42-48.
-      - id: b7
-        type: u1
-        if: b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80 and b6 >= 0x80
-        doc: Bits 49-55.
-      - id: b8
-        type: u1
-        valid:
-          max: 0x7f
-        if: |
-          b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-            and b6 >= 0x80 and b7 >= 0x80
-        doc: Bits 56-62, the last byte of a non-negative long.
-    instances:
-      value:
-        value: |
-          (b1 & 0x7f)
-          + (b1 >= 0x80 ? (b2 & 0x7f) * 0x80 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) * 0x4000 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 ? (b4 & 0x7f) * 0x200000 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
-             ? (b5 & 0x7f) * 0x10000000 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             ? (b6 & 0x7f) * 0x800000000 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             and b6 >= 0x80 ? (b7 & 0x7f) * 0x40000000000 : 0)
-          + (b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
-             and b6 >= 0x80 and b7 >= 0x80 ? (b8 & 0x7f) * 0x2000000000000 : 0)
-        doc: The decoded bits 7-62, shifted down by 7.

@@ -6,8 +6,9 @@ meta:
   endian: be
 doc: |
   Building blocks that several Paimon layouts share: Java's `DataOutput.writeUTF` strings (used
-  for column and index-type names in the file-index container) and the per-data-type key
-  encodings of the bitmap and range-bitmap indexes.
+  for column and index-type names in the file-index container), the per-data-type key
+  encodings of the bitmap and range-bitmap indexes, and the LEB128 varints (`var_len_int`,
+  `var_len_long`) of the btree and bitmap global indexes.
 
   Keys are written with Java's `DataOutput` (bitmap) or a big-endian `ByteBuffer`
   (range-bitmap); both give the same bytes for every type, so one `key` type serves both. The
@@ -149,3 +150,109 @@ types:
       - id: ofs
         type: u8
         doc: Stream position of the mark.
+  var_len_int:
+    doc: |
+      A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low
+      groups first, the high bit set on every byte but the last (`VarLengthIntUtils.decodeInt`,
+      and the SST's `MemorySliceInput.readVarLenInt`, which decode alike): the lengths and
+      counts of the btree and bitmap global indexes. A fifth byte above 7 would set bit 31 (a
+      negative Java int, which no writer produces and every use of it refuses).
+    -webide-representation: '{value:dec}'
+    seq:
+      - id: b0
+        type: u1
+        doc: Bits 0-6, and whether a byte follows.
+      - id: b1
+        type: u1
+        if: b0 >= 0x80
+        doc: Bits 7-13, and whether a byte follows.
+      - id: b2
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80
+        doc: Bits 14-20, and whether a byte follows.
+      - id: b3
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80
+        doc: Bits 21-27, and whether a byte follows.
+      - id: b4
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
+        valid:
+          max: 7
+        doc: Bits 28-30; the last byte (Java fails on a sixth, and bit 31 would be negative).
+    instances:
+      value:
+        value: >-
+          (b0 & 0x7f)
+          + (b0 >= 0x80 ? (b1 & 0x7f) << 7 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 ? (b2 & 0x7f) << 14 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) << 21 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 ? b4 << 28 : 0)
+        doc: The decoded value, 0 to 2^31-1.
+  var_len_long:
+    doc: |
+      A non-negative long as an unsigned LEB128 varint of at most 9 bytes here
+      (`VarLengthIntUtils.decodeLong`, `MemorySliceInput.readVarLenLong`; a tenth byte could
+      only set the sign bit, which Java's `BlockInfo` then rejects): the offsets and row ids of
+      the btree and bitmap global indexes.
+    -webide-representation: '{value:dec}'
+    seq:
+      - id: b0
+        type: u1
+        doc: Bits 0-6, and whether a byte follows.
+      - id: b1
+        type: u1
+        if: b0 >= 0x80
+        doc: Bits 7-13, and whether a byte follows.
+      - id: b2
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80
+        doc: Bits 14-20, and whether a byte follows.
+      - id: b3
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80
+        doc: Bits 21-27, and whether a byte follows.
+      - id: b4
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
+        doc: Bits 28-34, and whether a byte follows.
+      - id: b5
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
+        doc: Bits 35-41, and whether a byte follows.
+      - id: b6
+        type: u1
+        if: b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+        doc: Bits 42-48, and whether a byte follows.
+      - id: b7
+        type: u1
+        if: >-
+          b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+          and b6 >= 0x80
+        doc: Bits 49-55, and whether a byte follows.
+      - id: b8
+        type: u1
+        if: >-
+          b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+          and b6 >= 0x80 and b7 >= 0x80
+        valid:
+          max: 0x7f
+        doc: Bits 56-62; the last byte.
+    instances:
+      value:
+        value: >-
+          (b0 & 0x7f)
+          + (b0 >= 0x80 ? (b1 & 0x7f) << 7 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 ? (b2 & 0x7f) << 14 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 ? (b3 & 0x7f) << 21 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80
+             ? (b4 & 0x7f) * 0x800000000 / 0x80 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80
+             ? (b5 & 0x7f) * 0x800000000 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+             ? (b6 & 0x7f) * 0x40000000000 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+             and b6 >= 0x80 ? (b7 & 0x7f) * 0x2000000000000 : 0)
+          + (b0 >= 0x80 and b1 >= 0x80 and b2 >= 0x80 and b3 >= 0x80 and b4 >= 0x80 and b5 >= 0x80
+             and b6 >= 0x80 and b7 >= 0x80 ? b8 * 0x100000000000000 : 0)
+        doc: The decoded value, 0 to 2^63-1.

@@ -5,6 +5,7 @@
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
 from paimon_schema.generated import deletion_vectors
+from paimon_schema.generated import paimon_common
 from enum import IntEnum
 import collections
 
@@ -209,18 +210,18 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['len_first_key']['start'] = self._io.pos()
-            self.len_first_key = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_first_key = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_first_key._read()
             self._debug['len_first_key']['end'] = self._io.pos()
             self._debug['first_key']['start'] = self._io.pos()
             self.first_key = self._io.read_bytes(self.len_first_key.value)
             self._debug['first_key']['end'] = self._io.pos()
             self._debug['ofs_block']['start'] = self._io.pos()
-            self.ofs_block = BitmapGlobalIndex.VarLenLong(self._io, self, self._root)
+            self.ofs_block = paimon_common.PaimonCommon.VarLenLong(self._io)
             self.ofs_block._read()
             self._debug['ofs_block']['end'] = self._io.pos()
             self._debug['len_block']['start'] = self._io.pos()
-            self.len_block = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_block = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_block._read()
             self._debug['len_block']['end'] = self._io.pos()
 
@@ -264,18 +265,18 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['len_key']['start'] = self._io.pos()
-            self.len_key = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_key = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_key._read()
             self._debug['len_key']['end'] = self._io.pos()
             self._debug['key']['start'] = self._io.pos()
             self.key = self._io.read_bytes(self.len_key.value)
             self._debug['key']['end'] = self._io.pos()
             self._debug['ofs_bitmap']['start'] = self._io.pos()
-            self.ofs_bitmap = BitmapGlobalIndex.VarLenLong(self._io, self, self._root)
+            self.ofs_bitmap = paimon_common.PaimonCommon.VarLenLong(self._io)
             self.ofs_bitmap._read()
             self._debug['ofs_bitmap']['end'] = self._io.pos()
             self._debug['len_bitmap']['start'] = self._io.pos()
-            self.len_bitmap = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_bitmap = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_bitmap._read()
             self._debug['len_bitmap']['end'] = self._io.pos()
 
@@ -324,7 +325,7 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['num_entries']['start'] = self._io.pos()
-            self.num_entries = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.num_entries = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.num_entries._read()
             self._debug['num_entries']['end'] = self._io.pos()
             self._debug['entries']['start'] = self._io.pos()
@@ -461,7 +462,7 @@ class BitmapGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['num_dictionary_blocks']['start'] = self._io.pos()
-            self.num_dictionary_blocks = BitmapGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.num_dictionary_blocks = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.num_dictionary_blocks._read()
             self._debug['num_dictionary_blocks']['end'] = self._io.pos()
             self._debug['dictionary_blocks']['start'] = self._io.pos()
@@ -486,179 +487,6 @@ class BitmapGlobalIndex(KaitaiStruct):
                 pass
                 self.dictionary_blocks[i]._fetch_instances()
 
-
-
-    class VarLenInt(KaitaiStruct):
-        """A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low
-        groups first, the high bit set on every byte but the last (`VarLengthIntUtils.decodeInt`).
-        """
-        SEQ_FIELDS = ["b0", "b1", "b2", "b3", "b4"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BitmapGlobalIndex.VarLenInt, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['b0']['start'] = self._io.pos()
-            self.b0 = self._io.read_u1()
-            self._debug['b0']['end'] = self._io.pos()
-            if self.b0 >= 128:
-                pass
-                self._debug['b1']['start'] = self._io.pos()
-                self.b1 = self._io.read_u1()
-                self._debug['b1']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-                self._debug['b2']['start'] = self._io.pos()
-                self.b2 = self._io.read_u1()
-                self._debug['b2']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-                self._debug['b3']['start'] = self._io.pos()
-                self.b3 = self._io.read_u1()
-                self._debug['b3']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-                self._debug['b4']['start'] = self._io.pos()
-                self.b4 = self._io.read_u1()
-                self._debug['b4']['end'] = self._io.pos()
-                if not self.b4 <= 7:
-                    raise kaitaistruct.ValidationGreaterThanError(7, self.b4, self._io, u"/types/var_len_int/seq/4")
-
-
-
-        def _fetch_instances(self):
-            pass
-            if self.b0 >= 128:
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-
-
-        @property
-        def value(self):
-            """The decoded value, 0 to 2^31-1."""
-            if hasattr(self, '_m_value'):
-                return self._m_value
-
-            self._m_value = ((((self.b0 & 127) + ((self.b1 & 127) << 7 if self.b0 >= 128 else 0)) + ((self.b2 & 127) << 14 if  ((self.b0 >= 128) and (self.b1 >= 128))  else 0)) + ((self.b3 & 127) << 21 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128))  else 0)) + (self.b4 << 28 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)
-            return getattr(self, '_m_value', None)
-
-
-    class VarLenLong(KaitaiStruct):
-        """A non-negative long as an unsigned LEB128 varint of at most 9 bytes here
-        (`VarLengthIntUtils.decodeLong`; a tenth byte could only set the sign bit, which Java's
-        `BlockInfo` then rejects).
-        """
-        SEQ_FIELDS = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BitmapGlobalIndex.VarLenLong, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['b0']['start'] = self._io.pos()
-            self.b0 = self._io.read_u1()
-            self._debug['b0']['end'] = self._io.pos()
-            if self.b0 >= 128:
-                pass
-                self._debug['b1']['start'] = self._io.pos()
-                self.b1 = self._io.read_u1()
-                self._debug['b1']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-                self._debug['b2']['start'] = self._io.pos()
-                self.b2 = self._io.read_u1()
-                self._debug['b2']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-                self._debug['b3']['start'] = self._io.pos()
-                self.b3 = self._io.read_u1()
-                self._debug['b3']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-                self._debug['b4']['start'] = self._io.pos()
-                self.b4 = self._io.read_u1()
-                self._debug['b4']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
-                pass
-                self._debug['b5']['start'] = self._io.pos()
-                self.b5 = self._io.read_u1()
-                self._debug['b5']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
-                pass
-                self._debug['b6']['start'] = self._io.pos()
-                self.b6 = self._io.read_u1()
-                self._debug['b6']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
-                pass
-                self._debug['b7']['start'] = self._io.pos()
-                self.b7 = self._io.read_u1()
-                self._debug['b7']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
-                pass
-                self._debug['b8']['start'] = self._io.pos()
-                self.b8 = self._io.read_u1()
-                self._debug['b8']['end'] = self._io.pos()
-                if not self.b8 <= 127:
-                    raise kaitaistruct.ValidationGreaterThanError(127, self.b8, self._io, u"/types/var_len_long/seq/8")
-
-
-
-        def _fetch_instances(self):
-            pass
-            if self.b0 >= 128:
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
-                pass
-
-
-        @property
-        def value(self):
-            """The decoded value, 0 to 2^63-1."""
-            if hasattr(self, '_m_value'):
-                return self._m_value
-
-            self._m_value = ((((((((self.b0 & 127) + ((self.b1 & 127) << 7 if self.b0 >= 128 else 0)) + ((self.b2 & 127) << 14 if  ((self.b0 >= 128) and (self.b1 >= 128))  else 0)) + ((self.b3 & 127) << 21 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128))  else 0)) + (((self.b4 & 127) * 34359738368) // 128 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)) + ((self.b5 & 127) * 34359738368 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128))  else 0)) + ((self.b6 & 127) * 4398046511104 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128))  else 0)) + ((self.b7 & 127) * 562949953421312 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128))  else 0)) + (self.b8 * 72057594037927936 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128))  else 0)
-            return getattr(self, '_m_value', None)
 
 
     @property

@@ -3,16 +3,19 @@
 from construct import *  # noqa: F401,F403
 
 from paimon_schema.runtime.constructs import CHECKSUMS, KsExpr as E, KsInstance, KsRepeat, KsIfStream, KsSized, KsSpan  # noqa: F401
+from paimon_schema.runtime.constructs import KsTrailer
 from paimon_schema.generated import deletion_vectors_codec
+from paimon_schema.generated import paimon_common_codec
 
 
 def t_bitmap_global_index() -> Struct:
     """A bitmap *global* index maps each value of one column of a data-evolution table"""
     return Struct(
-        'footer' / KsInstance('footer', E("(this['_io'].getbuffer().nbytes - 48)"), t_footer()),
+        'footer' / KsInstance('footer', E("(this['_io'].getbuffer().nbytes - 48)"), t_footer(), trailer=True),
         'null_rows' / KsInstance('null_rows', E("this['footer']['ofs_null_rows']"), KsSized(E("this['footer']['len_null_rows']"), deletion_vectors_codec.t_bitmap64())),
         'non_null_rows' / KsInstance('non_null_rows', E("this['footer']['ofs_non_null_rows']"), KsSized(E("this['footer']['len_non_null_rows']"), deletion_vectors_codec.t_bitmap64())),
         'index_block' / KsInstance('index_block', E("this['footer']['ofs_index_block']"), t_index_block(E("this['_']['footer']['len_index_block']"))),
+        KsTrailer('footer', t_footer()),
     )
 
 
@@ -55,7 +58,7 @@ def t_index_block(len_payload) -> Struct:
 def t_index_payload() -> Struct:
     """The index block's payload: the number of dictionary blocks, then one entry per block."""
     return Struct(
-        'num_dictionary_blocks' / t_var_len_int(),
+        'num_dictionary_blocks' / paimon_common_codec.t_var_len_int(),
         'dictionary_blocks' / KsRepeat('dictionary_blocks', E("(((((((this['num_dictionary_blocks']['b0'] & 127)) + ((((((this['num_dictionary_blocks']['b1'] & 127)) << 7)) if ((this['num_dictionary_blocks']['b0'] >= 128)) else (0)))) + ((((((this['num_dictionary_blocks']['b2'] & 127)) << 14)) if (((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128))) else (0)))) + ((((((this['num_dictionary_blocks']['b3'] & 127)) << 21)) if ((((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128)) and (this['num_dictionary_blocks']['b2'] >= 128))) else (0)))) + ((((this['num_dictionary_blocks']['b4'] << 28)) if (((((this['num_dictionary_blocks']['b0'] >= 128) and (this['num_dictionary_blocks']['b1'] >= 128)) and (this['num_dictionary_blocks']['b2'] >= 128)) and (this['num_dictionary_blocks']['b3'] >= 128))) else (0)))))"), t_dictionary_block_ref()),
     )
 
@@ -63,10 +66,10 @@ def t_index_payload() -> Struct:
 def t_dictionary_block_ref() -> Struct:
     """Where one dictionary block is, and the first (smallest) key it holds."""
     return Struct(
-        'len_first_key' / t_var_len_int(),
+        'len_first_key' / paimon_common_codec.t_var_len_int(),
         'first_key' / Bytes(E("(((((((this['len_first_key']['b0'] & 127)) + ((((((this['len_first_key']['b1'] & 127)) << 7)) if ((this['len_first_key']['b0'] >= 128)) else (0)))) + ((((((this['len_first_key']['b2'] & 127)) << 14)) if (((this['len_first_key']['b0'] >= 128) and (this['len_first_key']['b1'] >= 128))) else (0)))) + ((((((this['len_first_key']['b3'] & 127)) << 21)) if ((((this['len_first_key']['b0'] >= 128) and (this['len_first_key']['b1'] >= 128)) and (this['len_first_key']['b2'] >= 128))) else (0)))) + ((((this['len_first_key']['b4'] << 28)) if (((((this['len_first_key']['b0'] >= 128) and (this['len_first_key']['b1'] >= 128)) and (this['len_first_key']['b2'] >= 128)) and (this['len_first_key']['b3'] >= 128))) else (0)))))")),
-        'ofs_block' / t_var_len_long(),
-        'len_block' / t_var_len_int(),
+        'ofs_block' / paimon_common_codec.t_var_len_long(),
+        'len_block' / paimon_common_codec.t_var_len_int(),
         'block' / KsInstance('block', E("(((((((((((this['ofs_block']['b0'] & 127)) + ((((((this['ofs_block']['b1'] & 127)) << 7)) if ((this['ofs_block']['b0'] >= 128)) else (0)))) + ((((((this['ofs_block']['b2'] & 127)) << 14)) if (((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128))) else (0)))) + ((((((this['ofs_block']['b3'] & 127)) << 21)) if ((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128))) else (0)))) + (((((((this['ofs_block']['b4'] & 127)) * 34359738368) // 128)) if (((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128)) and (this['ofs_block']['b3'] >= 128))) else (0)))) + ((((((this['ofs_block']['b5'] & 127)) * 34359738368)) if ((((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128)) and (this['ofs_block']['b3'] >= 128)) and (this['ofs_block']['b4'] >= 128))) else (0)))) + ((((((this['ofs_block']['b6'] & 127)) * 4398046511104)) if (((((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128)) and (this['ofs_block']['b3'] >= 128)) and (this['ofs_block']['b4'] >= 128)) and (this['ofs_block']['b5'] >= 128))) else (0)))) + ((((((this['ofs_block']['b7'] & 127)) * 562949953421312)) if ((((((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128)) and (this['ofs_block']['b3'] >= 128)) and (this['ofs_block']['b4'] >= 128)) and (this['ofs_block']['b5'] >= 128)) and (this['ofs_block']['b6'] >= 128))) else (0)))) + ((((this['ofs_block']['b8'] * 72057594037927936)) if (((((((((this['ofs_block']['b0'] >= 128) and (this['ofs_block']['b1'] >= 128)) and (this['ofs_block']['b2'] >= 128)) and (this['ofs_block']['b3'] >= 128)) and (this['ofs_block']['b4'] >= 128)) and (this['ofs_block']['b5'] >= 128)) and (this['ofs_block']['b6'] >= 128)) and (this['ofs_block']['b7'] >= 128))) else (0)))))"), t_dictionary_block(E("(((((((this['_']['len_block']['b0'] & 127)) + ((((((this['_']['len_block']['b1'] & 127)) << 7)) if ((this['_']['len_block']['b0'] >= 128)) else (0)))) + ((((((this['_']['len_block']['b2'] & 127)) << 14)) if (((this['_']['len_block']['b0'] >= 128) and (this['_']['len_block']['b1'] >= 128))) else (0)))) + ((((((this['_']['len_block']['b3'] & 127)) << 21)) if ((((this['_']['len_block']['b0'] >= 128) and (this['_']['len_block']['b1'] >= 128)) and (this['_']['len_block']['b2'] >= 128))) else (0)))) + ((((this['_']['len_block']['b4'] << 28)) if (((((this['_']['len_block']['b0'] >= 128) and (this['_']['len_block']['b1'] >= 128)) and (this['_']['len_block']['b2'] >= 128)) and (this['_']['len_block']['b3'] >= 128))) else (0)))))")), io=E("this['_root']['_io']")),
     )
 
@@ -87,7 +90,7 @@ def t_dictionary_block(len_payload) -> Struct:
 def t_dictionary_payload() -> Struct:
     """A dictionary block's payload: the number of keys, then each key and its bitmap's place."""
     return Struct(
-        'num_entries' / t_var_len_int(),
+        'num_entries' / paimon_common_codec.t_var_len_int(),
         'entries' / KsRepeat('entries', E("(((((((this['num_entries']['b0'] & 127)) + ((((((this['num_entries']['b1'] & 127)) << 7)) if ((this['num_entries']['b0'] >= 128)) else (0)))) + ((((((this['num_entries']['b2'] & 127)) << 14)) if (((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128))) else (0)))) + ((((((this['num_entries']['b3'] & 127)) << 21)) if ((((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128)) and (this['num_entries']['b2'] >= 128))) else (0)))) + ((((this['num_entries']['b4'] << 28)) if (((((this['num_entries']['b0'] >= 128) and (this['num_entries']['b1'] >= 128)) and (this['num_entries']['b2'] >= 128)) and (this['num_entries']['b3'] >= 128))) else (0)))))"), t_dictionary_entry()),
     )
 
@@ -95,39 +98,11 @@ def t_dictionary_payload() -> Struct:
 def t_dictionary_entry() -> Struct:
     """One distinct key and where its bitmap of row ids is."""
     return Struct(
-        'len_key' / t_var_len_int(),
+        'len_key' / paimon_common_codec.t_var_len_int(),
         'key' / Bytes(E("(((((((this['len_key']['b0'] & 127)) + ((((((this['len_key']['b1'] & 127)) << 7)) if ((this['len_key']['b0'] >= 128)) else (0)))) + ((((((this['len_key']['b2'] & 127)) << 14)) if (((this['len_key']['b0'] >= 128) and (this['len_key']['b1'] >= 128))) else (0)))) + ((((((this['len_key']['b3'] & 127)) << 21)) if ((((this['len_key']['b0'] >= 128) and (this['len_key']['b1'] >= 128)) and (this['len_key']['b2'] >= 128))) else (0)))) + ((((this['len_key']['b4'] << 28)) if (((((this['len_key']['b0'] >= 128) and (this['len_key']['b1'] >= 128)) and (this['len_key']['b2'] >= 128)) and (this['len_key']['b3'] >= 128))) else (0)))))")),
-        'ofs_bitmap' / t_var_len_long(),
-        'len_bitmap' / t_var_len_int(),
+        'ofs_bitmap' / paimon_common_codec.t_var_len_long(),
+        'len_bitmap' / paimon_common_codec.t_var_len_int(),
         'bitmap' / KsInstance('bitmap', E("(((((((((((this['ofs_bitmap']['b0'] & 127)) + ((((((this['ofs_bitmap']['b1'] & 127)) << 7)) if ((this['ofs_bitmap']['b0'] >= 128)) else (0)))) + ((((((this['ofs_bitmap']['b2'] & 127)) << 14)) if (((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128))) else (0)))) + ((((((this['ofs_bitmap']['b3'] & 127)) << 21)) if ((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128))) else (0)))) + (((((((this['ofs_bitmap']['b4'] & 127)) * 34359738368) // 128)) if (((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128)) and (this['ofs_bitmap']['b3'] >= 128))) else (0)))) + ((((((this['ofs_bitmap']['b5'] & 127)) * 34359738368)) if ((((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128)) and (this['ofs_bitmap']['b3'] >= 128)) and (this['ofs_bitmap']['b4'] >= 128))) else (0)))) + ((((((this['ofs_bitmap']['b6'] & 127)) * 4398046511104)) if (((((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128)) and (this['ofs_bitmap']['b3'] >= 128)) and (this['ofs_bitmap']['b4'] >= 128)) and (this['ofs_bitmap']['b5'] >= 128))) else (0)))) + ((((((this['ofs_bitmap']['b7'] & 127)) * 562949953421312)) if ((((((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128)) and (this['ofs_bitmap']['b3'] >= 128)) and (this['ofs_bitmap']['b4'] >= 128)) and (this['ofs_bitmap']['b5'] >= 128)) and (this['ofs_bitmap']['b6'] >= 128))) else (0)))) + ((((this['ofs_bitmap']['b8'] * 72057594037927936)) if (((((((((this['ofs_bitmap']['b0'] >= 128) and (this['ofs_bitmap']['b1'] >= 128)) and (this['ofs_bitmap']['b2'] >= 128)) and (this['ofs_bitmap']['b3'] >= 128)) and (this['ofs_bitmap']['b4'] >= 128)) and (this['ofs_bitmap']['b5'] >= 128)) and (this['ofs_bitmap']['b6'] >= 128)) and (this['ofs_bitmap']['b7'] >= 128))) else (0)))))"), KsSized(E("(((((((this['len_bitmap']['b0'] & 127)) + ((((((this['len_bitmap']['b1'] & 127)) << 7)) if ((this['len_bitmap']['b0'] >= 128)) else (0)))) + ((((((this['len_bitmap']['b2'] & 127)) << 14)) if (((this['len_bitmap']['b0'] >= 128) and (this['len_bitmap']['b1'] >= 128))) else (0)))) + ((((((this['len_bitmap']['b3'] & 127)) << 21)) if ((((this['len_bitmap']['b0'] >= 128) and (this['len_bitmap']['b1'] >= 128)) and (this['len_bitmap']['b2'] >= 128))) else (0)))) + ((((this['len_bitmap']['b4'] << 28)) if (((((this['len_bitmap']['b0'] >= 128) and (this['len_bitmap']['b1'] >= 128)) and (this['len_bitmap']['b2'] >= 128)) and (this['len_bitmap']['b3'] >= 128))) else (0)))))"), deletion_vectors_codec.t_bitmap64()), io=E("this['_root']['_io']")),
-    )
-
-
-def t_var_len_int() -> Struct:
-    """A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low"""
-    return Struct(
-        'b0' / Int8ub,
-        'b1' / If(E("(this['b0'] >= 128)"), Int8ub),
-        'b2' / If(E("((this['b0'] >= 128) and (this['b1'] >= 128))"), Int8ub),
-        'b3' / If(E("(((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128))"), Int8ub),
-        'b4' / If(E("((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128))"), Int8ub),
-        Check(E("this['b4'] is None or ((this['b4'] <= 7))")),
-    )
-
-
-def t_var_len_long() -> Struct:
-    """A non-negative long as an unsigned LEB128 varint of at most 9 bytes here"""
-    return Struct(
-        'b0' / Int8ub,
-        'b1' / If(E("(this['b0'] >= 128)"), Int8ub),
-        'b2' / If(E("((this['b0'] >= 128) and (this['b1'] >= 128))"), Int8ub),
-        'b3' / If(E("(((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128))"), Int8ub),
-        'b4' / If(E("((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128))"), Int8ub),
-        'b5' / If(E("(((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128))"), Int8ub),
-        'b6' / If(E("((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128))"), Int8ub),
-        'b7' / If(E("(((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128)) and (this['b6'] >= 128))"), Int8ub),
-        'b8' / If(E("((((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128)) and (this['b6'] >= 128)) and (this['b7'] >= 128))"), Int8ub),
-        Check(E("this['b8'] is None or ((this['b8'] <= 127))")),
     )
 
 

@@ -4,7 +4,8 @@
 
 import kaitaistruct
 from kaitaistruct import KaitaiStruct, KaitaiStream, BytesIO
-from paimon_schema.generated import roaring_bitmap
+from paimon_schema.generated import deletion_vectors
+from paimon_schema.generated import paimon_common
 from enum import IntEnum
 import collections
 
@@ -152,49 +153,6 @@ class BtreeGlobalIndex(KaitaiStruct):
         if hasattr(self, '_m_null_bitmap'):
             pass
             self._m_null_bitmap._fetch_instances()
-
-
-    class Bitmap64(KaitaiStruct):
-        """Roaring's portable 64-bit format (`Roaring64NavigableMap.serializePortable`), the
-        framing of deletion_vectors.ksy's 64-bit bins: a bucket count, then per bucket its high
-        32 bits and a 32-bit RoaringBitmap (roaring_bitmap.ksy) of the low halves. Java and
-        pypaimon write only non-empty buckets (a 64-bit deletion vector writes the empty gap
-        buckets too).
-        """
-        SEQ_FIELDS = ["num_buckets", "buckets"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BtreeGlobalIndex.Bitmap64, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['num_buckets']['start'] = self._io.pos()
-            self.num_buckets = self._io.read_u8le()
-            self._debug['num_buckets']['end'] = self._io.pos()
-            if not self.num_buckets <= 4294967295:
-                raise kaitaistruct.ValidationGreaterThanError(4294967295, self.num_buckets, self._io, u"/types/bitmap64/seq/0")
-            self._debug['buckets']['start'] = self._io.pos()
-            self._debug['buckets']['arr'] = []
-            self.buckets = []
-            for i in range(self.num_buckets):
-                self._debug['buckets']['arr'].append({'start': self._io.pos()})
-                _t_buckets = BtreeGlobalIndex.Bucket((0 if i == 0 else self.buckets[i - 1].key + 1), self._io, self, self._root)
-                try:
-                    _t_buckets._read()
-                finally:
-                    self.buckets.append(_t_buckets)
-                self._debug['buckets']['arr'][i]['end'] = self._io.pos()
-
-            self._debug['buckets']['end'] = self._io.pos()
-
-
-        def _fetch_instances(self):
-            pass
-            for i in range(len(self.buckets)):
-                pass
-                self.buckets[i]._fetch_instances()
-
 
 
     class Block(KaitaiStruct):
@@ -435,7 +393,7 @@ class BtreeGlobalIndex(KaitaiStruct):
 
     class BlockHandle(KaitaiStruct):
         """Where a data block is (`BlockHandle`); the trailer follows it."""
-        SEQ_FIELDS = ["ofs_block", "len_block"]
+        SEQ_FIELDS = ["ofs_block", "len_block", "trailing"]
         def __init__(self, _io, _parent=None, _root=None):
             super(BtreeGlobalIndex.BlockHandle, self).__init__(_io)
             self._parent = _parent
@@ -444,46 +402,35 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['ofs_block']['start'] = self._io.pos()
-            self.ofs_block = BtreeGlobalIndex.VarLenLong(self._io, self, self._root)
+            self.ofs_block = paimon_common.PaimonCommon.VarLenLong(self._io)
             self.ofs_block._read()
             self._debug['ofs_block']['end'] = self._io.pos()
             self._debug['len_block']['start'] = self._io.pos()
-            self.len_block = BtreeGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_block = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_block._read()
             self._debug['len_block']['end'] = self._io.pos()
+            self._debug['trailing']['start'] = self._io.pos()
+            self._debug['trailing']['arr'] = []
+            self.trailing = []
+            i = 0
+            while not self._io.is_eof():
+                self._debug['trailing']['arr'].append({'start': self._io.pos()})
+                self.trailing.append(self._io.read_u1())
+                self._debug['trailing']['arr'][len(self.trailing) - 1]['end'] = self._io.pos()
+                if not self.trailing[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.trailing[i], self._io, u"/types/block_handle/seq/2")
+                i += 1
+
+            self._debug['trailing']['end'] = self._io.pos()
 
 
         def _fetch_instances(self):
             pass
             self.ofs_block._fetch_instances()
             self.len_block._fetch_instances()
+            for i in range(len(self.trailing)):
+                pass
 
-
-    class Bucket(KaitaiStruct):
-        """The row ids whose high 32 bits equal `key`."""
-        SEQ_FIELDS = ["key", "bitmap"]
-        def __init__(self, min_key, _io, _parent=None, _root=None):
-            super(BtreeGlobalIndex.Bucket, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self.min_key = min_key
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['key']['start'] = self._io.pos()
-            self.key = self._io.read_u4le()
-            self._debug['key']['end'] = self._io.pos()
-            if not self.key >= self.min_key:
-                raise kaitaistruct.ValidationLessThanError(self.min_key, self.key, self._io, u"/types/bucket/seq/0")
-            self._debug['bitmap']['start'] = self._io.pos()
-            self.bitmap = roaring_bitmap.RoaringBitmap(self._io)
-            self.bitmap._read()
-            self._debug['bitmap']['end'] = self._io.pos()
-
-
-        def _fetch_instances(self):
-            pass
-            self.bitmap._fetch_instances()
 
 
     class CompressedBlock(KaitaiStruct):
@@ -497,7 +444,7 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['len_uncompressed']['start'] = self._io.pos()
-            self.len_uncompressed = BtreeGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_uncompressed = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_uncompressed._read()
             self._debug['len_uncompressed']['end'] = self._io.pos()
             self._debug['payload']['start'] = self._io.pos()
@@ -560,14 +507,14 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['len_key']['start'] = self._io.pos()
-            self.len_key = BtreeGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_key = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_key._read()
             self._debug['len_key']['end'] = self._io.pos()
             self._debug['key']['start'] = self._io.pos()
             self.key = self._io.read_bytes(self.len_key.value)
             self._debug['key']['end'] = self._io.pos()
             self._debug['len_value']['start'] = self._io.pos()
-            self.len_value = BtreeGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.len_value = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.len_value._read()
             self._debug['len_value']['end'] = self._io.pos()
             self._debug['value']['start'] = self._io.pos()
@@ -687,7 +634,7 @@ class BtreeGlobalIndex(KaitaiStruct):
             self._debug['bitmap']['start'] = self._io.pos()
             self._raw_bitmap = self._io.read_bytes(self.len_bitmap)
             _io__raw_bitmap = KaitaiStream(BytesIO(self._raw_bitmap))
-            self.bitmap = BtreeGlobalIndex.Bitmap64(_io__raw_bitmap, self, self._root)
+            self.bitmap = deletion_vectors.DeletionVectors.Bitmap64(_io__raw_bitmap)
             self.bitmap._read()
             self._debug['bitmap']['end'] = self._io.pos()
             self._debug['checksum']['start'] = self._io.pos()
@@ -702,7 +649,7 @@ class BtreeGlobalIndex(KaitaiStruct):
 
     class RowIds(KaitaiStruct):
         """The rows holding one key, relative to the index file's row range."""
-        SEQ_FIELDS = ["num_row_ids", "row_ids"]
+        SEQ_FIELDS = ["num_row_ids", "no_row_ids", "row_ids", "trailing"]
         def __init__(self, _io, _parent=None, _root=None):
             super(BtreeGlobalIndex.RowIds, self).__init__(_io)
             self._parent = _parent
@@ -711,15 +658,26 @@ class BtreeGlobalIndex(KaitaiStruct):
 
         def _read(self):
             self._debug['num_row_ids']['start'] = self._io.pos()
-            self.num_row_ids = BtreeGlobalIndex.VarLenInt(self._io, self, self._root)
+            self.num_row_ids = paimon_common.PaimonCommon.VarLenInt(self._io)
             self.num_row_ids._read()
             self._debug['num_row_ids']['end'] = self._io.pos()
+            self._debug['no_row_ids']['start'] = self._io.pos()
+            self._debug['no_row_ids']['arr'] = []
+            self.no_row_ids = []
+            for i in range((1 if self.num_row_ids.value == 0 else 0)):
+                self._debug['no_row_ids']['arr'].append({'start': self._io.pos()})
+                self.no_row_ids.append(self._io.read_u1())
+                self._debug['no_row_ids']['arr'][i]['end'] = self._io.pos()
+                if not self.no_row_ids[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.no_row_ids[i], self._io, u"/types/row_ids/seq/1")
+
+            self._debug['no_row_ids']['end'] = self._io.pos()
             self._debug['row_ids']['start'] = self._io.pos()
             self._debug['row_ids']['arr'] = []
             self.row_ids = []
             for i in range(self.num_row_ids.value):
                 self._debug['row_ids']['arr'].append({'start': self._io.pos()})
-                _t_row_ids = BtreeGlobalIndex.VarLenLong(self._io, self, self._root)
+                _t_row_ids = paimon_common.PaimonCommon.VarLenLong(self._io)
                 try:
                     _t_row_ids._read()
                 finally:
@@ -727,216 +685,34 @@ class BtreeGlobalIndex(KaitaiStruct):
                 self._debug['row_ids']['arr'][i]['end'] = self._io.pos()
 
             self._debug['row_ids']['end'] = self._io.pos()
+            self._debug['trailing']['start'] = self._io.pos()
+            self._debug['trailing']['arr'] = []
+            self.trailing = []
+            i = 0
+            while not self._io.is_eof():
+                self._debug['trailing']['arr'].append({'start': self._io.pos()})
+                self.trailing.append(self._io.read_u1())
+                self._debug['trailing']['arr'][len(self.trailing) - 1]['end'] = self._io.pos()
+                if not self.trailing[i] <= -1:
+                    raise kaitaistruct.ValidationGreaterThanError(-1, self.trailing[i], self._io, u"/types/row_ids/seq/3")
+                i += 1
+
+            self._debug['trailing']['end'] = self._io.pos()
 
 
         def _fetch_instances(self):
             pass
             self.num_row_ids._fetch_instances()
+            for i in range(len(self.no_row_ids)):
+                pass
+
             for i in range(len(self.row_ids)):
                 pass
                 self.row_ids[i]._fetch_instances()
 
-
-
-    class VarLenInt(KaitaiStruct):
-        """Java's `writeVarLenInt`: 7 bits at a time, least significant first, the high bit set on
-        every byte but the last; at most 5 bytes.
-        """
-        SEQ_FIELDS = ["b0", "b1", "b2", "b3", "b4"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BtreeGlobalIndex.VarLenInt, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['b0']['start'] = self._io.pos()
-            self.b0 = self._io.read_u1()
-            self._debug['b0']['end'] = self._io.pos()
-            if self.b0 >= 128:
-                pass
-                self._debug['b1']['start'] = self._io.pos()
-                self.b1 = self._io.read_u1()
-                self._debug['b1']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-                self._debug['b2']['start'] = self._io.pos()
-                self.b2 = self._io.read_u1()
-                self._debug['b2']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-                self._debug['b3']['start'] = self._io.pos()
-                self.b3 = self._io.read_u1()
-                self._debug['b3']['end'] = self._io.pos()
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-                self._debug['b4']['start'] = self._io.pos()
-                self.b4 = self._io.read_u1()
-                self._debug['b4']['end'] = self._io.pos()
-                if not self.b4 <= 127:
-                    raise kaitaistruct.ValidationGreaterThanError(127, self.b4, self._io, u"/types/var_len_int/seq/4")
-
-
-
-        def _fetch_instances(self):
-            pass
-            if self.b0 >= 128:
+            for i in range(len(self.trailing)):
                 pass
 
-            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-
-            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-
-
-        @property
-        def value(self):
-            """The decoded value."""
-            if hasattr(self, '_m_value'):
-                return self._m_value
-
-            self._m_value = ((((self.b0 & 127) + ((self.b1 & 127) * 128 if self.b0 >= 128 else 0)) + ((self.b2 & 127) * 16384 if  ((self.b0 >= 128) and (self.b1 >= 128))  else 0)) + ((self.b3 & 127) * 2097152 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128))  else 0)) + ((self.b4 & 127) * 268435456 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)
-            return getattr(self, '_m_value', None)
-
-
-    class VarLenLong(KaitaiStruct):
-        """Java's `writeVarLenLong` of a non-negative long: like `var_len_int`, at most 9 bytes.
-        """
-        SEQ_FIELDS = ["b0", "rest"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BtreeGlobalIndex.VarLenLong, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['b0']['start'] = self._io.pos()
-            self.b0 = self._io.read_u1()
-            self._debug['b0']['end'] = self._io.pos()
-            if self.b0 >= 128:
-                pass
-                self._debug['rest']['start'] = self._io.pos()
-                self.rest = BtreeGlobalIndex.VarLenLongTail(self._io, self, self._root)
-                self.rest._read()
-                self._debug['rest']['end'] = self._io.pos()
-
-
-
-        def _fetch_instances(self):
-            pass
-            if self.b0 >= 128:
-                pass
-                self.rest._fetch_instances()
-
-
-        @property
-        def value(self):
-            """The decoded value."""
-            if hasattr(self, '_m_value'):
-                return self._m_value
-
-            self._m_value = (self.b0 & 127) + (self.rest.value * 128 if self.b0 >= 128 else 0)
-            return getattr(self, '_m_value', None)
-
-
-    class VarLenLongTail(KaitaiStruct):
-        """Bytes 2-9 of a `var_len_long`."""
-        SEQ_FIELDS = ["b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"]
-        def __init__(self, _io, _parent=None, _root=None):
-            super(BtreeGlobalIndex.VarLenLongTail, self).__init__(_io)
-            self._parent = _parent
-            self._root = _root
-            self._debug = collections.defaultdict(dict)
-
-        def _read(self):
-            self._debug['b1']['start'] = self._io.pos()
-            self.b1 = self._io.read_u1()
-            self._debug['b1']['end'] = self._io.pos()
-            if self.b1 >= 128:
-                pass
-                self._debug['b2']['start'] = self._io.pos()
-                self.b2 = self._io.read_u1()
-                self._debug['b2']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-                self._debug['b3']['start'] = self._io.pos()
-                self.b3 = self._io.read_u1()
-                self._debug['b3']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-                self._debug['b4']['start'] = self._io.pos()
-                self.b4 = self._io.read_u1()
-                self._debug['b4']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
-                pass
-                self._debug['b5']['start'] = self._io.pos()
-                self.b5 = self._io.read_u1()
-                self._debug['b5']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
-                pass
-                self._debug['b6']['start'] = self._io.pos()
-                self.b6 = self._io.read_u1()
-                self._debug['b6']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
-                pass
-                self._debug['b7']['start'] = self._io.pos()
-                self.b7 = self._io.read_u1()
-                self._debug['b7']['end'] = self._io.pos()
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
-                pass
-                self._debug['b8']['start'] = self._io.pos()
-                self.b8 = self._io.read_u1()
-                self._debug['b8']['end'] = self._io.pos()
-                if not self.b8 <= 127:
-                    raise kaitaistruct.ValidationGreaterThanError(127, self.b8, self._io, u"/types/var_len_long_tail/seq/7")
-
-
-
-        def _fetch_instances(self):
-            pass
-            if self.b1 >= 128:
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128)) :
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
-                pass
-
-            if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
-                pass
-
-
-        @property
-        def value(self):
-            """The decoded bits 7-62, shifted down by 7."""
-            if hasattr(self, '_m_value'):
-                return self._m_value
-
-            self._m_value = (((((((self.b1 & 127) + ((self.b2 & 127) * 128 if self.b1 >= 128 else 0)) + ((self.b3 & 127) * 16384 if  ((self.b1 >= 128) and (self.b2 >= 128))  else 0)) + ((self.b4 & 127) * 2097152 if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)) + ((self.b5 & 127) * 268435456 if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128))  else 0)) + ((self.b6 & 127) * 34359738368 if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128))  else 0)) + ((self.b7 & 127) * 4398046511104 if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128))  else 0)) + ((self.b8 & 127) * 562949953421312 if  ((self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128))  else 0)
-            return getattr(self, '_m_value', None)
 
 
     @property

@@ -13,8 +13,9 @@ if getattr(kaitaistruct, 'API_VERSION', (0, 9)) < (0, 11):
 
 class PaimonCommon(KaitaiStruct):
     """Building blocks that several Paimon layouts share: Java's `DataOutput.writeUTF` strings (used
-    for column and index-type names in the file-index container) and the per-data-type key
-    encodings of the bitmap and range-bitmap indexes.
+    for column and index-type names in the file-index container), the per-data-type key
+    encodings of the bitmap and range-bitmap indexes, and the LEB128 varints (`var_len_int`,
+    `var_len_long`) of the btree and bitmap global indexes.
     
     Keys are written with Java's `DataOutput` (bitmap) or a big-endian `ByteBuffer`
     (range-bitmap); both give the same bytes for every type, so one `key` type serves both. The
@@ -274,6 +275,183 @@ class PaimonCommon(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+
+
+    class VarLenInt(KaitaiStruct):
+        """A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low
+        groups first, the high bit set on every byte but the last (`VarLengthIntUtils.decodeInt`,
+        and the SST's `MemorySliceInput.readVarLenInt`, which decode alike): the lengths and
+        counts of the btree and bitmap global indexes. A fifth byte above 7 would set bit 31 (a
+        negative Java int, which no writer produces and every use of it refuses).
+        """
+        SEQ_FIELDS = ["b0", "b1", "b2", "b3", "b4"]
+        def __init__(self, _io, _parent=None, _root=None):
+            super(PaimonCommon.VarLenInt, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['b0']['start'] = self._io.pos()
+            self.b0 = self._io.read_u1()
+            self._debug['b0']['end'] = self._io.pos()
+            if self.b0 >= 128:
+                pass
+                self._debug['b1']['start'] = self._io.pos()
+                self.b1 = self._io.read_u1()
+                self._debug['b1']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
+                pass
+                self._debug['b2']['start'] = self._io.pos()
+                self.b2 = self._io.read_u1()
+                self._debug['b2']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
+                pass
+                self._debug['b3']['start'] = self._io.pos()
+                self.b3 = self._io.read_u1()
+                self._debug['b3']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
+                pass
+                self._debug['b4']['start'] = self._io.pos()
+                self.b4 = self._io.read_u1()
+                self._debug['b4']['end'] = self._io.pos()
+                if not self.b4 <= 7:
+                    raise kaitaistruct.ValidationGreaterThanError(7, self.b4, self._io, u"/types/var_len_int/seq/4")
+
+
+
+        def _fetch_instances(self):
+            pass
+            if self.b0 >= 128:
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
+                pass
+
+
+        @property
+        def value(self):
+            """The decoded value, 0 to 2^31-1."""
+            if hasattr(self, '_m_value'):
+                return self._m_value
+
+            self._m_value = ((((self.b0 & 127) + ((self.b1 & 127) << 7 if self.b0 >= 128 else 0)) + ((self.b2 & 127) << 14 if  ((self.b0 >= 128) and (self.b1 >= 128))  else 0)) + ((self.b3 & 127) << 21 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128))  else 0)) + (self.b4 << 28 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)
+            return getattr(self, '_m_value', None)
+
+
+    class VarLenLong(KaitaiStruct):
+        """A non-negative long as an unsigned LEB128 varint of at most 9 bytes here
+        (`VarLengthIntUtils.decodeLong`, `MemorySliceInput.readVarLenLong`; a tenth byte could
+        only set the sign bit, which Java's `BlockInfo` then rejects): the offsets and row ids of
+        the btree and bitmap global indexes.
+        """
+        SEQ_FIELDS = ["b0", "b1", "b2", "b3", "b4", "b5", "b6", "b7", "b8"]
+        def __init__(self, _io, _parent=None, _root=None):
+            super(PaimonCommon.VarLenLong, self).__init__(_io)
+            self._parent = _parent
+            self._root = _root
+            self._debug = collections.defaultdict(dict)
+
+        def _read(self):
+            self._debug['b0']['start'] = self._io.pos()
+            self.b0 = self._io.read_u1()
+            self._debug['b0']['end'] = self._io.pos()
+            if self.b0 >= 128:
+                pass
+                self._debug['b1']['start'] = self._io.pos()
+                self.b1 = self._io.read_u1()
+                self._debug['b1']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
+                pass
+                self._debug['b2']['start'] = self._io.pos()
+                self.b2 = self._io.read_u1()
+                self._debug['b2']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
+                pass
+                self._debug['b3']['start'] = self._io.pos()
+                self.b3 = self._io.read_u1()
+                self._debug['b3']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
+                pass
+                self._debug['b4']['start'] = self._io.pos()
+                self.b4 = self._io.read_u1()
+                self._debug['b4']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
+                pass
+                self._debug['b5']['start'] = self._io.pos()
+                self.b5 = self._io.read_u1()
+                self._debug['b5']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
+                pass
+                self._debug['b6']['start'] = self._io.pos()
+                self.b6 = self._io.read_u1()
+                self._debug['b6']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
+                pass
+                self._debug['b7']['start'] = self._io.pos()
+                self.b7 = self._io.read_u1()
+                self._debug['b7']['end'] = self._io.pos()
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
+                pass
+                self._debug['b8']['start'] = self._io.pos()
+                self.b8 = self._io.read_u1()
+                self._debug['b8']['end'] = self._io.pos()
+                if not self.b8 <= 127:
+                    raise kaitaistruct.ValidationGreaterThanError(127, self.b8, self._io, u"/types/var_len_long/seq/8")
+
+
+
+        def _fetch_instances(self):
+            pass
+            if self.b0 >= 128:
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128)) :
+                pass
+
+            if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128)) :
+                pass
+
+
+        @property
+        def value(self):
+            """The decoded value, 0 to 2^63-1."""
+            if hasattr(self, '_m_value'):
+                return self._m_value
+
+            self._m_value = ((((((((self.b0 & 127) + ((self.b1 & 127) << 7 if self.b0 >= 128 else 0)) + ((self.b2 & 127) << 14 if  ((self.b0 >= 128) and (self.b1 >= 128))  else 0)) + ((self.b3 & 127) << 21 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128))  else 0)) + (((self.b4 & 127) * 34359738368) // 128 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128))  else 0)) + ((self.b5 & 127) * 34359738368 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128))  else 0)) + ((self.b6 & 127) * 4398046511104 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128))  else 0)) + ((self.b7 & 127) * 562949953421312 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128))  else 0)) + (self.b8 * 72057594037927936 if  ((self.b0 >= 128) and (self.b1 >= 128) and (self.b2 >= 128) and (self.b3 >= 128) and (self.b4 >= 128) and (self.b5 >= 128) and (self.b6 >= 128) and (self.b7 >= 128))  else 0)
+            return getattr(self, '_m_value', None)
 
 
 

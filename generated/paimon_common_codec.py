@@ -48,5 +48,33 @@ def t_position_mark(ofs) -> Struct:
     )
 
 
+def t_var_len_int() -> Struct:
+    """A non-negative int as an unsigned LEB128 varint of at most 5 bytes: 7 bits per byte, low"""
+    return Struct(
+        'b0' / Int8ub,
+        'b1' / If(E("(this['b0'] >= 128)"), Int8ub),
+        'b2' / If(E("((this['b0'] >= 128) and (this['b1'] >= 128))"), Int8ub),
+        'b3' / If(E("(((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128))"), Int8ub),
+        'b4' / If(E("((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128))"), Int8ub),
+        Check(E("this['b4'] is None or ((this['b4'] <= 7))")),
+    )
+
+
+def t_var_len_long() -> Struct:
+    """A non-negative long as an unsigned LEB128 varint of at most 9 bytes here"""
+    return Struct(
+        'b0' / Int8ub,
+        'b1' / If(E("(this['b0'] >= 128)"), Int8ub),
+        'b2' / If(E("((this['b0'] >= 128) and (this['b1'] >= 128))"), Int8ub),
+        'b3' / If(E("(((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128))"), Int8ub),
+        'b4' / If(E("((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128))"), Int8ub),
+        'b5' / If(E("(((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128))"), Int8ub),
+        'b6' / If(E("((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128))"), Int8ub),
+        'b7' / If(E("(((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128)) and (this['b6'] >= 128))"), Int8ub),
+        'b8' / If(E("((((((((this['b0'] >= 128) and (this['b1'] >= 128)) and (this['b2'] >= 128)) and (this['b3'] >= 128)) and (this['b4'] >= 128)) and (this['b5'] >= 128)) and (this['b6'] >= 128)) and (this['b7'] >= 128))"), Int8ub),
+        Check(E("this['b8'] is None or ((this['b8'] <= 127))")),
+    )
+
+
 #: The whole layout (interpreted; `.compile()` it for speed).
 paimon_common = t_paimon_common()

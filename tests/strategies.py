@@ -13,12 +13,14 @@ skewed, ...), for the bulk writers.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
 
 from paimon_schema.layouts.bitmap_index import build_bitmap_index
+from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.file_index import write_file_index
 from paimon_schema.layouts.paimon_common import bitmap_keys
 from paimon_schema.values.types import INTEGER_BOUNDS, DataType
@@ -137,13 +139,46 @@ GLOBAL_INDEX_TYPES = ["TINYINT", "SMALLINT", "INT", "BIGINT", "BOOLEAN", "FLOAT"
 
 @st.composite
 def global_index_columns(draw: st.DrawFn, types: list[str] = GLOBAL_INDEX_TYPES,
-                         max_size: int = 120) -> tuple[str, list]:
+                         max_size: int = 120, min_size: int = 0) -> tuple[str, list]:
     """(data type, one value per row with NULLs): DATE as days and TIMESTAMP as raw keys."""
     data_type = draw(st.sampled_from(types))
     root = DataType.parse(data_type).root
     values = (st.integers(-30000, 30000) if root == "DATE"
               else st.integers(-2**40, 2**40) if root in ("TIMESTAMP", "TIMESTAMP_LTZ") else values_for(data_type))
-    return data_type, draw(st.lists(st.none() | values, max_size=max_size))
+    return data_type, draw(st.lists(st.none() | values, min_size=min_size, max_size=max_size))
+
+
+#: What `damaged_btree_files` writes over a byte: the edges of counts, lengths and varints.
+HOSTILE_BYTES = (0, 1, 2, 5, 0x7F, 0x80, 0xFF)
+
+
+@st.composite
+def damaged_btree_files(draw: st.DrawFn, types: Sequence[str] = ("INT", "STRING", "BIGINT")) -> tuple[str, bytes]:
+    """(data type, bytes) of a btree global index file from our writer (a drawn column with
+    NULLs, block size, bloom filter or not), then up to three bytes of its footer, its blocks
+    (entries, tables, compression bytes) or its null bitmap's framing (bucket count and first
+    key) set to hostile values, and every block's and the null bitmap's CRC32 fixed: the damage
+    reaches what the checksums guard (the fast paths and the generated parser then read it)."""
+    data_type, values = draw(global_index_columns(list(types), max_size=80, min_size=1))
+    written = write_btree_global_index(data_type, values, block_size=draw(st.sampled_from([1, 24, 64, 4096])),
+                                       bloom_filter=draw(st.booleans())).data
+    clean = BTreeGlobalIndexReader.open(written, data_type)
+    f = clean.footer
+    blocks = [(b.offset, b.size) for b in clean.blocks] + [(f.ofs_index_block, f.len_index_block)]
+    regions = [(len(written) - 52, 52)] + [(offset, size + 1) for offset, size in blocks]
+    if f.has_null_bitmap:
+        regions.append((f.ofs_null_bitmap, 12))
+    data = bytearray(written)
+    for _ in range(draw(st.integers(0, 3))):
+        start, length = draw(st.sampled_from(regions))
+        at = start + draw(st.integers(0, length - 1))
+        data[at] = draw(st.sampled_from(HOSTILE_BYTES + (data[at] ^ 1,)))
+    for offset, size in blocks:
+        data[offset + size + 1:offset + size + 5] = zlib.crc32(bytes(data[offset:offset + size + 1])).to_bytes(4, "little")
+    if f.has_null_bitmap:
+        end = f.ofs_null_bitmap + f.len_null_bitmap
+        data[end:end + 4] = zlib.crc32(bytes(data[f.ofs_null_bitmap:end])).to_bytes(4, "little")
+    return data_type, bytes(data)
 
 
 #: The column types of `file_index_containers`: the key kinds `query.quick_evaluate` compares

@@ -20,10 +20,12 @@ from leb128 import fix_block_crcs, set_var_len
 from strategies import global_index_columns
 
 from paimon_schema.generated.bitmap_global_index import BitmapGlobalIndex
+from paimon_schema.generated.paimon_common import PaimonCommon
 from paimon_schema.layouts.bitmap_global_index import (FOOTER, TRAILER, BitmapGlobalIndexReader, GlobalKeys,
                                                        write_bitmap_global_index)
 from paimon_schema.layouts.bitmap_global_index.blocks import Reads, check_payload_filled, read_block
-from paimon_schema.runtime import kaitai
+from paimon_schema.generated import bitmap_global_index_codec
+from paimon_schema.runtime import constructs, kaitai
 from paimon_schema.values.errors import FormatError
 
 
@@ -240,7 +242,7 @@ def _var_len_counts(obj: Any, base: int, path: str) -> Iterator[tuple[str, int, 
         items = [(f"{name}[{i}]", span["start"], v) for i, (span, v) in enumerate(zip(info["arr"], value))] \
             if "arr" in info else [(name, info["start"], value)]
         for sub, start, item in items:
-            if isinstance(item, (BitmapGlobalIndex.VarLenInt, BitmapGlobalIndex.VarLenLong)):
+            if isinstance(item, (PaimonCommon.VarLenInt, PaimonCommon.VarLenLong)):
                 if name.startswith(("num_", "len_")):
                     yield f"{path}.{sub}", base + start, len(read_var_len_bytes(item))
             elif isinstance(item, (BitmapGlobalIndex.DictionaryBlockRef, BitmapGlobalIndex.DictionaryEntry)):
@@ -338,3 +340,33 @@ def test_damaged_counts_and_lengths_fail_where_the_generated_parser_does(seed: s
                 assert fast == expected, case
         error = _bounded(lambda: _located(raw))
         assert error is None or not str(error).startswith("malformed"), (case, error)
+
+
+# -- the generated codec builds whole files -----------------------------------------------------------
+
+_CODECS: dict[bool, Any] = {}
+
+
+def _bitmap_codec(compiled: bool) -> Any:
+    if compiled not in _CODECS:
+        codec = bitmap_global_index_codec.bitmap_global_index
+        _CODECS[compiled] = codec.compile() if compiled else codec
+    return _CODECS[compiled]
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["interpreted", "compiled"])
+@given(column=global_index_columns(max_size=150), version=st.sampled_from([1, 2]),
+       block_size=st.sampled_from([16, 100, 16 * 1024]))
+@settings(max_examples=40, deadline=None)
+def test_the_generated_codec_builds_the_file_it_parses(compiled: bool, column: tuple[str, list], version: int,
+                                                       block_size: int) -> None:
+    """parse then build = the same bytes, the 48-byte footer (at `_io.size - 48`) included: the
+    codec builds it last, at the end of the body (`constructs.KsTrailer`)."""
+    data_type, values = column
+    data = write_bitmap_global_index(data_type, values, version=version, dictionary_block_size=block_size)
+    if not data:        # an empty column: no file
+        return
+    codec = _bitmap_codec(compiled)
+    model = constructs.parse(codec, data)
+    assert codec.build(model) == data
+    assert model["footer"]["ofs_index_block"] == kaitai.parse(BitmapGlobalIndex, data).footer.ofs_index_block

@@ -14,6 +14,7 @@ from pyroaring import BitMap, BitMap64
 
 import paimon_schema as ps
 from fixture_catalog import DELETION_VECTORS, TABLES
+from paimon_schema.layouts.deletion_vectors import deletion_vector_cardinality
 
 # Spec section 6.5, positions {1, 2, 3, 100} and friends (the `01` version byte added).
 SPEC_32 = bytes.fromhex("01 0000001c 5e43f2d0 3a300000 01000000 0000 0300 10000000"
@@ -153,6 +154,35 @@ def test_read_deletion_vector_checks_length_per_kind() -> None:
     assert err.path == "bin"
     err = _error(ps.read_deletion_vector, SPEC_32, 2, 28)
     assert err.path == "bin.magic"
+
+
+@pytest.mark.parametrize("bitmap64", [False, True])
+@given(st.lists(st.tuples(st.integers(0, 1 << 20), st.integers(1, 9000)), max_size=6))
+@settings(max_examples=60, deadline=None)
+def test_the_header_count_is_the_decoded_count(bitmap64: bool, runs: list) -> None:
+    """Array, bitset and run containers (pyroaring's `run_optimize` picks runs for long
+    ranges), 32- and 64-bit bins: the count from the headers is the decoded vector's."""
+    positions = np.unique(np.concatenate([np.arange(lo, lo + n) for lo, n in runs] or [[]])
+                          .astype(np.uint64))
+    data, ranges = ps.write_deletion_vectors({"f": positions, "g": positions[::3]},
+                                             bitmap64=bitmap64)
+    for offset, length in ranges.values():
+        assert deletion_vector_cardinality(data, offset, length) \
+            == len(ps.read_deletion_vector(data, offset, length))
+
+
+def test_the_header_count_of_the_spec_examples_and_its_errors() -> None:
+    assert deletion_vector_cardinality(SPEC_32, 1, 28) == 4
+    assert deletion_vector_cardinality(SPEC_64, 1, 48) == 4
+    assert deletion_vector_cardinality(SPEC_64_GAPS, 1, len(SPEC_64_GAPS) - 1) == 1
+    assert deletion_vector_cardinality(SPEC_EMPTY_32, 1, 12) == 0
+    assert deletion_vector_cardinality(SPEC_EMPTY_64, 1, 20) == 0
+    err = _error(deletion_vector_cardinality, SPEC_64, 1, 40)   # a 32-bit length, 64-bit bin
+    assert (err.path, err.offset) == ("bin.len_payload", 1)
+    payload = bytes.fromhex("5e43f2d0") + b"\x3a\x30\x00\x00\x05\x00\x00\x00"
+    bad = b"\x01" + len(payload).to_bytes(4, "big") + payload + zlib.crc32(payload).to_bytes(4, "big")
+    err = _error(deletion_vector_cardinality, bad, 1, len(payload))
+    assert err.path.startswith("bin.bitmap") and err.offset is not None and err.offset >= 9
 
 
 def _dv64_file(seed: int) -> bytes:

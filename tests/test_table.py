@@ -19,6 +19,7 @@ from pyroaring import BitMap
 
 import paimon_schema as ps
 from paimon_schema.layouts.binary_row import decode_binary_row
+from paimon_schema.table import indexes
 from paimon_schema.table.metadata import DataFile, Table, TableError
 
 TABLES = [
@@ -135,6 +136,19 @@ def test_deletion_vectors_per_data_file(tables: Path, key: tuple) -> None:
     for prefix, value in expected.items():
         matches = [v for (file_name, _), v in found.items() if file_name.startswith(prefix)]
         assert matches == [value], prefix
+
+
+@pytest.mark.parametrize("key", sorted(DVS, key=repr), ids=lambda k: f"{k[0]}@{k[1]}")
+def test_deleted_counts_without_decoding_a_vector(tables: Path, key: tuple,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index manifest's cardinality, or (Paimon 0.9 records none) the count in the
+    vector's headers: planning decodes no vector, the read decodes each once."""
+    name, snapshot = key
+    table = Table.open(table_dir(tables, name))
+    files = table.data_files(snapshot)
+    expected = {f.path: len(table.deletion_vector(f)) if f.deletion_file else 0 for f in files}
+    monkeypatch.setattr(indexes, "read_deletion_vector", lambda *a, **k: pytest.fail("decoded"))
+    assert table.deleted_counts(files) == expected
 
 
 def test_dv_files_in_the_data_directory(tables: Path) -> None:

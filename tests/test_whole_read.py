@@ -1,4 +1,4 @@
-"""The whole read's dataset scan (`table.whole_read`) against the per-file read it replaces
+"""The whole read (`table.whole_read`) against the per-file read it replaces
 (`merge.read_tasks`): the same rows in the same order for every Java-written fixture table,
 with deletion vectors, schema evolution, partitions and index-pruned rows; the scan really
 taken; and a file that disagrees with its manifest entry failing as the per-file read fails."""
@@ -9,12 +9,14 @@ import dataclasses
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
+from pyroaring import BitMap
 
 import paimon_schema as ps
 from paimon_schema.table import Table, whole_read
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_tasks
+from paimon_schema.table.merge import FileTask, TaskPlan, plan_read, read_task, read_tasks
 
 TABLES = ["append_with_bitmap", "append_with_bitmap_alter_table", "append_with_bitmap_no_embedding",
           "append_with_bitmap_v1", "append_with_bloomfilter", "append_with_bsi",
@@ -48,8 +50,11 @@ def fallbacks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return sent
 
 
+@pytest.mark.parametrize("take_rows", [1, whole_read.TAKE_ROWS])
 @pytest.mark.parametrize("name", TABLES)
-def test_scan_equals_the_per_file_read(tables: Path, name: str, fallbacks: list[int]) -> None:
+def test_scan_equals_the_per_file_read(tables: Path, name: str, take_rows: int,
+                                       fallbacks: list[int], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(whole_read, "TAKE_ROWS", take_rows)
     plan = plan_read(tables / f"{name}.db" / name)
     assert plan.tasks
     got = whole_read.read_whole(plan.tasks, plan.schema)
@@ -58,7 +63,11 @@ def test_scan_equals_the_per_file_read(tables: Path, name: str, fallbacks: list[
     assert fallbacks == []
 
 
-def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -> None:
+@pytest.mark.parametrize("take_rows", [1, whole_read.TAKE_ROWS])
+def test_index_pruned_rows_and_time_travel(tables: Path, take_rows: int, fallbacks: list[int],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Deletion vectors and index candidates, the kept rows taken by position or filtered."""
+    monkeypatch.setattr(whole_read, "TAKE_ROWS", take_rows)
     path = tables / "pk_with_bitmap_dv.db" / "pk_with_bitmap_dv"
     for where in (ps.col("f0") == "Bob", ps.col("key") > 2, None):
         for snapshot in (None, 3):
@@ -69,16 +78,40 @@ def test_index_pruned_rows_and_time_travel(tables: Path, fallbacks: list[int]) -
     assert fallbacks == []
 
 
+@pytest.mark.parametrize("repeat_rows", [2, whole_read.REPEAT_ROWS])
 @pytest.mark.parametrize("columns", [["f1"], ["f3", "f1"], ["f0"], None])
 def test_partition_columns_from_the_partition_values(tables: Path, columns: list[str] | None,
-                                                     fallbacks: list[int]) -> None:
+                                                     repeat_rows: int, fallbacks: list[int],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """As Paimon reads them (never from the file), over files of several partitions, alone or
-    beside file columns, with deletion vectors."""
+    beside file columns, with deletion vectors; a partition's rows in one slice of the
+    repeated value or in several."""
+    monkeypatch.setattr(whole_read, "REPEAT_ROWS", repeat_rows)
     path = tables / "pk_09.db" / "pk_09"
     plan = plan_read(path, columns=columns, snapshot=6)
     assert len({t.columns[0].constant for t in plan.tasks}) > 1 or columns != ["f1"]
     got = whole_read.read_whole(plan.tasks, plan.schema)
     assert got.equals(per_file(plan))
+    assert fallbacks == []
+
+
+def test_partition_values_win_over_the_file_columns(tables: Path, fallbacks: list[int]) -> None:
+    """Files that store their partition column, but whose tasks (forged) name other partition
+    values: every read takes the partition value, as Paimon does (`PartitionUtils`), the whole
+    read, the per-file read and `to_batches`' `read_task` alike."""
+    path = tables / "pk_09.db" / "pk_09"
+    plan = plan_read(path, snapshot=6)
+    assert all("f1" in pq.read_schema(t.path).names for t in plan.tasks)
+    forged = [dataclasses.replace(t, columns=tuple(
+        dataclasses.replace(c, constant=c.constant + 5) if c.partition else c for c in t.columns))
+        for t in plan.tasks]
+    got = whole_read.read_whole(forged, plan.schema)
+    assert got.equals(per_file(plan, forged))
+    streamed = pa.Table.from_batches([b for t in forged for b in read_task(t)], schema=plan.schema)
+    assert got.equals(streamed)
+    stored = whole_read.read_whole(plan.tasks, plan.schema)
+    assert got.column("f1").to_pylist() == [v + 5 for v in stored.column("f1").to_pylist()]
+    assert got.drop_columns(["f1"]).equals(stored.drop_columns(["f1"]))
     assert fallbacks == []
 
 
@@ -118,3 +151,42 @@ def test_no_columns_still_counts_the_rows(tables: Path, name: str) -> None:
     assert sum(b.num_rows for b in scan.to_batches()) == expected
     plan = plan_read(path, columns=[])
     assert per_file(plan).num_rows == expected
+
+
+@pytest.mark.parametrize("value", [pa.scalar("2024-01-02"), pa.scalar(""), pa.scalar(b"\x00b"),
+                                   pa.scalar(None, pa.string()), pa.scalar(7, pa.int32()),
+                                   pa.scalar("x", pa.large_string())])
+@pytest.mark.parametrize("count", [0, 1, 70_001])
+def test_partition_values_repeated(value: pa.Scalar, count: int) -> None:
+    got = whole_read._repeated(value, count)
+    got.validate(full=True)
+    assert got.equals(pa.repeat(value, count))
+
+
+@pytest.mark.parametrize("candidates", [[2, 3, 6], [7], [], [0, 1, 2, 3, 4, 5, 6, 7]])
+def test_row_groups_without_a_kept_row_are_not_read(tables: Path, tmp_path: Path,
+                                                    candidates: list[int], fallbacks: list[int],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of 4 row groups of 2 rows whose index candidates (or deletion vector: the same
+    mask) leave some groups without a kept row: only the other groups are decoded, and the
+    rows are the per-file read's."""
+    plan = plan_read(tables / "append_with_bitmap.db" / "append_with_bitmap")
+    task = plan.tasks[0]
+    path = tmp_path / "groups.parquet"
+    pq.write_table(pq.read_table(task.path), path, row_group_size=2)
+    forged = dataclasses.replace(task, path=str(path), file_size=path.stat().st_size,
+                                 candidate_rows=BitMap(candidates).serialize())
+    read_groups: list[list[int]] = []
+    real = pq.ParquetFile.read_row_groups
+
+    def spy(self: pq.ParquetFile, groups: list[int], **kwargs: object) -> pa.Table:
+        read_groups.append(list(groups))
+        return real(self, groups, **kwargs)
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_groups", spy)
+    got = whole_read.read_whole([task, forged, task], plan.schema)
+    assert got.equals(per_file(plan, [task, forged, task]))
+    assert got.num_rows == 16 + len(candidates)
+    wanted = sorted({row // 2 for row in candidates})
+    assert read_groups == ([] if len(wanted) == 4 else [wanted])
+    assert fallbacks == []

@@ -17,6 +17,7 @@ substreams), so this emitter translates the subset the specs use:
 | `-checksum: {algorithm, over}`  | `Checksum` over the listed consecutive fields (`KsSpan`) |
 | `value` instances               | inlined into the expressions that use them             |
 | `pos` instances (+ `io`)        | `KsInstance` fields after the sequence (deferred reads) |
+| `pos: _io.size - N` (a footer)  | `KsInstance`, built last at the end by `KsTrailer`     |
 | expressions                     | Python source over `this` (`KsExpr`), compilable       |
 
 Anything else fails generation with the spec and field named.
@@ -509,6 +510,7 @@ class Emitter:
                 construct = f"{kind}(E({cond!r}), {construct})"
             members.append(f"{attr['id']!r} / {construct}")
             members.extend(self.checks(ty, attr, fwhere))
+        trailers = []
         for name, inst in (spec.get("instances") or {}).items():
             if "value" in inst:
                 continue
@@ -523,7 +525,12 @@ class Emitter:
             if "io" in inst:
                 stream = self.expr(inst["io"], Scope("this", ty), f"{iwhere}.io")
                 cond += f", io=E({stream!r})"
+            if re.fullmatch(r"\s*_io\.size\s*-\s*\d+\s*", str(inst["pos"])) and "if" not in inst \
+                    and "io" not in inst:    # a trailer (footer): built at the end, once the body is
+                cond += ", trailer=True"
+                trailers.append(f"KsTrailer({name!r}, {construct})")
             members.append(f"{name!r} / KsInstance({name!r}, E({pos!r}), {construct}{cond})")
+        members.extend(trailers)
         args = ", ".join(p["id"] for p in params)
         body = "".join(f"        {m},\n" for m in members)
         doc = (spec.get("doc") or "").strip().splitlines()
@@ -551,6 +558,8 @@ class Emitter:
 
         walk(())
         root = Ty("user", name, ())
+        if any("KsTrailer(" in line for line in out):     # a footer at the end: few specs have one
+            out.insert(3, "from paimon_schema.runtime.constructs import KsTrailer")
         if not spec.get("params"):
             out.append(f"\n#: The whole layout (interpreted; `.compile()` it for speed).\n"
                        f"{name} = {self.function_name(root)}()\n")

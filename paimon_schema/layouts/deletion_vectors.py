@@ -184,6 +184,34 @@ def read_deletion_vector(data: bytes, offset: int, length: int, *,
     `DeletionVector.read` does: the magic decides the kind, and the size must agree with
     `length` for that kind."""
     view = memoryview(data)
+    raw = _recorded_bin(view, offset, length)
+    return _decode_bin(view, offset, raw, verify_checksum, "bin", []).bitmap
+
+
+def deletion_vector_cardinality(data: bytes, offset: int, length: int) -> int:
+    """How many positions the bin `read_deletion_vector` reads deletes, from its containers'
+    headers, no value decoded and the checksum not checked (a read decoding the bin checks it):
+    the count Paimon before 1.0 did not record in the index manifest."""
+    view = memoryview(data)
+    raw = _recorded_bin(view, offset, length)
+    body = view[offset + SIZE_FIELD + 4:offset + SIZE_FIELD + raw.len_payload]
+    try:
+        if raw.magic != Bitmap.bitmap64:
+            return int(roaring.containers(body).cardinalities.sum())
+        total, at = 0, 8                # (bucket count, then each bucket's key and bitmap)
+        for _ in range(int.from_bytes(body[:8], "little")):
+            bucket = roaring.containers(body, at + 4)
+            total += int(bucket.cardinalities.sum())
+            at = bucket.end
+        return total
+    except FormatError as exc:
+        raise exc.within("bin.bitmap", offset + SIZE_FIELD + 4) from exc
+
+
+def _recorded_bin(view: memoryview, offset: int, length: int) -> _Frame:
+    """The frame of the bin at `offset`, checked against the `length` the manifest records
+    for it, as Java's `DeletionVector.read` does: the magic decides the kind, and the size must
+    agree with `length` for that kind."""
     if not 0 <= offset < len(view):
         raise FormatError(f"deletion vector offset {offset} is outside the {len(view)}-byte file",
                           offset=None, path="bin")
@@ -195,7 +223,7 @@ def read_deletion_vector(data: bytes, offset: int, length: int, *,
         raise FormatError(f"bin size {raw.len_payload} does not match the recorded length {length} "
                           f"(a {_kind(raw)} bin of this length has size {expected})",
                           offset=offset, path="bin.len_payload")
-    return _decode_bin(view, offset, raw, verify_checksum, "bin", []).bitmap
+    return raw
 
 
 class _Frame(NamedTuple):

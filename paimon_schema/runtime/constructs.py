@@ -169,12 +169,13 @@ class KsInstance(Subconstruct):
     parsing."""
 
     def __init__(self, field: str, pos: KsExpr, subcon: Construct, cond: KsExpr | None = None,
-                 io: KsExpr | None = None) -> None:
+                 io: KsExpr | None = None, trailer: bool = False) -> None:
         super().__init__(subcon)
         self.field = field
         self.pos = pos
         self.cond = cond
         self.io = io
+        self.trailer = trailer       # at `_io.size - N`: built last, by `KsTrailer`
         self.flagbuildnone = True    # a model may leave out a view of bytes other fields write
 
     def _where(self, context: Any) -> int | None:
@@ -189,8 +190,8 @@ class KsInstance(Subconstruct):
                                         lambda: self.subcon._parsereport(stream, context, path)))
 
     def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
-        if obj is None:
-            return None
+        if obj is None or self.trailer:
+            return obj
         stream = self._stream(stream, context)
         return write_at(stream, self._where(context),
                         lambda: self.subcon._build(obj, stream, context, path))
@@ -208,6 +209,8 @@ class KsInstance(Subconstruct):
                 f"lambda: ({sub}))))({self.io})")
 
     def _emitbuild(self, code: Any) -> str:
+        if self.trailer:
+            return "obj"
         code.append("from paimon_schema.runtime.constructs import write_at")
         build = f"write_at(io, {self._emit_where()}, lambda: ({self.subcon._compilebuild(code)}))"
         build = build if self.io is None else f"(lambda io: {build})({self.io})"
@@ -215,6 +218,41 @@ class KsInstance(Subconstruct):
 
     def _emit_where(self) -> str:
         return str(self.pos) if self.cond is None else f"(({self.pos}) if ({self.cond}) else None)"
+
+
+class KsTrailer(Subconstruct):
+    """Builds the `KsInstance` `field` placed at `_io.size - N` (a footer) at the end of what
+    its struct's other fields and instances wrote: its position is the file's size, known
+    only once the body is built. The struct's last member, unnamed; parsing reads nothing
+    (the `KsInstance` reads the trailer)."""
+
+    def __init__(self, field: str, subcon: Construct) -> None:
+        super().__init__(subcon)
+        self.field = field
+        self.flagbuildnone = True
+
+    def _parse(self, stream: Any, context: Any, path: str) -> None:
+        return None
+
+    def _build(self, obj: Any, stream: Any, context: Any, path: str) -> Any:
+        value = context.get(self.field)
+        if value is None:
+            return None
+        return write_at(stream, stream.seek(0, io.SEEK_END), lambda: self.subcon._build(value, stream, context, path))
+
+    def _sizeof(self, context: Any, path: str) -> int:
+        return 0
+
+    def _emitparse(self, code: Any) -> str:
+        return "None"
+
+    def _emitbuild(self, code: Any) -> str:
+        code.append("from paimon_schema.runtime.constructs import write_at")
+        code.append("import io as _io_module")
+        value = f"this.get({self.field!r})"
+        build = (f"(lambda obj: None if obj is None else write_at(io, io.seek(0, _io_module.SEEK_END), "
+                 f"lambda: ({self.subcon._compilebuild(code)})))({value})")
+        return build
 
 
 def parse(codec: Construct, data: bytes) -> Any:
@@ -297,5 +335,5 @@ def repeat_build(context: Any, field: str, count: int | None, objs: Any, element
     return built
 
 
-__all__ = ["Deferred", "KsExpr", "KsInstance", "KsRepeat", "parse", "read_at", "repeat",
+__all__ = ["Deferred", "KsExpr", "KsInstance", "KsRepeat", "KsTrailer", "parse", "read_at", "repeat",
            "repeat_build", "resolve", "write_at"]

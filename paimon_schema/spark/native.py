@@ -52,7 +52,6 @@ import pyarrow.fs as pafs
 from pyroaring import BitMap
 
 from paimon_schema.query import sql
-from paimon_schema.query.masks import delete_mask, row_mask
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
 from paimon_schema.spark import predicates as preds
@@ -61,7 +60,7 @@ from paimon_schema.table import predicates as table_predicates
 from paimon_schema.table.fileio import FileSystemLike
 from paimon_schema.table.merge import FileTask, ReadStats, plan_read, read_task
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.indexes import deletion_vectors
+from paimon_schema.table.kept_rows import kept_rows_of
 from paimon_schema.table.fileio import ArrowFileIO
 from paimon_schema.table.metadata import Table, TableLike
 from paimon_schema.table.s3 import filesystem_settings
@@ -336,16 +335,8 @@ def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
         if task.row_count > _MAX_ROWS:
             raise TableError(f"{task.path} has {task.row_count} rows; read_table reads files of "
                              f"up to {_MAX_ROWS} rows (use read_arrow or the paimon source)")
-    out = {}
-    # each deletion-vector index file read once (a bucket's data files share one)
-    vectors = deletion_vectors(tasks[0].fileio, [t.deletion_file for t in tasks]) if tasks else []
-    for task, dv in zip(tasks, vectors):
-        dropped = delete_mask(dv, task.row_count)
-        if task.candidate_rows is not None:
-            dropped |= ~row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
-        if dropped.any():
-            out[task.path] = dropped
-    return out
+    return {task.path: ~keep for task, keep in zip(tasks, kept_rows_of(tasks))
+            if keep is not None and not keep.all()}
 
 
 def _payload(dropped: dict[str, np.ndarray], keys: dict[str, bytes]) -> bytes:

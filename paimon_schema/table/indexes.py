@@ -7,8 +7,9 @@ Off the local disk a deletion-vector index file is fetched whole, once per proce
 per index file rather than one per data file. Paimon keeps these files small
 (`deletion-vector.index-file.target-size`, 2 MB) and never rewrites one (its name holds a UUID),
 so the bytes are kept in a bounded cache. A whole read takes all its vectors at once
-(`deletion_vectors`), each index file read once, on the local disk too; and the counts of
-vectors whose index manifest records none are kept per process (`deleted_counts`)."""
+(`deletion_vectors`), each index file read once, on the local disk too; where the index
+manifest records no count (Paimon 0.9, 1.0 snapshot builds), planning counts a vector from its containers'
+headers (`deleted_counts`), so a read still decodes each vector once."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pyroaring import BitMap, BitMap64
 
-from paimon_schema.layouts.deletion_vectors import read_deletion_vector
+from paimon_schema.layouts.deletion_vectors import deletion_vector_cardinality, read_deletion_vector
 from paimon_schema.layouts.file_index import FileIndexFile
 from paimon_schema.layouts.hash_index import read_hash_index
 from paimon_schema.table.errors import TableError
@@ -73,8 +74,8 @@ _INDEX_FILE_HEADS = _IndexFileHeads(64 << 20)
 #: How many deletion vectors' counts `deleted_counts` keeps (about 100 bytes each).
 COUNTS_HELD = 100_000
 #: {(index file location, offset, length): the bin's cardinality} of the vectors whose index
-#: manifest records none (Paimon 1.0 and older): index files are never rewritten (their names
-#: hold a UUID), so a plan counts each vector once per process, not once per read.
+#: manifest records none: index files are never rewritten (their names hold a UUID), so a plan
+#: counts each vector once per process, not once per read.
 _COUNTS: dict[tuple[str, int, int], int] = {}
 
 
@@ -138,8 +139,10 @@ def _index_bytes(io: FileIO, path: str, start: int, end: int) -> bytes:
 
 def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]:
     """{data file path: how many of its rows its deletion vector deletes} (0 without one): the
-    cardinality the index manifest records, or, where it records none (Paimon 1.0 and older),
-    the vector's own count, each vector file read once for all its bins."""
+    cardinality the index manifest records, or, where it records none (Paimon 0.9, and 1.0
+    snapshot builds before the release such as the pipeline's Java), the count in the vector's
+    container headers: each index file read once for all its bins, no vector decoded (the read
+    decodes it, once), and each count kept per process."""
     counts: dict[str, int] = {}
     unrecorded: dict[str, list[DataFile]] = {}
     locations: dict[str, str] = {}
@@ -157,24 +160,23 @@ def deleted_counts(io: FileIO, data_files: Iterable[DataFile]) -> dict[str, int]
         else:
             counts[f.path] = 0 if dv is None or dv.cardinality is None else dv.cardinality
     for path, files in unrecorded.items():
-        end = max(f.deletion_file.offset + f.deletion_file.length + 8 for f in files if f.deletion_file)
-        data = _INDEX_FILE_HEADS.get(io, path) if io.remote and end <= INDEX_FILE_HEAD else io.read_bytes(path)
-        for f in files:
-            dv = f.deletion_file
-            assert dv is not None
+        bins = [f.deletion_file for f in files if f.deletion_file is not None]
+        start = min(dv.offset for dv in bins)
+        data = _index_bytes(io, path, start, max(dv.offset + dv.length + 8 for dv in bins))
+        for f, dv in zip(files, bins):
             try:
-                counts[f.path] = len(read_deletion_vector(data, dv.offset, dv.length))
+                counts[f.path] = deletion_vector_cardinality(data, dv.offset - start, dv.length)
             except FormatError as exc:
                 error = FormatError(f"deletion vector of {f.file_name} in {path} at offset "
-                                    f"{dv.offset}: {exc.reason}", offset=exc.offset,
+                                    f"{dv.offset}: {exc.reason}",
+                                    offset=None if exc.offset is None else exc.offset + start,
                                     path=exc.path)
                 error.file = path
                 raise error from exc
-        location = locations[path]
-        if len(_COUNTS) + len(files) > COUNTS_HELD:
+        if len(_COUNTS) + len(bins) > COUNTS_HELD:
             _COUNTS.clear()
-        _COUNTS.update(((location, f.deletion_file.offset, f.deletion_file.length), counts[f.path])
-                       for f in files if f.deletion_file)
+        _COUNTS.update(((locations[path], dv.offset, dv.length), counts[f.path])
+                       for f, dv in zip(files, bins))
     return counts
 
 

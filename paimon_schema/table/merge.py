@@ -9,16 +9,17 @@ bitmap global indexes (`global_indexes`: row ids no row of which can match); wha
 `read_task`. `read_task` reads the file with pyarrow (Parquet or ORC) batch by batch, drops the
 rows the deletion vector deletes (and the rows the indexes ruled out) from each batch in one
 Arrow call, and evolves each batch to the table's schema by field id (renamed, dropped, widened
-and added columns; partition columns a file lacks). `scan.TableScan` does both and applies the
+and added columns; partition columns from the partition values, as Paimon reads them, even where
+the file stores them: `PartitionUtils.trimPartitionFields`). `scan.TableScan` does both and applies the
 exact filter, whole or streaming; a whole read scans the Parquet files of alike tasks together
 (`whole_read`) and reads the others with `read_tasks` (files side by side).
 
-Where the time goes in a whole read (`benchmarks/table_read.py`, 2M rows, CPU time on a
-loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the pipeline's
-288, 10 % deleted): the dataset scan, 107 / 196 ms with the strings read as dictionaries (136 /
-258 ms dense); the deletion vectors' mask, 3 / 12 ms; its `filter`, 21 / 21 ms (36 / 53 ms on
-dense strings); the cast of the kept strings, 10 / 29 ms; planning from the per-process cache of
-each snapshot's data files, about 3 ms for 288 files. So about the CPU of the bare decode
+Where the time goes in a whole read (`whole_read`; `benchmarks/table_read.py`, 2M rows, CPU
+time on a loaded 2-core machine; few large files: 8 files, 30 % deleted; many small files: the
+pipeline's 288, 10 % deleted): decoding the files, about 125 / 140 ms with the strings read as
+dictionaries; the deletion vectors' mask, 4 / 12 ms; dropping the deleted rows, about 15 /
+25 ms; the cast of the kept strings, 18 / 20 ms; planning from the per-process cache of each
+snapshot's data files, about 3 ms for 288 files. So 0.6-1.0x the CPU of the bare decode
 (`pyarrow.parquet.read_table`), which the dictionaries keep there: string and binary columns
 dictionary-encoded in every data page (the footer says so, `parquet_footer`) are read as Arrow
 dictionaries, the mask drops rows from their int32 indices, and only the kept rows become
@@ -46,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from paimon_schema.query.evaluate import evaluate
-from paimon_schema.query.masks import apply_deletion_vector, keep_mask, row_mask
+from paimon_schema.query.masks import arrow_mask
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.query.quick_evaluate import quick_evaluate
 from paimon_schema.runtime import collector
@@ -56,6 +57,7 @@ from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO, FileSystemLike
 from paimon_schema.table.global_indexes import GlobalIndexPruning
 from paimon_schema.table.indexes import deletion_bytes
+from paimon_schema.table.kept_rows import kept_rows
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
@@ -88,8 +90,8 @@ class ReadStats:
     """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
     included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
     out inside read files; `rows_deleted` the rows deletion vectors remove from read files: the
-    cardinality the index manifest records, or (Paimon 1.0 and older record none) the deletion
-    vector's own count."""
+    cardinality the index manifest records, or (Paimon 0.9 and 1.0 snapshot builds record
+    none) the deletion vector's own count."""
 
     files: int = 0
     files_read: int = 0
@@ -126,9 +128,11 @@ class Column:
 
     name: str
     arrow_type: pa.DataType
-    file_column: str | None            # None: not in the file (added later, or partition)
-    constant: Any = None               # the partition value, for files that do not store it
-    partition: bool = False            # a partition column (`constant` is its value)
+    file_column: str | None            # None: not in the file (added later)
+    constant: Any = None               # the partition value (of a partition column)
+    #: a partition column: `constant` is its value, which every Python read takes (Spark's
+    #: `read_table` reads `file_column` where the file stores it, see `spark.native`)
+    partition: bool = False
 
 
 @dataclass(frozen=True)
@@ -358,21 +362,14 @@ def read_task(task: FileTask, *, spark_types: pa.Schema | None = None,
     """The task's rows, deletion vector applied, as batches in the output schema (or, with
     `spark_types`, converted to the Arrow types Spark exchanges). `use_threads`: Parquet
     columns decode on Arrow's thread pool."""
-    dv = read_deletion_file(task.fileio, task.deletion_file)
-    keep = None
-    if task.candidate_rows is not None:
-        from pyroaring import BitMap
-
-        keep = row_mask(BitMap.deserialize(task.candidate_rows), task.row_count)
-        if dv is not None:
-            keep &= keep_mask(dv, task.row_count)
+    keep = kept_rows(task, read_deletion_file(task.fileio, task.deletion_file))
     offset = 0
     for batch in _file_batches(task, batch_rows, use_threads):
         n = batch.num_rows
+        if keep is not None and offset + n > task.row_count:
+            raise TableError(f"{task.path} has more rows than its manifest entry's {task.row_count}")
         if keep is not None:
-            batch = batch.filter(pa.array(keep[offset:offset + n]))
-        elif dv is not None:
-            batch = apply_deletion_vector(batch, dv, offset=offset, row_count=task.row_count)
+            batch = batch.filter(arrow_mask(keep[offset:offset + n]))
         offset += n
         yield evolve(batch, task, spark_types)
     if offset != task.row_count:
@@ -395,7 +392,7 @@ def read_deletion_file(fileio: FileIO, deletion: DeletionFile | None) -> BitMap 
 
 def _file_batches(task: FileTask, batch_rows: int,
                   use_threads: bool = True) -> Iterator[pa.RecordBatch]:
-    wanted = [c.file_column for c in task.columns if c.file_column is not None]
+    wanted = [c.file_column for c in task.columns if c.file_column is not None and not c.partition]
     with task.fileio.open_input(task.path, task.file_size or None) as source:
         if task.format == "parquet":
             import pyarrow.parquet as pq
@@ -450,13 +447,14 @@ def dictionary_reads(task: FileTask, schema: pa.Schema, metadata: Any, names: li
 
 def evolve(batch: pa.RecordBatch, task: FileTask, spark_types: pa.Schema | None = None) -> pa.RecordBatch:
     """A batch of the data file as a batch of the table: columns by field id, cast to the
-    current types, nulls for columns the file does not have, partition values filled in."""
+    current types, nulls for columns the file does not have, partition columns from the
+    partition values (as Paimon reads them, `PartitionUtils`: never from the file)."""
     n = batch.num_rows
     names = batch.schema.names
     arrays, fields = [], []
     for i, column in enumerate(task.columns):
         target = column.arrow_type
-        if column.file_column is not None and column.file_column in names:
+        if column.file_column is not None and not column.partition and column.file_column in names:
             array = batch.column(names.index(column.file_column))
             if array.type != target:
                 try:

@@ -216,7 +216,8 @@ class Table:
 
     def deleted_counts(self, data_files: Iterable[DataFile]) -> dict[str, int]:
         """{data file path: rows its deletion vector deletes}: the manifest's cardinality,
-        else the vector's own count (each vector file read once); 0 without one."""
+        else (Paimon 0.9, 1.0 snapshot builds) the count in the vector's headers (each vector
+        file read once, no vector decoded); 0 without one."""
         return indexes.deleted_counts(self.io, data_files)
 
     def file_index_bytes(self, data_file: DataFile) -> bytes | None:

@@ -5,7 +5,7 @@ hands the rows over whole (`to_arrow`, `to_pandas`, `to_polars`, `to_duckdb`) or
 indexes prune files and rows), reading is `merge.read_task` (merge-on-read, schema evolution);
 this module only decides how the batches flow.
 
-A whole read scans the files as one pyarrow dataset (`whole_read`: Arrow's threads, each
+A whole read reads the files side by side (`whole_read`: a thread per CPU, each
 deletion-vector index file read once, one mask) and holds every row. A streaming read visits the files in order, one
 64k-row batch at a time (pyarrow reads a Parquet file row group by row group, an ORC file
 stripe by stripe), so it holds a few row groups, not the table: on the 2M-row pipeline table
@@ -105,7 +105,7 @@ class TableScan:
     # ----------------------------------------------------------------- the rows
 
     def to_arrow(self) -> pa.Table:
-        """Every row as one `pyarrow.Table` (one dataset scan of the files, `whole_read`)."""
+        """Every row as one `pyarrow.Table` (the files read side by side, `whole_read`)."""
         plan = self._planned()
         result = read_whole(plan.tasks, plan.schema)
         if self._filter is not None:

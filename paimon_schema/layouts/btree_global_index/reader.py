@@ -10,7 +10,8 @@ are `BitMap64`s of row ids relative to the file's row range.
 A point lookup parses only what it touches: the index block's entries are searched in place
 (all parsed and checked once a range, `entries` or `blocks` needs them), and with the C
 extension both searches and the row-id decoding run in place too (`sst.find_handle`,
-`sst.find_row_ids`); a reader opened per lookup costs one open, three reads and two CRCs.
+`sst.find_row_ids`); a reader opened per lookup costs one open, two reads (the file's tail,
+with the footer and the index block; one data block) and two CRCs.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from paimon_schema.values.types import DataType
 _U4 = struct.Struct("<I")
 _U8 = struct.Struct("<Q")
 DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
+_MAX_BUCKETS = 0x7FFFFFFF           # of a 64-bit bitmap (deletion_vectors.ksy `bitmap64`)
 
 
 @dataclass(frozen=True)
@@ -62,25 +64,22 @@ class BTreeGlobalIndexReader:
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
-        self.footer: Footer = read_footer(source)
-        f = self.footer
+        self.footer: Footer = (f := read_footer(source))
         self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
                                  verify_checksum=verify_checksum)
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
-        width = keys.width
-        # the comparison key of stored bytes, checked: `order_of_key` locates a failure
-        self._order_bytes = keys.order_bytes if width is None else \
-            (lambda k: keys.order_bytes(k) if len(k) == width else _wrong_width())
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
-             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE) -> BTreeGlobalIndexReader:
+             *, verify_checksum: bool = True, cache_size: int = DEFAULT_CACHE_SIZE,
+             size: int | None = None) -> BTreeGlobalIndexReader:
         """A reader over the file's bytes, a seekable binary file or a path; FormatError on bad
         bytes, SchemaError for a type Java's btree index does not support. The data blocks
         read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
-        0: every lookup reads and checks its block again)."""
-        return cls(Source(data), btree_keys(data_type), verify_checksum=verify_checksum,
+        0: every lookup reads and checks its block again). `size`: the file's size where the
+        caller knows it (the index manifest's `_FILE_SIZE`, as Java's reader takes it)."""
+        return cls(Source(data, size), btree_keys(data_type), verify_checksum=verify_checksum,
                    cache_size=cache_size)
 
     @property
@@ -138,15 +137,17 @@ class BTreeGlobalIndexReader:
         """Rows whose key equals `value` (None: no row, as SQL's `= NULL`)."""
         if value is None:
             return BitMap64()
-        internal = self.keys.internal(value)
-        return _bitmap(self._lookup(self.keys.encode_internal(internal), self.keys.order_internal(internal)))
+        keys = self.keys
+        internal = keys.internal(value)
+        return _bitmap(self._lookup(internal, keys.order_internal(internal)))
 
     def isin(self, values: Iterable[object]) -> BitMap64:
         """Rows whose key is one of `values` (None among them matches nothing)."""
         result = BitMap64()
         internals = [self.keys.internal(v) for v in values if v is not None]
-        for order, key in sorted({(self.keys.order_internal(v), self.keys.encode_internal(v)) for v in internals}):
-            result |= _bitmap(self._lookup(key, order))
+        found = {(self.keys.order_internal(v), self.keys.encode_internal(v)): v for v in internals}
+        for (order, _), internal in sorted(found.items(), key=lambda item: item[0]):
+            result |= _bitmap(self._lookup(internal, order))
         return result
 
     def less_than(self, value: object) -> BitMap64:
@@ -220,7 +221,10 @@ class BTreeGlobalIndexReader:
                 offset, size = self._all[0][b].offset, self._all[0][b].size
             elif handle is not None:
                 _, offset, size = handle
-                self._check_handle(b, offset, size)
+                f = self.footer
+                if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
+                        self.source.size - FOOTER_SIZE:     # before the index block: else located
+                    self._check_handle(b, offset, size)
             else:
                 _, offset, size = self._handle(b)
             block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
@@ -234,12 +238,15 @@ class BTreeGlobalIndexReader:
         return block
 
     def _key_order(self, block: Block, i: int) -> Any:
+        """The order of entry `i`'s key; a key that is none of the type is located."""
         key = block.key(i)
-        try:
-            return self._order_bytes(key)
-        except (ValueError, IndexError, struct.error, TypeError):
-            return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key",
-                                          block.file_offset + block.start(i))
+        width = self.keys.width
+        if width is None or len(key) == width:
+            try:
+                return self.keys.order_bytes(key)
+            except (ValueError, IndexError, struct.error, TypeError):
+                pass
+        return self.keys.order_of_key(bytes(key), f"{block.path}.entries[{i}].key", block.file_offset + block.start(i))
 
     def _first_at_or_above(self, block: Block, order: Any, inclusive: bool) -> int:
         """Index of the block's first entry `>= order` (`> order` when not inclusive): a binary
@@ -264,22 +271,25 @@ class BTreeGlobalIndexReader:
                 hi = mid
         return lo
 
-    def _lookup(self, key: bytes, order: Any) -> list[int] | np.ndarray:
-        """Row ids of one exact key: the bloom filter (if any), then one data block."""
-        if self.footer.has_bloom_filter and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
-                                                           binary_string_hash(key)):
+    def _lookup(self, internal: Any, order: Any) -> list[int] | np.ndarray:
+        """Row ids of one exact key (`internal`, whose order is `order`): the bloom filter (if
+        any), then one data block."""
+        keys = self.keys
+        f = self.footer
+        if (f.ofs_bloom_filter or f.len_bloom_filter or f.num_expected_entries) and not bloom_test(
+                self._bloom_filter(), f.num_expected_entries, binary_string_hash(keys.encode_internal(internal))):
             return []
         handle = None
         if self._all is not None:
             b = bisect_left(self._all[1], order)
         else:       # a binary search over the index block's keys
-            handle = find_handle(self._index, self.keys.search_kind, self.keys.width, order)
+            handle = find_handle(self._index, keys.search_kind, keys.width, order)
             b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
-        if b == len(self._index):
+        if b == self._index.count:
             return []
         block = self._data_block(b, handle)
         if block.orders is None:
-            found = find_row_ids(block, self.keys.search_kind, self.keys.width, order)
+            found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:
                 return found
         i = self._first_at_or_above(block, order, True)
@@ -349,14 +359,17 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
         raise FormatError("unexpected end of data: a 64-bit bitmap starts with an 8-byte bucket count",
                           offset=base, path="null_bitmap.bitmap.num_buckets")
     count = _U8.unpack_from(view, 0)[0]
+    if count > _MAX_BUCKETS:     # deletion_vectors::bitmap64's limits, which the spec's null bitmap is
+        raise FormatError(f"{count} buckets: at most {_MAX_BUCKETS}", offset=base,
+                          path="null_bitmap.bitmap.num_buckets")
     pos, previous = 8, -1
     for i in range(count):
         where = f"null_bitmap.bitmap.buckets[{i}]"
         if pos + 4 > n:
             raise FormatError("unexpected end of data in a bucket key", offset=base + pos, path=f"{where}.key")
         key = _U4.unpack_from(view, pos)[0]
-        if key <= previous:
-            raise FormatError("bucket keys must ascend", offset=base + pos, path=f"{where}.key")
+        if key <= previous or key > _MAX_BUCKETS - 1:
+            raise FormatError("bucket keys must ascend, up to 2^31-2", offset=base + pos, path=f"{where}.key")
         previous = key
         try:
             pos += 4 + roaring.serialized_size(view, pos + 4)
@@ -364,15 +377,11 @@ def read_null_bitmap(raw: bytes, base: int, *, verify_checksum: bool = True) -> 
             raise exc.within(f"{where}.bitmap", base) from exc
     if pos != n:
         raise FormatError(f"{n - pos} bytes follow the null bitmap's last bucket", offset=base + pos,
-                          path="null_bitmap.bitmap")
+                          path="null_bitmap.bitmap.trailing")
     try:
         return roaring.deserialize64(view)
     except FormatError as exc:
         raise exc.within("null_bitmap.bitmap", base) from exc
-
-
-def _wrong_width() -> Any:
-    raise ValueError("a key of the wrong width")
 
 
 def _bitmap(ids: list[int] | np.ndarray) -> BitMap64:

@@ -44,31 +44,40 @@ UNALIGNED = int(BtreeGlobalIndex.BlockAlignedType.unaligned)
 _U4 = struct.Struct("<I")
 _INT_MAX = 2**31 - 1
 SHORT_VALUE = 64        # a value (row-id list) up to this many bytes is decoded one id at a time
+TAIL = 4096             # the bytes opening reads at the file's end (`Source.read_tail`)
+_PREAD = hasattr(os, "pread")
 
 
 class Source:
     """Byte ranges of one file: `read(offset, length)`, counting what was read (`bytes_read`).
     A path is opened as a bare descriptor and read with one `pread` per range (where the OS
-    has it): a reader opened per lookup pays one open, one seek and three reads."""
+    has it). Opening reads the file's last `TAIL` bytes at once (`read_tail`): the footer and,
+    in the files Java and pypaimon write, the index block (and often the null bitmap) just
+    before it, which later reads of that range take without a read (a reader opened per
+    lookup pays one open, one seek and two reads). `size`: the size of the file (not of bytes
+    in memory) when the caller knows it, as an index manifest records it: no seek then."""
 
-    def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path) -> None:
+    def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path,
+                 size: int | None = None) -> None:
         self._file: IO[bytes] | None = None
         self._owned: IO[bytes] | None = None
         self._view: memoryview | None = None
         self._fd = -1
         self._closed = False
-        if isinstance(data, (bytes, bytearray, memoryview)):
+        if isinstance(data, (str, Path)) and _PREAD:
+            self._fd = os.open(data, os.O_RDONLY)
+            self.size = os.lseek(self._fd, 0, os.SEEK_END) if size is None else size
+        elif isinstance(data, (bytes, bytearray, memoryview)):
             self._view = memoryview(data).cast("B")
             self.size = len(self._view)
-        elif isinstance(data, (str, Path)) and hasattr(os, "pread"):
-            self._fd = os.open(data, os.O_RDONLY)
-            self.size = os.lseek(self._fd, 0, os.SEEK_END)
         else:
             if isinstance(data, (str, Path)):
                 data = self._owned = open(data, "rb")     # noqa: SIM115 - closed by `close`
             self._file = data
-            self.size = data.seek(0, 2)
+            self.size = data.seek(0, 2) if size is None else size
         self.bytes_read = 0
+        self._tail: memoryview | None = None     # the file's last bytes, once read
+        self._tail_at = self.size                # where they start
 
     @property
     def closed(self) -> bool:
@@ -85,7 +94,17 @@ class Source:
             self._owned.close()
             self._closed = True
 
+    def read_tail(self, length: int) -> memoryview:
+        """The file's last `length` bytes (at most its size), kept for later reads inside them."""
+        length = min(length, self.size)
+        tail = self._tail = memoryview(self.read(self.size - length, length))
+        self._tail_at = self.size - len(tail)
+        return tail
+
     def read(self, offset: int, length: int) -> bytes | memoryview:
+        at = offset - self._tail_at
+        if at >= 0 and self._tail is not None:
+            return self._tail[at:at + length]
         self.bytes_read += length
         if self._view is not None:
             return self._view[offset:offset + length]
@@ -119,12 +138,29 @@ class Footer(NamedTuple):
 
 
 def read_footer(source: Source) -> Footer:
-    """The footer, with every handle checked to lie inside the file before it."""
-    if source.size < FOOTER_SIZE:
+    """The footer, with every handle checked to lie inside the file before it (read with the
+    file's last `TAIL` bytes: `Source.read_tail`)."""
+    size = source.size
+    if size < FOOTER_SIZE:
         raise FormatError(f"unexpected end of data: a btree global index file has a {FOOTER_SIZE}-byte "
-                          f"footer, this file is {source.size} bytes", offset=source.size, path="footer")
-    base = source.size - FOOTER_SIZE
-    fields = FOOTER.unpack(bytes(source.read(base, FOOTER_SIZE)))
+                          f"footer, this file is {size} bytes", offset=size, path="footer")
+    tail = source.read_tail(TAIL)
+    if len(tail) < FOOTER_SIZE:
+        raise FormatError("unexpected end of data in the footer", offset=size - FOOTER_SIZE + len(tail),
+                          path="footer")
+    fields = FOOTER.unpack_from(tail, len(tail) - FOOTER_SIZE)
+    base = size - FOOTER_SIZE
+    # fields: ofs/len bloom, expected entries, ofs/len index, ofs/len null bitmap, version, magic
+    if (fields[8] != MAGIC or fields[7] != VERSION or fields[3] + fields[4] + TRAILER_SIZE > base
+            or ((fields[5] or fields[6]) and fields[5] + fields[6] + 4 > base)
+            or ((fields[0] or fields[1] or fields[2]) and (fields[0] + fields[1] > base or not fields[1]
+                                                          or not fields[2]))):
+        _check_footer(fields, base)     # raises, located
+    return tuple.__new__(Footer, fields[:8])    # Footer(*...) without its Python-level __new__
+
+
+def _check_footer(fields: tuple[int, ...], base: int) -> None:
+    """The footer's fields (at file offset `base`) checked one by one: a located FormatError."""
     (ofs_bloom, len_bloom, num_expected, ofs_index, len_index, ofs_null, len_null, version, magic) = fields
     if magic != MAGIC:
         raise FormatError(f"not a btree global index file: footer magic 0x{magic:08x}, "
@@ -144,7 +180,6 @@ def read_footer(source: Source) -> Footer:
         if footer.len_bloom_filter == 0 or footer.num_expected_entries == 0:
             raise FormatError("a bloom filter needs a size and an expected entry count",
                               offset=base + 8, path="footer.len_bloom_filter")
-    return footer
 
 
 def _check_range(offset: int, length: int, limit: int, at: int, path: str, what: str) -> None:
@@ -290,6 +325,23 @@ def read_block(source: Source, offset: int, length: int, path: str, *, is_index:
     """The block at `offset` (`length` stored bytes, then its trailer, at field `path`),
     checked and decompressed; `is_index`: the index block, whose values are block handles."""
     raw = memoryview(source.read(offset, length + TRAILER_SIZE))    # slices below copy nothing
+    if len(raw) == length + TRAILER_SIZE and length >= 5 and not raw[length] and (
+            not verify_checksum or crc32(raw[:length + 1]) == _U4.unpack_from(raw, length + 1)[0]):
+        # the common case, uncompressed and intact: the checks below in a few steps
+        tail = _U4.unpack_from(raw, length - 5)[0]
+        if raw[length - 1] == UNALIGNED:
+            len_entries = length - 5 - 4 * tail
+            if len_entries > 0 and tail:
+                return Block(raw[:length], tail, len_entries, 0, offset, f"{path}.contents", is_index, True)
+        elif raw[length - 1] == ALIGNED and tail and not (length - 5) % tail:
+            return Block(raw[:length], (length - 5) // tail, length - 5, tail, offset, f"{path}.contents",
+                         is_index, True)
+    return _checked_block(raw, offset, length, path, is_index, verify_checksum)
+
+
+def _checked_block(raw: memoryview, offset: int, length: int, path: str, is_index: bool,
+                   verify_checksum: bool) -> Block:
+    """`read_block` step by step: any block, its refusals located."""
     if len(raw) < length + TRAILER_SIZE:
         raise FormatError("unexpected end of data inside a block", offset=offset + len(raw), path=path)
     compression = raw[length]
@@ -391,16 +443,18 @@ _Failure = tuple[str, int, str]
 
 def _walk_var_len(data: bytes | memoryview, pos: int, end: int, field: str,
                   long: bool) -> tuple[_Failure | None, int, int]:
-    """A generated `var_len_int` (or `var_len_long`, bytes 2-9 in its `rest`) at `pos`,
-    reading before `end`: (failure, value, position after it)."""
+    """A generated `paimon_common::var_len_int` (or `var_len_long`) at `pos`, reading before
+    `end`: (failure, value, position after it). An int's fifth byte is at most 7 (bits
+    28-30), a long's ninth at most 0x7f."""
     longest = 9 if long else 5
+    last_max = 0x7F if long else 7
     value = 0
     for k in range(longest):
-        name = f"{field}.b{k}" if not long or k == 0 else f"{field}.rest.b{k}"
+        name = f"{field}.b{k}"
         if pos + k >= end:
             return (_EOF, pos + k, name), 0, end
         byte = data[pos + k]
-        if k == longest - 1 and byte > 0x7F:
+        if k == longest - 1 and byte > last_max:
             return (f"invalid last var-len byte {byte}", pos + k, name), 0, end
         value |= (byte & 0x7F) << (7 * k)
         if byte < 0x80:
@@ -426,13 +480,20 @@ def _walk_entry(data: bytes | memoryview, pos: int, n: int, is_index: bool) -> t
         found, _, at = _walk_var_len(data, pos, end, "value.ofs_block", True)
         if found is None:
             found, _, at = _walk_var_len(data, at, end, "value.len_block", False)
-        return found, end
+        return found or _nothing_after(at, end), end
     found, count, at = _walk_var_len(data, pos, end, "value.num_row_ids", False)
+    if found is None and count == 0:     # `no_row_ids`: a byte there is refused, so is its absence
+        found = (_EOF if at >= end else "a value with no row ids", at, "value.no_row_ids[0]")
     for j in range(count if found is None else 0):
         found, _, at = _walk_var_len(data, at, end, f"value.row_ids[{j}]", True)
         if found is not None:
             break
-    return found, end
+    return found or _nothing_after(at, end), end
+
+
+def _nothing_after(at: int, end: int) -> _Failure | None:
+    """A value's `trailing` bytes (after its handle or its last row id): none may be there."""
+    return ("bytes after the value's last field", at, "value.trailing[0]") if at < end else None
 
 
 def search(block: Block, kind: int | None, width: int | None, order: Any, inclusive: bool) -> int | None:
@@ -451,7 +512,8 @@ def find_handle(block: Block, kind: int | None, width: int | None, order: Any) -
     """In the index block, compiled: (i, offset, stored size) of the first entry whose key is
     `>= order` and of the data block it names, as `search` and `parse_handle` find and check
     them ((count, 0, 0): every key is below); None where `search` would be."""
-    if kind is None or not _compiled(kind, order):
+    if kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
+                            and _kernels is not None or _compiled(kind, order)):
         return None
     return _kernels.find_handle(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                 width or 0, order)
@@ -462,7 +524,8 @@ def find_row_ids(block: Block, kind: int | None, width: int | None, order: Any) 
     has it), found and checked as `search`, `Block.entry` and `row_ids_of` do; None where
     `search` would be, where a value is malformed, or longer than `SHORT_VALUE` bytes (numpy
     decodes those: `decode_row_ids`)."""
-    if kind is None or not _compiled(kind, order):
+    if kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
+                            and _kernels is not None or _compiled(kind, order)):
         return None
     return _kernels.find_row_ids(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                  width or 0, order, SHORT_VALUE)
