@@ -7,7 +7,8 @@ group of files that share a schema. The rows a file drops (deleted by its deleti
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
 JVM, with no row moving through Python: `KeepRows`, a Java UDF over the row index
 (`jvm_filter`: compiled once against Spark's jars, its payload the files' dropped rows as
-RoaringBitmaps keyed by the files' URIs). The row index is a column the Parquet reader fills
+RoaringBitmaps keyed by the files' URIs, one for every file of the scan, empty where nothing
+drops: a file the filter finds no entry for is an error, never kept). The row index is a column the Parquet reader fills
 (Spark's `_tmp_metadata_row_index`, added to the read schema) and the file is the one the scan
 is reading in the filter's thread (`InputFileBlockHolder`, what `input_file_name()` reads), so
 a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (this
@@ -269,11 +270,12 @@ def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[Fi
                  columns: list[Any], dropped: dict[str, np.ndarray], options: dict[str, str]) -> Any:
     """The files' scan without their dropped rows, built by `KeepRows.scan`: the filter tells
     a row's file by the file Spark's scan is reading (its URI, the payload's key), and the files
-    are not listed where the manifests give every size (Paimon's readers trust them too)."""
+    are not listed where the manifests give every size (Paimon's readers trust them too).
+    Where no file drops a row the scan is a plain one (no filter to miss a file)."""
     sql = all(isinstance(c, str) for c in columns)
     sizes = [t.file_size for t in tasks]
     frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], options, columns if sql else [],
-                     _payload(dropped, {t.path: _uri(t).encode() for t in tasks}),
+                     _payload(tasks, dropped) if dropped else b"",
                      sizes if all(size > 0 for size in sizes) else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
@@ -348,14 +350,20 @@ def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
     return out
 
 
-def _payload(dropped: dict[str, np.ndarray], keys: dict[str, bytes]) -> bytes:
-    """`KeepRows`' payload: (key length, key, bitmap length, portable RoaringBitmap of the
-    dropped rows) a file, lengths as little-endian int32."""
+def _payload(tasks: list[FileTask], dropped: dict[str, np.ndarray]) -> bytes:
+    """`KeepRows`' payload: (key length, the file's URI, bitmap length, portable RoaringBitmap
+    of the dropped rows) for every file of the scan, an empty bitmap where nothing drops (the
+    filter refuses a file it has no entry for rather than keep its rows), lengths as
+    little-endian int32."""
     parts = []
-    for path, mask in dropped.items():
+    empty = BitMap().serialize()
+    for task in tasks:
+        mask = dropped.get(task.path)
         # (pyroaring builds from an array.array 7x faster than from a numpy array)
-        bitmap = BitMap(array.array("I", np.flatnonzero(mask).astype(np.uint32).tobytes())).serialize()
-        parts += [struct.pack("<i", len(keys[path])), keys[path], struct.pack("<i", len(bitmap)), bitmap]
+        bitmap = empty if mask is None else BitMap(
+            array.array("I", np.flatnonzero(mask).astype(np.uint32).tobytes())).serialize()
+        key = _uri(task).encode()
+        parts += [struct.pack("<i", len(key)), key, struct.pack("<i", len(bitmap)), bitmap]
     return b"".join(parts)
 
 

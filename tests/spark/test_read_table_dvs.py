@@ -111,15 +111,18 @@ def test_payload_and_word_table_carry_the_same_rows(table: tuple[Path, bool]) ->
     for key, word in zip(words[native.KEY], words[native.DROPPED]):
         size, index = key >> native._WORD_BITS, key & ((1 << native._WORD_BITS) - 1)
         from_words.setdefault(size, set()).update(64 * index + j for j in range(64) if word >> j & 1)
-    payload = native._payload(dropped, {p: str(sizes[p]).encode() for p in dropped})
+    payload = native._payload(tasks, dropped)
+    size_of = {native._uri(t): sizes[t.path] for t in tasks}
     from_payload, pos = {}, 0
     while pos < len(payload):
         key_length = int.from_bytes(payload[pos:pos + 4], "little")
-        key = int(payload[pos + 4:pos + 4 + key_length])
+        key = payload[pos + 4:pos + 4 + key_length].decode()
         pos += 4 + key_length
         length = int.from_bytes(payload[pos:pos + 4], "little")
-        from_payload[key] = set(BitMap.deserialize(payload[pos + 4:pos + 4 + length]))
+        from_payload[size_of[key]] = set(BitMap.deserialize(payload[pos + 4:pos + 4 + length]))
         pos += 4 + length
-    assert from_words == from_payload
+    # every file has an entry, an empty bitmap where nothing drops (the words skip those)
+    assert set(from_payload) == set(size_of.values())
+    assert from_words == {size: rows for size, rows in from_payload.items() if rows}
     assert sorted(p for rows in from_payload.values() for p in rows) == \
         sorted(p % FILE_ROWS for p in DELETED)
