@@ -96,9 +96,9 @@ public final class KeepRows implements UDF1<Long, Boolean> {
    * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payload
    * drops, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
    * py4j call instead of hundreds. A payload must name exactly the paths ({@link Words#check}:
-   * IllegalArgumentException otherwise, before any row is read); with one, the read schema gains the row-index column
-   * (the files must not hold a column of that name: Spark refuses it beside row indexes),
-   * which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
+   * IllegalArgumentException otherwise, before any row is read); with one, the read schema
+   * gains the row-index column (the files must not hold a column of that name: Spark refuses
+   * it beside row indexes), which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
    * lists nothing: its file index is given the files' statuses ({@link #relation}). paths,
    * options (key, value, ...) and selects are strings as (length: i32 LE, UTF-8) each.
    */

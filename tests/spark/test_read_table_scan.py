@@ -267,7 +267,8 @@ def test_files_split_across_tasks_and_the_row_reader(spark: Any, tmp_path: Path,
 def test_a_payload_missing_a_file_raises(spark: Any, table: Path,
                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A file of a filtered scan without its entry in the payload (as where the driver keyed
-    it differently) fails the read, naming its key, rather than keeping its rows."""
+    it differently) fails the read, naming its key, rather than keeping its rows; so does an
+    entry for a file the scan does not read."""
     from pyspark.errors import IllegalArgumentException
 
     payload = native._payload
@@ -281,6 +282,14 @@ def test_a_payload_missing_a_file_raises(spark: Any, table: Path,
     with pytest.raises(IllegalArgumentException, match="no entry for the scan's file") as raised:
         read_table(spark, table).collect()
     assert missing[0].removeprefix("file://") in str(raised.value)
+
+    def with_another(tasks: list[Any], dropped: dict[str, Any]) -> bytes:
+        other = dataclasses.replace(tasks[0], path=tasks[0].path + ".other")
+        return payload([*tasks, other], dropped)
+
+    monkeypatch.setattr(native, "_payload", with_another)
+    with pytest.raises(IllegalArgumentException, match=r"\.parquet\.other is not among the scan's"):
+        read_table(spark, table).collect()
 
 
 def test_the_filter_raises_on_a_file_it_has_no_entry_for(spark: Any, table: Path) -> None:
