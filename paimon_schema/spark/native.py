@@ -18,10 +18,11 @@ is built by one py4j call, `KeepRows.scan`, given the schema Spark would infer, 
 `KeepRows.fileSchema` reads from one footer with Spark's own conversion (without the Spark job
 `spark.read.parquet` runs to infer it), over a file index handed the files' statuses from the
 manifests' sizes (Spark lists more than 32 paths with a Spark job, and stats fewer one by one).
-Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine): 1.03-1.10x a plain
-`spark.read.parquet` of 8 files with 30 % deleted (CPU 1.00-1.06x: Spark's row-index column
-and the UDF's boxing), 0.36-0.65x of 288 files (the plain scan lists them and infers a schema;
-the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
+Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine at load 8-12): 1.02-1.09x
+a plain `spark.read.parquet` of 8 files with 30 % deleted (CPU 0.87-1.19x: Spark's row-index
+column, generated with a boxed range per row, and the UDF's boxing; the plain scan's schema
+inference job is what read_table spares), 0.39-0.55x of 288 files (the plain scan lists them
+and infers a schema; the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
 `javac`) the scan is built with PySpark and a broadcast left join on (file size, row // 64)
 with a table of 64-bit dropped-row words drops the rows, ~2x slower.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
