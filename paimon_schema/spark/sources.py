@@ -11,7 +11,7 @@ is UNSUPPORTED, `PythonPartitionReaderFactory` keeps the row-only defaults of
 `supportColumnarReads`), and `MapInBatchEvaluatorFactory` projects every Arrow row into an
 UnsafeRow. That JVM side alone costs about Spark's whole vectorized Parquet scan of the same
 rows (JFR of 8 large files: the Arrow row accessors, the projection, per-row scan metrics), so
-on few large files `paimon` stays above a plain `spark.read.parquet` (1.1-1.4x) while it is
+on few large files `paimon` stays above a plain `spark.read.parquet` (1.1-1.7x) while it is
 below on many small ones (the plain scan lists and infers a schema; `read_table` is the fast
 path for large files). Every source travels in
 time with Paimon's own options: `scan.snapshot-id` (or `snapshot`), `scan.tag-name`,
