@@ -241,6 +241,6 @@ def test_paimon_source_splits(sizes: list[int], cores: int, expected: list[int])
 
     schema = SimpleNamespace(option=lambda key, default: default)
     tasks = [SimpleNamespace(file_size=size, name=i) for i, size in enumerate(sizes)]
-    groups = splits(tasks, schema, cores)  # type: ignore[arg-type]
+    groups = splits(tasks, schema, cores)
     assert sorted(len(g) for g in groups) == expected
     assert sorted(t.name for g in groups for t in g) == list(range(len(sizes)))
