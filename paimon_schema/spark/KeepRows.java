@@ -8,6 +8,7 @@ import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -46,15 +47,18 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>The payload, built on the driver by paimon_schema/spark/native.py, is a sequence of
  * (key length: i32 LE, the file's URI, bitmap length: i32 LE, the dropped rows as a portable
- * 32-bit RoaringBitmap), one per data file. The file a row comes from is the one Spark's file
+ * 32-bit RoaringBitmap), one for every data file of the scan (an empty bitmap where nothing
+ * drops). {@link #scan} checks on the driver that the payload and the scan name the same files,
+ * and a row of a file without an entry is an error, never kept: driver and executor would then
+ * spell the file's key differently, and keeping its rows would return deleted ones silently.
+ * The file a row comes from is the one Spark's file
  * scan is reading in this thread ({@code InputFileBlockHolder}, what input_file_name() reads:
  * set by the scan before a file's first row and the filter runs on the rows in that thread), so
  * the only column the filter reads is the row index, which the Parquet reader fills into the
  * column named ParquetFileFormat.ROW_INDEX_TEMPORARY_COLUMN_NAME when the read schema has it
  * (without the per-row `_metadata` struct, a file-size or file-name key per row, or a second
  * argument to box). A task reads a file's rows in order, so the current file's bitmap is
- * expanded into 64-bit words once and a row costs one bit test; files without an entry keep
- * every row.
+ * expanded into 64-bit words once and a row costs one bit test.
  */
 public final class KeepRows implements UDF1<Long, Boolean> {
   private static final long serialVersionUID = 1L;
@@ -91,9 +95,10 @@ public final class KeepRows implements UDF1<Long, Boolean> {
   /**
    * `spark.read.options(options).schema(schema).parquet(paths)` without the rows the payload
    * drops, then `selectExpr(selects)` (unless there are none): a read_table scan built with one
-   * py4j call instead of hundreds. With a payload, the read schema gains the row-index column
-   * (the files must not hold a column of that name: Spark refuses it beside row indexes),
-   * which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
+   * py4j call instead of hundreds. A payload must name exactly the paths ({@link Words#check}:
+   * IllegalArgumentException otherwise, before any row is read); with one, the read schema
+   * gains the row-index column (the files must not hold a column of that name: Spark refuses
+   * it beside row indexes), which `selects` leave out. Given the files' sizes (8-byte LE longs, one per path: the manifests'), the scan
    * lists nothing: its file index is given the files' statuses ({@link #relation}). paths,
    * options (key, value, ...) and selects are strings as (length: i32 LE, UTF-8) each.
    */
@@ -112,6 +117,9 @@ public final class KeepRows implements UDF1<Long, Boolean> {
       settingMap.put(settings.get(i), settings.get(i + 1));
     }
     List<String> files = strings(paths);
+    if (filtered) {
+      Words.check(payload, files);
+    }
     Dataset<Row> out;
     if (sizes.length == 8 * files.size()) {
       out = relation(spark, schema, files, sizes, settingMap);
@@ -214,9 +222,6 @@ public final class KeepRows implements UDF1<Long, Boolean> {
         currentFile = file;
       }
       long[] w = current;
-      if (w == null) {
-        return true;
-      }
       long word = row >>> 6;
       return word >= w.length || ((w[(int) word] >>> (row & 63)) & 1L) == 0;
     }
@@ -229,9 +234,12 @@ public final class KeepRows implements UDF1<Long, Boolean> {
       if (entries == null) {
         entries = index(payload);
       }
-      int[] at = entries.get(key(URI.create(file.toString())));
+      String key = key(URI.create(file.toString()));
+      int[] at = entries.get(key);
       if (at == null) {
-        return null;
+        throw new IllegalStateException("KeepRows: the scan read " + file + ", whose key " + key
+            + " is not among the payload's " + entries.size() + " files (the driver names "
+            + "every file of the scan): driver and executor spell the file differently");
       }
       RoaringBitmap dropped = new RoaringBitmap();
       try {
@@ -239,12 +247,33 @@ public final class KeepRows implements UDF1<Long, Boolean> {
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
-      if (dropped.isEmpty()) {
-        return null;
-      }
-      long[] out = new long[(int) ((Integer.toUnsignedLong(dropped.last()) >>> 6) + 1)];
+      long[] out = new long[dropped.isEmpty() ? 0
+          : (int) ((Integer.toUnsignedLong(dropped.last()) >>> 6) + 1)];
       dropped.forEach((int i) -> out[i >>> 6] |= 1L << (i & 63));
       return out;
+    }
+
+    /**
+     * On the driver: the payload has an entry for every file of the scan and none for another
+     * file, else IllegalArgumentException naming the first key found on one side only.
+     */
+    static void check(byte[] payload, List<String> files) {
+      HashMap<String, int[]> entries = index(payload);
+      HashSet<String> scanned = new HashSet<>();
+      for (String file : files) {
+        String key = key(new Path(file).toUri());
+        scanned.add(key);
+        if (!entries.containsKey(key)) {
+          throw new IllegalArgumentException("KeepRows: the payload has no entry for the scan's "
+              + "file " + file + " (key " + key + "); every file of a filtered scan needs one");
+        }
+      }
+      for (String key : entries.keySet()) {
+        if (!scanned.contains(key)) {
+          throw new IllegalArgumentException("KeepRows: the payload's file key " + key
+              + " is not among the scan's " + files.size() + " files");
+        }
+      }
     }
 
     private static HashMap<String, int[]> index(byte[] payload) {

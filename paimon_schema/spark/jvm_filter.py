@@ -70,7 +70,7 @@ class Helper:
     def scan(self, spark: Any, schema: str, uris: Sequence[str], options: dict[str, str],
              selects: Sequence[str], payload: bytes, sizes: Sequence[int]) -> Any:
         """`spark.read.options(options).schema(schema).parquet(uris)` without the rows the
-        payload drops (keyed by the files' URIs), then `selectExpr(selects)` unless there are
+        payload drops (an entry for each of the URIs, checked by the JVM), then `selectExpr(selects)` unless there are
         none (without selects, the frame has the filter's row-index column too). With `sizes`
         (one per URI, in bytes) the files are not listed: the scan is given their statuses."""
         from pyspark.sql.classic.dataframe import DataFrame

@@ -7,7 +7,8 @@ group of files that share a schema. The rows a file drops (deleted by its deleti
 under a filter, ruled out by its file indexes) are read on the driver and dropped inside the
 JVM, with no row moving through Python: `KeepRows`, a Java UDF over the row index
 (`jvm_filter`: compiled once against Spark's jars, its payload the files' dropped rows as
-RoaringBitmaps keyed by the files' URIs). The row index is a column the Parquet reader fills
+RoaringBitmaps keyed by the files' URIs, one for every file of the scan, empty where nothing
+drops: a file the filter finds no entry for is an error, never kept). The row index is a column the Parquet reader fills
 (Spark's `_tmp_metadata_row_index`, added to the read schema) and the file is the one the scan
 is reading in the filter's thread (`InputFileBlockHolder`, what `input_file_name()` reads), so
 a row costs a boxed long and a bit test: no `_metadata` struct, no per-row file key (this
@@ -17,10 +18,11 @@ is built by one py4j call, `KeepRows.scan`, given the schema Spark would infer, 
 `KeepRows.fileSchema` reads from one footer with Spark's own conversion (without the Spark job
 `spark.read.parquet` runs to infer it), over a file index handed the files' statuses from the
 manifests' sizes (Spark lists more than 32 paths with a Spark job, and stats fewer one by one).
-Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine): 1.03-1.10x a plain
-`spark.read.parquet` of 8 files with 30 % deleted (CPU 1.00-1.06x: Spark's row-index column
-and the UDF's boxing), 0.36-0.65x of 288 files (the plain scan lists them and infers a schema;
-the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
+Measured (benchmarks/spark_read.py, 2M rows, a shared 2-core machine at load 8-12): 1.02-1.09x
+a plain `spark.read.parquet` of 8 files with 30 % deleted (CPU 0.87-1.19x: Spark's row-index
+column, generated with a boxed range per row, and the UDF's boxing; the plain scan's schema
+inference job is what read_table spares), 0.39-0.55x of 288 files (the plain scan lists them
+and infers a schema; the pipeline's Java-written table too). Where the helper cannot be had (Spark Connect, no
 `javac`) the scan is built with PySpark and a broadcast left join on (file size, row // 64)
 with a table of 64-bit dropped-row words drops the rows, ~2x slower.
 Columns are then evolved to the table's schema by field id with Spark expressions (renamed,
@@ -38,7 +40,6 @@ before any scan: the `paimon` source reads the same table without Hadoop.
 
 from __future__ import annotations
 
-import array
 import functools
 import json
 import logging
@@ -51,6 +52,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 from pyroaring import BitMap
 
+from paimon_schema.layouts.roaring_bitmap import ARRAY_MAX, NO_RUNS_COOKIE
 from paimon_schema.query import sql
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
@@ -268,11 +270,12 @@ def _helper_scan(spark: Any, jvm: jvm_filter.Helper, schema: str, tasks: list[Fi
                  columns: list[Any], dropped: dict[str, np.ndarray], options: dict[str, str]) -> Any:
     """The files' scan without their dropped rows, built by `KeepRows.scan`: the filter tells
     a row's file by the file Spark's scan is reading (its URI, the payload's key), and the files
-    are not listed where the manifests give every size (Paimon's readers trust them too)."""
+    are not listed where the manifests give every size (Paimon's readers trust them too).
+    Where no file drops a row the scan is a plain one (no filter to miss a file)."""
     sql = all(isinstance(c, str) for c in columns)
     sizes = [t.file_size for t in tasks]
     frame = jvm.scan(spark, schema, [_uri(t) for t in tasks], options, columns if sql else [],
-                     _payload(dropped, {t.path: _uri(t).encode() for t in tasks}),
+                     _payload(tasks, dropped) if dropped else b"",
                      sizes if all(size > 0 for size in sizes) else [])
     return frame if sql else frame.select(*_as_columns(columns))
 
@@ -339,15 +342,45 @@ def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
             if keep is not None and not keep.all()}
 
 
-def _payload(dropped: dict[str, np.ndarray], keys: dict[str, bytes]) -> bytes:
-    """`KeepRows`' payload: (key length, key, bitmap length, portable RoaringBitmap of the
-    dropped rows) a file, lengths as little-endian int32."""
+#: The rows of one container of a RoaringBitmap.
+_CHUNK = 1 << 16
+
+
+def _payload(tasks: list[FileTask], dropped: dict[str, np.ndarray]) -> bytes:
+    """`KeepRows`' payload: (key length, the file's URI, bitmap length, portable RoaringBitmap
+    of the dropped rows) for every file of the scan, an empty bitmap where nothing drops (the
+    filter refuses a file it has no entry for rather than keep its rows), lengths as
+    little-endian int32."""
     parts = []
-    for path, mask in dropped.items():
-        # (pyroaring builds from an array.array 7x faster than from a numpy array)
-        bitmap = BitMap(array.array("I", np.flatnonzero(mask).astype(np.uint32).tobytes())).serialize()
-        parts += [struct.pack("<i", len(keys[path])), keys[path], struct.pack("<i", len(bitmap)), bitmap]
+    for task in tasks:
+        mask = dropped.get(task.path)
+        bitmap = _portable_bitmap(np.zeros(0, bool) if mask is None else mask)
+        key = _uri(task).encode()
+        parts += [struct.pack("<i", len(key)), key, struct.pack("<i", len(bitmap)), bitmap]
     return b"".join(parts)
+
+
+def _portable_bitmap(mask: np.ndarray) -> bytes:
+    """The rows a mask marks as a portable RoaringBitmap without run containers (what Java's
+    `RoaringBitmap.deserialize` reads), written straight from the mask: a container of more
+    than 4096 rows is the mask's 64 Ki bits packed, a smaller one its rows' low 16 bits. A
+    third of the cost of building a pyroaring BitMap from the rows (and no list of rows at
+    all where containers are dense, as 30 % deleted rows make them)."""
+    chunks = -(-len(mask) // _CHUNK)
+    padded = np.zeros(chunks * _CHUNK, bool)
+    padded[:len(mask)] = mask
+    per = padded.reshape(chunks, _CHUNK)
+    cards = np.count_nonzero(per, axis=1)
+    keys = np.flatnonzero(cards)
+    containers = [np.packbits(per[key], bitorder="little").tobytes() if cards[key] > ARRAY_MAX
+                  else np.flatnonzero(per[key]).astype("<u2").tobytes() for key in keys.tolist()]
+    header = np.empty((len(keys), 2), "<u2")
+    header[:, 0] = keys
+    header[:, 1] = cards[keys] - 1
+    sizes = np.fromiter(map(len, containers), np.int64, len(containers))
+    offsets = 8 + 8 * len(keys) + np.cumsum(sizes) - sizes
+    return b"".join([struct.pack("<II", NO_RUNS_COOKIE, len(keys)), header.tobytes(),
+                     offsets.astype("<u4").tobytes(), *containers])
 
 
 def _dropped_words(dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> pa.Table:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
@@ -111,15 +112,45 @@ def test_payload_and_word_table_carry_the_same_rows(table: tuple[Path, bool]) ->
     for key, word in zip(words[native.KEY], words[native.DROPPED]):
         size, index = key >> native._WORD_BITS, key & ((1 << native._WORD_BITS) - 1)
         from_words.setdefault(size, set()).update(64 * index + j for j in range(64) if word >> j & 1)
-    payload = native._payload(dropped, {p: str(sizes[p]).encode() for p in dropped})
+    payload = native._payload(tasks, dropped)
+    size_of = {native._uri(t): sizes[t.path] for t in tasks}
     from_payload, pos = {}, 0
     while pos < len(payload):
         key_length = int.from_bytes(payload[pos:pos + 4], "little")
-        key = int(payload[pos + 4:pos + 4 + key_length])
+        key = payload[pos + 4:pos + 4 + key_length].decode()
         pos += 4 + key_length
         length = int.from_bytes(payload[pos:pos + 4], "little")
-        from_payload[key] = set(BitMap.deserialize(payload[pos + 4:pos + 4 + length]))
+        from_payload[size_of[key]] = set(BitMap.deserialize(payload[pos + 4:pos + 4 + length]))
         pos += 4 + length
-    assert from_words == from_payload
+    # every file has an entry, an empty bitmap where nothing drops (the words skip those)
+    assert set(from_payload) == set(size_of.values())
+    assert from_words == {size: rows for size, rows in from_payload.items() if rows}
     assert sorted(p for rows in from_payload.values() for p in rows) == \
         sorted(p % FILE_ROWS for p in DELETED)
+
+
+def _mask(rows: int, marked: Any) -> np.ndarray:
+    mask = np.zeros(rows, bool)
+    mask[marked] = True
+    return mask
+
+
+@pytest.mark.parametrize("mask", [
+    np.zeros(0, bool), np.zeros(1000, bool), _mask(1, [0]),
+    _mask(70_000, range(4096)),                         # a full array container
+    _mask(70_000, range(1, 4098)),                      # the smallest bitmap container
+    np.ones(1 << 16, bool), np.ones((1 << 16) + 1, bool),
+    _mask(300_000, [0, 65_535, 65_536, 200_000, 299_999]),   # an empty container between
+    np.random.default_rng(5).random(400_000) < 0.3, np.arange(250_000) % 97 == 0,
+], ids=["none", "no-rows", "one", "array-4096", "bitmap-4097", "full", "full-and-one",
+        "sparse-gaps", "random-30%", "every-97th"])
+def test_payload_bitmaps_are_portable_roaring(mask: np.ndarray) -> None:
+    """A payload bitmap is the portable format without run containers (Java's
+    RoaringBitmap reads it; the Spark tests read every payload through KeepRows) holding
+    exactly the masked rows, in the container type Roaring's rule picks."""
+    from pyroaring import BitMap
+
+    data = native._portable_bitmap(mask)
+    assert int.from_bytes(data[:4], "little") == 12346
+    assert BitMap.deserialize(data) == BitMap(np.flatnonzero(mask).tolist())
+    assert len(data) == len(BitMap(np.flatnonzero(mask).tolist(), optimize=False).serialize())

@@ -206,8 +206,8 @@ def test_a_file_column_named_like_the_row_index_column(spark: Any, tmp_path: Pat
 
 def test_files_without_dropped_rows_keep_them(spark: Any, table: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files of a filtered scan that have no entry in the payload keep every row (here the
-    files of partitions a and b, which share a size)."""
+    """Files of a filtered scan whose payload bitmap is empty keep every row (here the files
+    of partitions a and b, which share a size)."""
     dropped_rows = native._dropped_rows
     monkeypatch.setattr(native, "_dropped_rows", lambda tasks: {
         path: mask for path, mask in dropped_rows(tasks).items() if "/p=c/" in path})
@@ -262,3 +262,79 @@ def test_files_split_across_tasks_and_the_row_reader(spark: Any, tmp_path: Path,
     finally:
         for key, value in before.items():
             spark.conf.set(key, value)
+
+
+def test_a_payload_missing_a_file_raises(spark: Any, table: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file of a filtered scan without its entry in the payload (as where the driver keyed
+    it differently) fails the read, naming its key, rather than keeping its rows; so does an
+    entry for a file the scan does not read."""
+    from pyspark.errors import IllegalArgumentException
+
+    payload = native._payload
+    missing: list[str] = []
+
+    def without_first(tasks: list[Any], dropped: dict[str, Any]) -> bytes:
+        missing.append(native._uri(tasks[0]))
+        return payload(tasks[1:], dropped)
+
+    monkeypatch.setattr(native, "_payload", without_first)
+    with pytest.raises(IllegalArgumentException, match="no entry for the scan's file") as raised:
+        read_table(spark, table).collect()
+    assert missing[0].removeprefix("file://") in str(raised.value)
+
+    def with_another(tasks: list[Any], dropped: dict[str, Any]) -> bytes:
+        other = dataclasses.replace(tasks[0], path=tasks[0].path + ".other")
+        return payload([*tasks, other], dropped)
+
+    monkeypatch.setattr(native, "_payload", with_another)
+    with pytest.raises(IllegalArgumentException, match=r"\.parquet\.other is not among the scan's"):
+        read_table(spark, table).collect()
+
+
+def test_the_filter_raises_on_a_file_it_has_no_entry_for(spark: Any, table: Path) -> None:
+    """On the executor, a row of a file the payload does not name (the driver and the scan
+    spelling its URI differently) is an error naming the file's key; a named file keeps or drops
+    its own rows, an empty bitmap keeps every row."""
+    from py4j.protocol import Py4JJavaError
+
+    from paimon_schema.table.merge import plan_read
+
+    tasks = [t for t in plan_read(table).tasks if t.deletion_file is not None]
+    lost, kept = tasks[0], tasks[1]
+    rows = native._dropped_rows([lost])[lost.path]
+    payload = native._payload([lost, kept], {lost.path: rows})
+    jvm_filter._load(spark)                     # this thread's JVM thread sees the class
+    jvm = spark._jvm
+    holder = jvm.org.apache.spark.rdd.InputFileBlockHolder
+    keep = jvm.io.paimonschema.spark.KeepRows(payload)
+    try:
+        holder.set(native._uri(lost), 0, 0)
+        assert [keep.call(i) for i in range(FILE_ROWS)] == [not r for r in rows]
+        holder.set(native._uri(kept), 0, 0)
+        assert all(keep.call(i) for i in range(FILE_ROWS))
+        other = str(table / "bucket-0" / "elsewhere.parquet")
+        holder.set("file:" + other, 0, 0)
+        with pytest.raises(Py4JJavaError, match="is not among the payload's 2 files") as raised:
+            keep.call(0)
+        assert other in str(raised.value)
+    finally:
+        holder.unset()
+
+
+@pytest.mark.parametrize("directory", ["with space", "per%25cent%", "hash#tag?q", "caf\u00e9 \u6771\u4eac"])
+def test_paths_that_url_escape_keep_their_keys(spark: Any, tmp_path: Path, directory: str) -> None:
+    """A table under a directory whose name URL-escapes (space, `%`, `#`, non-ASCII): the
+    driver's key of each file (from its URI) is the key of the file the scan reads, so every
+    file finds its own entry (a mismatch would raise) and loses exactly its rows."""
+    rows = [_row(i) for i in range(N)]
+    data = pa.table({name: [r[name] for r in rows] for name in ("k", "v", "tag", "p")},
+                    schema=pa.schema([("k", pa.int64()), ("v", pa.float64()), ("tag", pa.int32()),
+                                      ("p", pa.string())]))
+    root = tmp_path / directory / "t"
+    forge.write_table(root, data, {"k": "BIGINT", "v": "DOUBLE", "tag": "INT", "p": "STRING"},
+                      partition_keys=["p"], file_rows=FILE_ROWS, deleted=DELETED)
+    df = read_table(spark, root)
+    columns = ["k", "v", "tag", "p"]
+    assert _sorted(df.collect(), columns) == _sorted(pa.Table.from_pylist(_kept()), columns)
+    assert "UDF(_tmp_metadata_row_index#" in _plan(df)

@@ -221,3 +221,26 @@ def test_corrupt_index_in_spark(spark: Any, fixture_tables: Path, tmp_path: Path
     df, stats = ps_spark.read_table(spark, path, "f0 = 'Alice'", mode="PERMISSIVE", with_stats=True)
     assert sorted(r.f1 for r in df.collect()) == [10, 20]
     assert stats.corrupt_index_files == [data_file.index_sidecar]
+
+
+@pytest.mark.parametrize(("sizes", "cores", "expected"), [
+    ([17_000] * 288, 2, [144, 144]),        # the open-file cost adds no task: 2, not 9
+    ([17_000] * 288, 3, [96, 96, 96]),
+    ([128 << 20] * 5, 2, [1] * 5),          # 5 splits' worth, rounded up to 6: one file each
+    ([300 << 20, 10, 10, 10], 2, [1, 1, 1, 1]),   # 3 splits' worth, rounded up to 4
+    ([10] * 3, 4, [1, 1, 1]),               # fewer files than cores
+    ([600 << 20] + [1 << 20] * 8, 2, [1, 1, 1, 2, 2, 2]),   # 5 rounded up to 6 partitions
+])
+def test_paimon_source_splits(sizes: list[int], cores: int, expected: list[int]) -> None:
+    """`paimon`'s partitions: as many as the bytes need at the split target (128 MB), at least
+    the cores and whole waves of them; files balanced by weight (at least the 4 MB open
+    cost), heaviest first."""
+    from types import SimpleNamespace
+
+    from paimon_schema.spark.sources import splits
+
+    schema = SimpleNamespace(option=lambda key, default: default)
+    tasks = [SimpleNamespace(file_size=size, name=i) for i, size in enumerate(sizes)]
+    groups = splits(tasks, schema, cores)
+    assert sorted(len(g) for g in groups) == expected
+    assert sorted(t.name for g in groups for t in g) == list(range(len(sizes)))
