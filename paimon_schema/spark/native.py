@@ -50,9 +50,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.fs as pafs
-from pyroaring import BitMap
 
-from paimon_schema.layouts.roaring_bitmap import ARRAY_MAX, NO_RUNS_COOKIE
+from paimon_schema.layouts.roaring_writer import serialize_bitmaps
 from paimon_schema.query import sql
 from paimon_schema.query.predicate import Predicate
 from paimon_schema.spark import jvm_filter
@@ -342,45 +341,22 @@ def _dropped_rows(tasks: list[FileTask]) -> dict[str, np.ndarray]:
             if keep is not None and not keep.all()}
 
 
-#: The rows of one container of a RoaringBitmap.
-_CHUNK = 1 << 16
-
-
 def _payload(tasks: list[FileTask], dropped: dict[str, np.ndarray]) -> bytes:
     """`KeepRows`' payload: (key length, the file's URI, bitmap length, portable RoaringBitmap
     of the dropped rows) for every file of the scan, an empty bitmap where nothing drops (the
     filter refuses a file it has no entry for rather than keep its rows), lengths as
-    little-endian int32."""
-    parts = []
-    for task in tasks:
-        mask = dropped.get(task.path)
-        bitmap = _portable_bitmap(np.zeros(0, bool) if mask is None else mask)
+    little-endian int32. All bitmaps come from the index writers' one serializer, in one call
+    (no bitmap object per file)."""
+    rows = [np.flatnonzero(dropped[task.path]).astype(np.uint32) if task.path in dropped
+            else np.zeros(0, np.uint32) for task in tasks]
+    counts = np.fromiter(map(len, rows), np.int64, len(rows))
+    blob, lengths = serialize_bitmaps(np.concatenate(rows) if rows else np.zeros(0, np.uint32), counts)
+    parts, offset = [], 0
+    for task, length in zip(tasks, lengths.tolist()):
         key = _uri(task).encode()
-        parts += [struct.pack("<i", len(key)), key, struct.pack("<i", len(bitmap)), bitmap]
+        parts += [struct.pack("<i", len(key)), key, struct.pack("<i", length), blob[offset:offset + length]]
+        offset += length
     return b"".join(parts)
-
-
-def _portable_bitmap(mask: np.ndarray) -> bytes:
-    """The rows a mask marks as a portable RoaringBitmap without run containers (what Java's
-    `RoaringBitmap.deserialize` reads), written straight from the mask: a container of more
-    than 4096 rows is the mask's 64 Ki bits packed, a smaller one its rows' low 16 bits. A
-    third of the cost of building a pyroaring BitMap from the rows (and no list of rows at
-    all where containers are dense, as 30 % deleted rows make them)."""
-    chunks = -(-len(mask) // _CHUNK)
-    padded = np.zeros(chunks * _CHUNK, bool)
-    padded[:len(mask)] = mask
-    per = padded.reshape(chunks, _CHUNK)
-    cards = np.count_nonzero(per, axis=1)
-    keys = np.flatnonzero(cards)
-    containers = [np.packbits(per[key], bitorder="little").tobytes() if cards[key] > ARRAY_MAX
-                  else np.flatnonzero(per[key]).astype("<u2").tobytes() for key in keys.tolist()]
-    header = np.empty((len(keys), 2), "<u2")
-    header[:, 0] = keys
-    header[:, 1] = cards[keys] - 1
-    sizes = np.fromiter(map(len, containers), np.int64, len(containers))
-    offsets = 8 + 8 * len(keys) + np.cumsum(sizes) - sizes
-    return b"".join([struct.pack("<II", NO_RUNS_COOKIE, len(keys)), header.tobytes(),
-                     offsets.astype("<u4").tobytes(), *containers])
 
 
 def _dropped_words(dropped: dict[str, np.ndarray], sizes: dict[str, int]) -> pa.Table:

@@ -135,22 +135,42 @@ def _mask(rows: int, marked: Any) -> np.ndarray:
     return mask
 
 
-@pytest.mark.parametrize("mask", [
-    np.zeros(0, bool), np.zeros(1000, bool), _mask(1, [0]),
-    _mask(70_000, range(4096)),                         # a full array container
-    _mask(70_000, range(1, 4098)),                      # the smallest bitmap container
-    np.ones(1 << 16, bool), np.ones((1 << 16) + 1, bool),
-    _mask(300_000, [0, 65_535, 65_536, 200_000, 299_999]),   # an empty container between
-    np.random.default_rng(5).random(400_000) < 0.3, np.arange(250_000) % 97 == 0,
-], ids=["none", "no-rows", "one", "array-4096", "bitmap-4097", "full", "full-and-one",
-        "sparse-gaps", "random-30%", "every-97th"])
-def test_payload_bitmaps_are_portable_roaring(mask: np.ndarray) -> None:
-    """A payload bitmap is the portable format without run containers (Java's
-    RoaringBitmap reads it; the Spark tests read every payload through KeepRows) holding
-    exactly the masked rows, in the container type Roaring's rule picks."""
+_PAYLOAD_MASKS = {
+    "none": np.zeros(0, bool), "no-rows": np.zeros(1000, bool), "one": _mask(1, [0]),
+    "array-4096": _mask(70_000, range(4096)),              # a full array container
+    "bitmap-4097": _mask(70_000, range(1, 4098)),          # the smallest bitmap container
+    "full": np.ones(1 << 16, bool), "full-and-one": np.ones((1 << 16) + 1, bool),
+    "sparse-gaps": _mask(300_000, [0, 65_535, 65_536, 200_000, 299_999]),  # an empty container between
+    "random-30%": np.random.default_rng(5).random(400_000) < 0.3,
+    "every-97th": np.arange(250_000) % 97 == 0,
+}
+
+
+def test_payload_bitmaps_are_portable_roaring() -> None:
+    """Every file of a payload has the portable RoaringBitmap (what Java's `RoaringBitmap`
+    reads; the Spark tests read every payload through KeepRows) of exactly its masked rows,
+    an empty one where it has no mask, in the order of the scan's tasks, whatever container
+    shapes the masks make."""
+    from types import SimpleNamespace
+
     from pyroaring import BitMap
 
-    data = native._portable_bitmap(mask)
-    assert int.from_bytes(data[:4], "little") == 12346
-    assert BitMap.deserialize(data) == BitMap(np.flatnonzero(mask).tolist())
-    assert len(data) == len(BitMap(np.flatnonzero(mask).tolist(), optimize=False).serialize())
+    from paimon_schema.table.fileio import LocalFileIO
+
+    io = LocalFileIO()
+    names = [*_PAYLOAD_MASKS, "unmasked"]
+    tasks = [SimpleNamespace(path=f"/t/{name}.parquet", fileio=io) for name in names]
+    dropped = {f"/t/{name}.parquet": mask for name, mask in _PAYLOAD_MASKS.items()}
+    payload, pos, seen = native._payload(tasks, dropped), 0, []  # type: ignore[arg-type]
+    while pos < len(payload):
+        key_length = int.from_bytes(payload[pos:pos + 4], "little")
+        key = payload[pos + 4:pos + 4 + key_length].decode()
+        pos += 4 + key_length
+        length = int.from_bytes(payload[pos:pos + 4], "little")
+        name = key.rsplit("/", 1)[1].removesuffix(".parquet")
+        bitmap = BitMap.deserialize(payload[pos + 4:pos + 4 + length])
+        mask = _PAYLOAD_MASKS.get(name, np.zeros(0, bool))
+        assert bitmap == BitMap(np.flatnonzero(mask).tolist()), name
+        seen.append(name)
+        pos += 4 + length
+    assert seen == names
