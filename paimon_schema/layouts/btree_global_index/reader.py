@@ -33,7 +33,7 @@ from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
     FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
-    parse_handle, read_block, read_footer, row_ids_of, search)
+    lookup_block, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
@@ -60,7 +60,8 @@ class BTreeGlobalIndexReader:
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.source = source
         self.cache_size = cache_size
-        self._cache: dict[int, Block] = {}       # insertion order = least recently used first
+        # insertion order = least recently used first; a block's checked stored bytes until parsed
+        self._cache: dict[int, Block | memoryview] = {}
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
@@ -215,27 +216,44 @@ class BTreeGlobalIndexReader:
         """Data block `b`, from the cache of the blocks read last (Java's `BlockCache`): a
         block is read and checked once, however many lookups land in it. `handle`: (b,
         offset, stored size) as the index block holds them, when the caller found them."""
-        block = self._cache.pop(b, None)
-        if block is None:
+        cached = self._cache.pop(b, None)
+        if isinstance(cached, Block):
+            cached.hits += 1
+            block = cached
+        else:       # not read yet, or read and checked by a compiled lookup (`_lookup`): parsed now
             if self._all is not None:
                 offset, size = self._all[0][b].offset, self._all[0][b].size
             elif handle is not None:
                 _, offset, size = handle
-                f = self.footer
-                if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
-                        self.source.size - FOOTER_SIZE:     # before the index block: else located
-                    self._check_handle(b, offset, size)
+                self._check_located(b, offset, size)
             else:
                 _, offset, size = self._handle(b)
-            block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
-                               verify_checksum=self.verify_checksum)
-            self._cached_bytes += len(block.data)
-        else:
-            block.hits += 1
-        self._cache[b] = block
-        while self._cached_bytes > self.cache_size and self._cache:
-            self._cached_bytes -= len(self._cache.pop(next(iter(self._cache))).data)
+            if cached is None:
+                block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
+                                   verify_checksum=self.verify_checksum)
+                self._cached_bytes += len(block.data)
+            else:
+                block = parse_block(cached, offset, size, f"data_blocks[{b}].block", verify_checksum=False)
+        self._keep(b, block)
         return block
+
+    def _check_located(self, b: int, offset: int, size: int) -> None:
+        """Data block `b`'s handle (`offset`, stored `size`), as the compiled index search found
+        it, checked as `_handle` checks it (it is already known to lie before the index block
+        when it ends there)."""
+        f = self.footer
+        if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
+                self.source.size - FOOTER_SIZE:
+            self._check_handle(b, offset, size)
+
+    def _keep(self, b: int, block: Block | memoryview) -> None:
+        """Block `b` (or its checked stored bytes) cached as the one used last, the cache
+        trimmed to `cache_size` bytes (stored bytes count as the block they hold)."""
+        cache = self._cache
+        cache[b] = block
+        while self._cached_bytes > self.cache_size and cache:
+            oldest = cache.pop(next(iter(cache)))
+            self._cached_bytes -= len(oldest.data) if isinstance(oldest, Block) else len(oldest) - TRAILER_SIZE
 
     def _key_order(self, block: Block, i: int) -> Any:
         """The order of entry `i`'s key; a key that is none of the type is located."""
@@ -287,7 +305,33 @@ class BTreeGlobalIndexReader:
             b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
         if b == self._index.count:
             return []
-        block = self._data_block(b, handle)
+        if handle is not None:      # the whole data block step in one compiled call, where it answers
+            raw = self._cache.get(b)
+            if raw is None:
+                _, offset, size = handle
+                self._check_located(b, offset, size)
+                raw = memoryview(self.source.read(offset, size + TRAILER_SIZE))
+                found = lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
+                                     keys.search_kind, keys.width, order)
+                if found is not None:
+                    if self.cache_size:
+                        self._cached_bytes += size
+                        self._keep(b, raw)
+                    return found
+                block = parse_block(raw, offset, size, f"data_blocks[{b}].block",
+                                    verify_checksum=self.verify_checksum)
+                self._cached_bytes += len(block.data)
+                self._keep(b, block)
+            elif not isinstance(raw, Block):
+                found = lookup_block(raw, len(raw) - TRAILER_SIZE, -1, keys.search_kind, keys.width, order)
+                if found is not None:
+                    self._keep(b, self._cache.pop(b))
+                    return found
+                block = self._data_block(b, handle)
+            else:
+                block = self._data_block(b, handle)
+        else:
+            block = self._data_block(b, handle)
         if block.orders is None:
             found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:

@@ -324,7 +324,13 @@ def read_block(source: Source, offset: int, length: int, path: str, *, is_index:
                verify_checksum: bool = True) -> Block:
     """The block at `offset` (`length` stored bytes, then its trailer, at field `path`),
     checked and decompressed; `is_index`: the index block, whose values are block handles."""
-    raw = memoryview(source.read(offset, length + TRAILER_SIZE))    # slices below copy nothing
+    return parse_block(memoryview(source.read(offset, length + TRAILER_SIZE)), offset, length, path,
+                       is_index=is_index, verify_checksum=verify_checksum)
+
+
+def parse_block(raw: memoryview, offset: int, length: int, path: str, *, is_index: bool = False,
+                verify_checksum: bool = True) -> Block:
+    """`read_block` over the block's stored bytes and trailer `raw`, read at file `offset`."""
     if len(raw) == length + TRAILER_SIZE and length >= 5 and not raw[length] and (
             not verify_checksum or crc32(raw[:length + 1]) == _U4.unpack_from(raw, length + 1)[0]):
         # the common case, uncompressed and intact: the checks below in a few steps
@@ -529,6 +535,19 @@ def find_row_ids(block: Block, kind: int | None, width: int | None, order: Any) 
         return None
     return _kernels.find_row_ids(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                  width or 0, order, SHORT_VALUE)
+
+
+def lookup_block(raw: bytes | memoryview, length: int, crc: int, kind: int | None, width: int | None,
+                 order: Any) -> list[int] | None:
+    """A data block as stored (`length` bytes and the trailer), compiled: the row ids of the key
+    whose order is `order`, the block checked as `read_block`'s fast path checks it (`crc`: the
+    CRC32 of its first `length + 1` bytes, -1 not to check it) and searched as `find_row_ids`
+    searches; None where either would decline (`read_block` and the reader's lookup then read
+    it step by step, locating any error)."""
+    if kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
+                            and _kernels is not None or _compiled(kind, order)):
+        return None
+    return _kernels.lookup_block(raw, length, crc, kind, width or 0, order, SHORT_VALUE)
 
 
 def _compiled(kind: int, order: Any) -> bool:
