@@ -282,7 +282,7 @@ class Block:
         value_end = value_start + len_value
         following = np.r_[starts[1:], self.start(stop) if stop < self.count else self.len_entries]
         bad = (len_key < 0) | (len_value <= 0) | (key_end >= len(buf)) | (value_end != following)
-        if self.aligned_size and stop == self.count:
+        if self.aligned_size and stop == self.count > first:     # (an aligned block may hold no entry)
             bad[-1] |= value_end[-1] != self.len_entries
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
