@@ -70,6 +70,9 @@ class BTreeGlobalIndexReader:
                                  verify_checksum=verify_checksum)
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
+        self._has_bloom = f.has_bloom_filter
+        # data blocks end before both: a handle ending past either is checked (`_check_located`)
+        self._blocks_end = min(f.ofs_index_block, source.size - FOOTER_SIZE)
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
@@ -241,9 +244,7 @@ class BTreeGlobalIndexReader:
         """Data block `b`'s handle (`offset`, stored `size`), as the compiled index search found
         it, checked as `_handle` checks it (it is already known to lie before the index block
         when it ends there)."""
-        f = self.footer
-        if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
-                self.source.size - FOOTER_SIZE:
+        if offset + size + TRAILER_SIZE > self._blocks_end:
             self._check_handle(b, offset, size)
 
     def _keep(self, b: int, block: Block | memoryview) -> None:
@@ -293,9 +294,8 @@ class BTreeGlobalIndexReader:
         """Row ids of one exact key (`internal`, whose order is `order`): the bloom filter (if
         any), then one data block."""
         keys = self.keys
-        f = self.footer
-        if (f.ofs_bloom_filter or f.len_bloom_filter or f.num_expected_entries) and not bloom_test(
-                self._bloom_filter(), f.num_expected_entries, binary_string_hash(keys.encode_internal(internal))):
+        if self._has_bloom and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
+                                              binary_string_hash(keys.encode_internal(internal))):
             return []
         handle = None
         if self._all is not None:
@@ -309,14 +309,17 @@ class BTreeGlobalIndexReader:
             raw = self._cache.get(b)
             if raw is None:
                 _, offset, size = handle
-                self._check_located(b, offset, size)
+                if offset + size + TRAILER_SIZE > self._blocks_end:
+                    self._check_handle(b, offset, size)
                 raw = memoryview(self.source.read(offset, size + TRAILER_SIZE))
                 found = lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
                                      keys.search_kind, keys.width, order)
                 if found is not None:
                     if self.cache_size:
                         self._cached_bytes += size
-                        self._keep(b, raw)
+                        self._cache[b] = raw
+                        if self._cached_bytes > self.cache_size:
+                            self._keep(b, raw)      # trims the cache
                     return found
                 block = parse_block(raw, offset, size, f"data_blocks[{b}].block",
                                     verify_checksum=self.verify_checksum)
