@@ -23,6 +23,8 @@
  *   the column type orders them; in Python its ~17 key decodes were a cold lookup's next cost.
  * - `row_ids`: one btree value (a var_len_int count, then that many var_len_long row ids)
  *   into a list, checked as `sst.row_ids_of` checks it; a dozen varints cost ~15 us in Python.
+ * - `lookup_block`: a cold point lookup's data block step in one call (its trailer and table
+ *   checked, then searched and decoded as `find_row_ids` does): no block object per lookup.
  *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.

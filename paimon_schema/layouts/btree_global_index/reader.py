@@ -56,6 +56,9 @@ class DataBlockHandle:
 class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
+    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "footer", "_index",
+                 "_all", "_bloom", "_has_bloom", "_blocks_end")    # a reader per lookup: cheaper to build
+
     def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.source = source

@@ -57,6 +57,8 @@ class Source:
     lookup pays one open, one seek and two reads). `size`: the size of the file (not of bytes
     in memory) when the caller knows it, as an index manifest records it: no seek then."""
 
+    __slots__ = ("_file", "_owned", "_view", "_fd", "_closed", "size", "bytes_read", "_tail", "_tail_at")
+
     def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path,
                  size: int | None = None) -> None:
         self._file: IO[bytes] | None = None
