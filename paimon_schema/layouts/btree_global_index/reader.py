@@ -69,8 +69,9 @@ class BTreeGlobalIndexReader:
         self.keys = keys
         self.verify_checksum = verify_checksum
         self.footer: Footer = (f := read_footer(source))
-        self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
-                                 verify_checksum=verify_checksum)
+        self._index = parse_block(memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)),
+                                  f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
+                                  verify_checksum=verify_checksum)     # `read_block`, one call less
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
         self._has_bloom = f.has_bloom_filter
@@ -388,7 +389,8 @@ class BTreeGlobalIndexReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.source.close()         # `close`, one call less for a reader opened per lookup
+        self._cache.clear()
 
     def __repr__(self) -> str:
         f = self.footer
