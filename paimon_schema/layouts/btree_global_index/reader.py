@@ -29,6 +29,7 @@ from pyroaring import BitMap64
 
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.bitmap_index.javaorder import binary_string_hash
+from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
@@ -147,7 +148,12 @@ class BTreeGlobalIndexReader:
             return BitMap64()
         keys = self.keys
         internal = keys.internal(value)
-        return _bitmap(self._lookup(internal, keys.order_internal(internal)))
+        ids = self._lookup(internal, keys.order_internal(internal))
+        if type(ids) is list:       # `_bitmap`, one call less
+            bitmap = BitMap64()
+            bitmap.update(ids)
+            return bitmap
+        return _bitmap(ids)
 
     def isin(self, values: Iterable[object]) -> BitMap64:
         """Rows whose key is one of `values` (None among them matches nothing)."""
@@ -316,8 +322,9 @@ class BTreeGlobalIndexReader:
                 if offset + size + TRAILER_SIZE > self._blocks_end:
                     self._check_handle(b, offset, size)
                 raw = memoryview(self.source.read(offset, size + TRAILER_SIZE))
-                found = lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
-                                     keys.search_kind, keys.width, order)
+                # `sst.lookup_block` without its checks: `find_handle` answered, so the kernels can
+                found = sst._kernels.lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
+                                                  keys.search_kind or 0, keys.width or 0, order, SHORT_VALUE)
                 if found is not None:
                     if self.cache_size:
                         self._cached_bytes += size
