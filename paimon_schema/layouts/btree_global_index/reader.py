@@ -10,8 +10,10 @@ are `BitMap64`s of row ids relative to the file's row range.
 A point lookup parses only what it touches: the index block's entries are searched in place
 (all parsed and checked once a range, `entries` or `blocks` needs them), and with the C
 extension both searches and the row-id decoding run in place too (`sst.find_handle`,
-`sst.find_row_ids`); a reader opened per lookup costs one open, two reads (the file's tail,
-with the footer and the index block; one data block) and two CRCs.
+`sst.find_row_ids`), and a data block not yet read is checked and searched in one call
+(`sst.lookup_block`: no block object; the cache keeps its checked bytes until a range needs
+the block); a reader opened per lookup costs one open, two reads (the file's tail, with the
+footer and the index block; one data block) and two CRCs.
 """
 
 from __future__ import annotations
