@@ -479,6 +479,17 @@ def _lookups(data: bytes, data_type: str, probes: list[Any], path: Path | None =
     return outcomes
 
 
+def _shared_lookups(data: bytes, data_type: str, probes: list[Any], cache_size: int) -> list[Any]:
+    """Each probe's `equal` twice on one reader (the second finds its block cached, as checked
+    bytes or a block), then every row (`is_not_null`, which parses the cached blocks), or the errors."""
+    try:
+        reader = BTreeGlobalIndexReader.open(data, data_type, cache_size=cache_size)
+    except FormatError as exc:
+        return [("FormatError", exc.path, exc.offset)]
+    outcomes = [_outcome(lambda probe=probe: reader.equal(probe)) for probe in probes + probes]
+    return outcomes + [_outcome(reader.is_not_null), _outcome(lambda: reader.isin(probes))]
+
+
 def _with_crcs(data: bytearray, spans: list[tuple[int, int]]) -> bytes:
     for offset, size in spans:
         data[offset + size + 1:offset + size + 5] = struct.pack("<I", zlib.crc32(bytes(data[offset:offset + size + 1])))
@@ -509,9 +520,44 @@ def test_compiled_lookups_answer_and_fail_as_the_python_paths(data_type: str, da
     damaged_data = _with_crcs(damaged, spans)
     path = tmp_path / "btree.index"
     path.write_bytes(damaged_data)
+    cache_size = data.draw(st.sampled_from([0, 1, 1 << 20]))
     compiled = _lookups(damaged_data, data_type, probes), _lookups(damaged_data, data_type, probes, path)
+    shared = _shared_lookups(damaged_data, data_type, probes, cache_size)
     with mock.patch.object(sst, "_kernels", None):
         assert compiled == (_lookups(damaged_data, data_type, probes),) * 2
+        python = _shared_lookups(damaged_data, data_type, probes, cache_size)
+    # One reader, blocks cached: the same answers; on damaged bytes, where the Python path's
+    # bulk checks of a cached block refuse it, the compiled path (which checks what each
+    # lookup touches) may still answer, never the other way round.
+    assert len(shared) == len(python)
+    for ours, theirs in zip(shared, python):
+        assert ours == theirs or (damaged_data != f.data and isinstance(theirs, tuple))
+
+
+def test_the_compiled_block_lookup_declines_what_it_does_not_check() -> None:
+    """`lookup_block` answers only for an intact uncompressed block (its CRC as given, its
+    table describing entries); anything else is None, for the reader's own path to locate."""
+    if sst._kernels is None:
+        _no_kernels()
+    f = write_btree_global_index("INT", [3, 5, 5, 9])
+    (handle,) = BTreeGlobalIndexReader.open(f.data, "INT").blocks
+    size, raw = handle.size, f.data[handle.offset:handle.offset + handle.size + 5]
+    crc = zlib.crc32(raw[:size + 1])
+    kind, width = btree_keys("INT").search_kind, btree_keys("INT").width
+
+    def lookup(block: bytes, key: int = 5, checksum: int = crc, length: int = size) -> list[int] | None:
+        return sst.lookup_block(block, length, checksum, kind, width, key)
+
+    assert lookup(raw) == [1, 2] and lookup(raw, 4) == [] and lookup(raw, 99) == [] and lookup(raw, 9) == [3]
+    assert lookup(raw, checksum=-1) == [1, 2]
+    assert lookup(raw, checksum=crc ^ 1) is None                             # CRC mismatch
+    assert lookup(raw[:size] + b"\x01" + raw[size + 1:]) is None             # compressed
+    assert lookup(raw[:-1]) is None and lookup(raw, length=size - 1) is None  # cut short
+    assert lookup(raw[:size - 1] + b"\x02" + raw[size:]) is None             # unknown aligned type
+    table = raw[:size - 5] + struct.pack("<I", 0x7FFFFFFF) + raw[size - 1:]
+    assert lookup(table) is None                                              # entries do not fit
+    with mock.patch.object(sst, "_kernels", None):
+        assert lookup(raw) is None
 
 
 def _no_kernels() -> None:
@@ -664,6 +710,7 @@ def _generated_parts(data: bytes, data_type: str) -> dict[str, _Part]:
     def handles() -> list[tuple[int, int, bytes]]:
         opened()
         index = block_contents(parsing.read_lazily(parsed, "index_block"))
+        _expect_positions(index)        # the index block's positions too (the reader checks them)
         found, previous = [], None
         for e in index.entries:
             order = keys.order_of_key(bytes(e.key), "", 0)

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from paimon_schema import FormatError
 from paimon_schema.layouts.bitmap_global_index import write_bitmap_global_index
 from paimon_schema.layouts.btree_global_index import write_btree_global_index
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
@@ -149,3 +150,43 @@ def test_index_files_match_columns_by_field_id(tmp_path: Path) -> None:
     assert set(GlobalIndexPruning.evaluate(LocalFileIO(), renamed, files, Leaf("equal", "a2", (2,))).excluded
                or ()) == {0, 2}
     assert GlobalIndexPruning.evaluate(LocalFileIO(), renamed, files, Leaf("equal", "a", (2,))).excluded is None
+
+
+class _SeekCountingIO(LocalFileIO):
+    """A local FileIO whose input files count the seeks to their end (a size lookup)."""
+
+    end_seeks = 0
+
+    def open_input(self, path: str, size: int | None = None) -> Any:
+        return _SeekCounting(super().open_input(path, size), self)
+
+
+class _SeekCounting:
+    def __init__(self, inner: Any, io: _SeekCountingIO) -> None:
+        self.inner, self.io = inner, io
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.io.end_seeks += whence == 2
+        return int(self.inner.seek(offset, whence))
+
+    def read(self, length: int) -> bytes:
+        return bytes(self.inner.read(length))
+
+    def __enter__(self) -> _SeekCounting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.inner.close()
+
+
+def test_btree_files_are_opened_with_the_size_the_manifest_records(tmp_path: Path) -> None:
+    """The reader takes the index file's size from the index manifest (as Java's does): no
+    seek to the file's end to find it, the same answer."""
+    files = _index_files(tmp_path, "a", [1, 2, None, 4, 2], [(0, 4)], "btree")
+    io = _SeekCountingIO()
+    pruning = GlobalIndexPruning.evaluate(io, SCHEMA, files, Leaf("equal", "a", (2,)))
+    assert pruning.excluded is not None and set(pruning.excluded) == {0, 2, 3}
+    assert io.end_seeks == 0
+    wrong = [replace(files[0], file_size=files[0].file_size - 1)]       # a footer's magic no longer at the end
+    with pytest.raises(FormatError, match="corrupt global index"):
+        GlobalIndexPruning.evaluate(io, SCHEMA, wrong, Leaf("equal", "a", (2,)))

@@ -23,6 +23,8 @@
  *   the column type orders them; in Python its ~17 key decodes were a cold lookup's next cost.
  * - `row_ids`: one btree value (a var_len_int count, then that many var_len_long row ids)
  *   into a list, checked as `sst.row_ids_of` checks it; a dozen varints cost ~15 us in Python.
+ * - `lookup_block`: a cold point lookup's data block step in one call (its trailer and table
+ *   checked, then searched and decoded as `find_row_ids` does): no block object per lookup.
  *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.
@@ -1137,6 +1139,21 @@ block_search(PyObject *Py_UNUSED(module), PyObject *args)
 /* The row ids of the value at data[start:end], as `row_ids` returns them (None: malformed). */
 static PyObject *row_ids_of(const unsigned char *data, Py_ssize_t start, Py_ssize_t end);
 
+/* find_row_ids' answer for the block `s` describes: the probe's row ids, [] or None. */
+static PyObject *
+lookup_entries(const Search *s, Py_ssize_t longest)
+{
+    Py_ssize_t key = 0, len = 0, start, end;
+    Py_ssize_t i = search_entries(s, 1);
+    if (i < 0 || (i < s->count && !entry_key(s, i, &key, &len)))
+        Py_RETURN_NONE;
+    if (i == s->count || compare_key(s, key, len) != 0)
+        return PyList_New(0);
+    if (!entry_value(s, key, len, &start, &end) || end - start > longest)
+        Py_RETURN_NONE;
+    return row_ids_of(s->data, start, end);
+}
+
 PyDoc_STRVAR(find_row_ids_doc,
 "find_row_ids(block, len_entries, count, aligned_size, kind, width, probe, longest, /)\n"
 "    -> list[int] | None\n\n"
@@ -1149,27 +1166,67 @@ static PyObject *
 find_row_ids(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer block;
-    Py_ssize_t len_entries, count, aligned, i, key, len, start, end, longest;
+    Py_ssize_t len_entries, count, aligned, longest;
     int kind, width;
     PyObject *probe, *result = NULL;
     Search s;
     if (!PyArg_ParseTuple(args, "y*nnniiOn:find_row_ids", &block, &len_entries, &count, &aligned,
                           &kind, &width, &probe, &longest))
         return NULL;
-    if (!search_init(&s, &block, len_entries, count, aligned, kind, width, probe))
-        goto done;
-    i = search_entries(&s, 1);
-    if (i < 0 || (i < count && !entry_key(&s, i, &key, &len)))
-        result = Py_NewRef(Py_None);
-    else if (i == count || compare_key(&s, key, len) != 0)
-        result = PyList_New(0);
-    else if (!entry_value(&s, key, len, &start, &end) || end - start > longest)
-        result = Py_NewRef(Py_None);
-    else
-        result = row_ids_of(s.data, start, end);
-done:
+    if (search_init(&s, &block, len_entries, count, aligned, kind, width, probe))
+        result = lookup_entries(&s, longest);
     PyBuffer_Release(&block);
     return result;
+}
+
+PyDoc_STRVAR(lookup_block_doc,
+"lookup_block(raw, length, crc, kind, width, probe, longest, /) -> list[int] | None\n\n"
+"A cold point lookup's whole data block step: `raw` is a block as the file stores it (`length`\n"
+"bytes, then its 5-byte trailer), `crc` the CRC32 the caller computed over its first\n"
+"`length + 1` bytes (-1: not checked). When the block is uncompressed, its CRC32 matches and\n"
+"its table describes entries (as `sst.read_block`'s fast path checks them), the row ids of\n"
+"`probe` as `find_row_ids` finds them; None for anything else (the caller's `read_block` and\n"
+"lookup locate the error, or decode a value longer than `longest` bytes in bulk).");
+
+static PyObject *
+lookup_block(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer raw;
+    Py_ssize_t length, longest, count, len_entries, aligned;
+    long long crc;
+    int kind, width;
+    PyObject *probe, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "y*nLiiOn:lookup_block", &raw, &length, &crc, &kind, &width, &probe, &longest))
+        return NULL;
+    const unsigned char *p = raw.buf;
+    if (length < 5 || raw.len != length + 5 || p[length] != 0
+        || (crc >= 0 && (uint64_t)crc != ((uint64_t)p[length + 1] | (uint64_t)p[length + 2] << 8
+                                           | (uint64_t)p[length + 3] << 16 | (uint64_t)p[length + 4] << 24)))
+        goto decline;
+    uint32_t tail = (uint32_t)p[length - 5] | (uint32_t)p[length - 4] << 8 | (uint32_t)p[length - 3] << 16
+                    | (uint32_t)p[length - 2] << 24;
+    if (p[length - 1] == 1) {           /* unaligned: entries, their starts, their count */
+        len_entries = length - 5 - 4 * (Py_ssize_t)tail;
+        if (len_entries <= 0 || tail == 0)
+            goto decline;
+        count = tail;
+        aligned = 0;
+    } else if (p[length - 1] == 0 && tail && (length - 5) % tail == 0) {    /* aligned */
+        len_entries = length - 5;
+        count = (length - 5) / tail;
+        aligned = tail;
+    } else
+        goto decline;
+    Py_buffer stored = raw;             /* the block without its trailer */
+    stored.len = length;
+    if (search_init(&s, &stored, len_entries, count, aligned, kind, width, probe))
+        result = lookup_entries(&s, longest);
+    PyBuffer_Release(&raw);
+    return result;
+decline:
+    PyBuffer_Release(&raw);
+    Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(find_handle_doc,
@@ -1589,6 +1646,7 @@ static PyMethodDef methods[] = {
     {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
     {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
+    {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
     {NULL, NULL, 0, NULL},
 };
 

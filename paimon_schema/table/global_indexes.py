@@ -219,7 +219,7 @@ class _Evaluator:
         with self.io.open_input(f.path) as source:
             handle = cast(Any, source)
             if f.index_type == "btree":
-                btree = BTreeGlobalIndexReader.open(handle, dtype)
+                btree = BTreeGlobalIndexReader.open(handle, dtype, size=f.file_size)    # no seek to the end
                 return _btree_answer(btree, leaf)
             bitmap = BitmapGlobalIndexReader.open(handle, dtype)
             if not _keys_ascend(f, bitmap):

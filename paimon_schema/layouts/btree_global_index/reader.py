@@ -10,8 +10,10 @@ are `BitMap64`s of row ids relative to the file's row range.
 A point lookup parses only what it touches: the index block's entries are searched in place
 (all parsed and checked once a range, `entries` or `blocks` needs them), and with the C
 extension both searches and the row-id decoding run in place too (`sst.find_handle`,
-`sst.find_row_ids`); a reader opened per lookup costs one open, two reads (the file's tail,
-with the footer and the index block; one data block) and two CRCs.
+`sst.find_row_ids`), and a data block not yet read is checked and searched in one call
+(`sst.lookup_block`: no block object; the cache keeps its checked bytes until a range needs
+the block); a reader opened per lookup costs one open, two reads (the file's tail, with the
+footer and the index block; one data block) and two CRCs.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ from pyroaring import BitMap64
 
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.bitmap_index.javaorder import binary_string_hash
+from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
     FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
-    parse_handle, read_block, read_footer, row_ids_of, search)
+    lookup_block, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
@@ -56,19 +59,27 @@ class DataBlockHandle:
 class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
+    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "footer", "_index",
+                 "_all", "_bloom", "_has_bloom", "_blocks_end")    # a reader per lookup: cheaper to build
+
     def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
         self.source = source
         self.cache_size = cache_size
-        self._cache: dict[int, Block] = {}       # insertion order = least recently used first
+        # insertion order = least recently used first; a block's checked stored bytes until parsed
+        self._cache: dict[int, Block | memoryview] = {}
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
         self.footer: Footer = (f := read_footer(source))
-        self._index = read_block(source, f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
-                                 verify_checksum=verify_checksum)
+        self._index = parse_block(memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)),
+                                  f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
+                                  verify_checksum=verify_checksum)     # `read_block`, one call less
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
+        self._has_bloom = f.has_bloom_filter
+        # data blocks end before both: a handle ending past either is checked (`_check_located`)
+        self._blocks_end = min(f.ofs_index_block, source.size - FOOTER_SIZE)
 
     @classmethod
     def open(cls, data: bytes | bytearray | memoryview | IO[bytes] | str | Path, data_type: str | DataType,
@@ -139,7 +150,12 @@ class BTreeGlobalIndexReader:
             return BitMap64()
         keys = self.keys
         internal = keys.internal(value)
-        return _bitmap(self._lookup(internal, keys.order_internal(internal)))
+        ids = self._lookup(internal, keys.order_internal(internal))
+        if type(ids) is list:       # `_bitmap`, one call less
+            bitmap = BitMap64()
+            bitmap.update(ids)
+            return bitmap
+        return _bitmap(ids)
 
     def isin(self, values: Iterable[object]) -> BitMap64:
         """Rows whose key is one of `values` (None among them matches nothing)."""
@@ -215,27 +231,42 @@ class BTreeGlobalIndexReader:
         """Data block `b`, from the cache of the blocks read last (Java's `BlockCache`): a
         block is read and checked once, however many lookups land in it. `handle`: (b,
         offset, stored size) as the index block holds them, when the caller found them."""
-        block = self._cache.pop(b, None)
-        if block is None:
+        cached = self._cache.pop(b, None)
+        if isinstance(cached, Block):
+            cached.hits += 1
+            block = cached
+        else:       # not read yet, or read and checked by a compiled lookup (`_lookup`): parsed now
             if self._all is not None:
                 offset, size = self._all[0][b].offset, self._all[0][b].size
             elif handle is not None:
                 _, offset, size = handle
-                f = self.footer
-                if offset + size + TRAILER_SIZE > f.ofs_index_block or offset + size + TRAILER_SIZE > \
-                        self.source.size - FOOTER_SIZE:     # before the index block: else located
-                    self._check_handle(b, offset, size)
+                self._check_located(b, offset, size)
             else:
                 _, offset, size = self._handle(b)
-            block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
-                               verify_checksum=self.verify_checksum)
-            self._cached_bytes += len(block.data)
-        else:
-            block.hits += 1
-        self._cache[b] = block
-        while self._cached_bytes > self.cache_size and self._cache:
-            self._cached_bytes -= len(self._cache.pop(next(iter(self._cache))).data)
+            if cached is None:
+                block = read_block(self.source, offset, size, f"data_blocks[{b}].block",
+                                   verify_checksum=self.verify_checksum)
+                self._cached_bytes += len(block.data)
+            else:
+                block = parse_block(cached, offset, size, f"data_blocks[{b}].block", verify_checksum=False)
+        self._keep(b, block)
         return block
+
+    def _check_located(self, b: int, offset: int, size: int) -> None:
+        """Data block `b`'s handle (`offset`, stored `size`), as the compiled index search found
+        it, checked as `_handle` checks it (it is already known to lie before the index block
+        when it ends there)."""
+        if offset + size + TRAILER_SIZE > self._blocks_end:
+            self._check_handle(b, offset, size)
+
+    def _keep(self, b: int, block: Block | memoryview) -> None:
+        """Block `b` (or its checked stored bytes) cached as the one used last, the cache
+        trimmed to `cache_size` bytes (stored bytes count as the block they hold)."""
+        cache = self._cache
+        cache[b] = block
+        while self._cached_bytes > self.cache_size and cache:
+            oldest = cache.pop(next(iter(cache)))
+            self._cached_bytes -= len(oldest.data) if isinstance(oldest, Block) else len(oldest) - TRAILER_SIZE
 
     def _key_order(self, block: Block, i: int) -> Any:
         """The order of entry `i`'s key; a key that is none of the type is located."""
@@ -275,9 +306,8 @@ class BTreeGlobalIndexReader:
         """Row ids of one exact key (`internal`, whose order is `order`): the bloom filter (if
         any), then one data block."""
         keys = self.keys
-        f = self.footer
-        if (f.ofs_bloom_filter or f.len_bloom_filter or f.num_expected_entries) and not bloom_test(
-                self._bloom_filter(), f.num_expected_entries, binary_string_hash(keys.encode_internal(internal))):
+        if self._has_bloom and not bloom_test(self._bloom_filter(), self.footer.num_expected_entries,
+                                              binary_string_hash(keys.encode_internal(internal))):
             return []
         handle = None
         if self._all is not None:
@@ -287,7 +317,37 @@ class BTreeGlobalIndexReader:
             b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
         if b == self._index.count:
             return []
-        block = self._data_block(b, handle)
+        if handle is not None:      # the whole data block step in one compiled call, where it answers
+            raw = self._cache.get(b)
+            if raw is None:
+                _, offset, size = handle
+                if offset + size + TRAILER_SIZE > self._blocks_end:
+                    self._check_handle(b, offset, size)
+                raw = memoryview(self.source.read(offset, size + TRAILER_SIZE))
+                # `sst.lookup_block` without its checks: `find_handle` answered, so the kernels can
+                found = sst._kernels.lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
+                                                  keys.search_kind or 0, keys.width or 0, order, SHORT_VALUE)
+                if found is not None:
+                    if self.cache_size:
+                        self._cached_bytes += size
+                        self._cache[b] = raw
+                        if self._cached_bytes > self.cache_size:
+                            self._keep(b, raw)      # trims the cache
+                    return found
+                block = parse_block(raw, offset, size, f"data_blocks[{b}].block",
+                                    verify_checksum=self.verify_checksum)
+                self._cached_bytes += len(block.data)
+                self._keep(b, block)
+            elif not isinstance(raw, Block):
+                found = lookup_block(raw, len(raw) - TRAILER_SIZE, -1, keys.search_kind, keys.width, order)
+                if found is not None:
+                    self._keep(b, self._cache.pop(b))
+                    return found
+                block = self._data_block(b, handle)
+            else:
+                block = self._data_block(b, handle)
+        else:
+            block = self._data_block(b, handle)
         if block.orders is None:
             found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:
@@ -338,7 +398,8 @@ class BTreeGlobalIndexReader:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.source.close()         # `close`, one call less for a reader opened per lookup
+        self._cache.clear()
 
     def __repr__(self) -> str:
         f = self.footer

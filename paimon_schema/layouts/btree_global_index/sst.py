@@ -57,6 +57,8 @@ class Source:
     lookup pays one open, one seek and two reads). `size`: the size of the file (not of bytes
     in memory) when the caller knows it, as an index manifest records it: no seek then."""
 
+    __slots__ = ("_file", "_owned", "_view", "_fd", "_closed", "size", "bytes_read", "_tail", "_tail_at")
+
     def __init__(self, data: bytes | bytearray | memoryview | IO[bytes] | str | Path,
                  size: int | None = None) -> None:
         self._file: IO[bytes] | None = None
@@ -97,7 +99,11 @@ class Source:
     def read_tail(self, length: int) -> memoryview:
         """The file's last `length` bytes (at most its size), kept for later reads inside them."""
         length = min(length, self.size)
-        tail = self._tail = memoryview(self.read(self.size - length, length))
+        if self._fd >= 0:       # `read`, one call less for a reader opened per lookup
+            self.bytes_read += length
+            tail = self._tail = memoryview(os.pread(self._fd, length, self.size - length))
+        else:
+            tail = self._tail = memoryview(self.read(self.size - length, length))
         self._tail_at = self.size - len(tail)
         return tail
 
@@ -282,7 +288,7 @@ class Block:
         value_end = value_start + len_value
         following = np.r_[starts[1:], self.start(stop) if stop < self.count else self.len_entries]
         bad = (len_key < 0) | (len_value <= 0) | (key_end >= len(buf)) | (value_end != following)
-        if self.aligned_size and stop == self.count:
+        if self.aligned_size and stop == self.count > first:     # (an aligned block may hold no entry)
             bad[-1] |= value_end[-1] != self.len_entries
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
@@ -324,7 +330,13 @@ def read_block(source: Source, offset: int, length: int, path: str, *, is_index:
                verify_checksum: bool = True) -> Block:
     """The block at `offset` (`length` stored bytes, then its trailer, at field `path`),
     checked and decompressed; `is_index`: the index block, whose values are block handles."""
-    raw = memoryview(source.read(offset, length + TRAILER_SIZE))    # slices below copy nothing
+    return parse_block(memoryview(source.read(offset, length + TRAILER_SIZE)), offset, length, path,
+                       is_index=is_index, verify_checksum=verify_checksum)
+
+
+def parse_block(raw: memoryview, offset: int, length: int, path: str, *, is_index: bool = False,
+                verify_checksum: bool = True) -> Block:
+    """`read_block` over the block's stored bytes and trailer `raw`, read at file `offset`."""
     if len(raw) == length + TRAILER_SIZE and length >= 5 and not raw[length] and (
             not verify_checksum or crc32(raw[:length + 1]) == _U4.unpack_from(raw, length + 1)[0]):
         # the common case, uncompressed and intact: the checks below in a few steps
@@ -529,6 +541,19 @@ def find_row_ids(block: Block, kind: int | None, width: int | None, order: Any) 
         return None
     return _kernels.find_row_ids(block.data, block.len_entries, block.count, block.aligned_size, kind,
                                  width or 0, order, SHORT_VALUE)
+
+
+def lookup_block(raw: bytes | memoryview, length: int, crc: int, kind: int | None, width: int | None,
+                 order: Any) -> list[int] | None:
+    """A data block as stored (`length` bytes and the trailer), compiled: the row ids of the key
+    whose order is `order`, the block checked as `read_block`'s fast path checks it (`crc`: the
+    CRC32 of its first `length + 1` bytes, -1 not to check it) and searched as `find_row_ids`
+    searches; None where either would decline (`read_block` and the reader's lookup then read
+    it step by step, locating any error)."""
+    if kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
+                            and _kernels is not None or _compiled(kind, order)):
+        return None
+    return _kernels.lookup_block(raw, length, crc, kind, width or 0, order, SHORT_VALUE)
 
 
 def _compiled(kind: int, order: Any) -> bool:
