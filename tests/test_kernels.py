@@ -21,7 +21,7 @@ from paimon_schema.layouts import column_values, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import shaped_column, shaped_columns
+from tests.strategies import mostly_null_lists, shaped_column, shaped_columns
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -280,6 +280,31 @@ def test_string_hashes_equal_xxhash(values: list[str | None], cut: int) -> None:
     binaries = [None if v is None else v.encode() for v in values]
     assert kernel.string_hashes(False, binaries).tolist() == expected
     assert kernel.string_hashes(False, pa.array(binaries, type=pa.binary())).tolist() == expected
+
+
+@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.integers(0, 5), st.data())
+def test_string_hashes_of_mostly_null_columns_equal_xxhash(values: list[str | None], cut: int,
+                                                           data: st.DataObject) -> None:
+    """Long columns of mostly NULL from every input kind (a list, an object array, a pandas
+    Series with NaN and None, Arrow's buffers with its validity bitmap, sliced): the present
+    values' XXH64, in row order; an untyped item anywhere declines a list."""
+    import pandas as pd
+    import pyarrow as pa
+
+    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
+    assert kernel.string_hashes(True, values).tolist() == expected
+    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
+    assert kernel.string_hashes(True, np.array([v for v in values for _ in (0, 1)] + [0], dtype=object)[:-1][::2]).tolist() == expected
+    nan_and_none = pd.Series([math.nan if v is None and i % 2 else v for i, v in enumerate(values)], dtype=object)
+    assert kernel.string_hashes(True, nan_and_none).tolist() == expected
+    sliced = pa.array(["x"] * cut + values + ["y"], type=pa.string())[cut:cut + len(values)]
+    assert kernel.string_hashes(True, sliced).tolist() == expected
+    binaries = [None if v is None else v.encode() for v in values]
+    assert kernel.string_hashes(False, binaries).tolist() == expected
+    assert kernel.string_hashes(False, pa.array(binaries, type=pa.large_binary())).tolist() == expected
+    if values:
+        at = data.draw(st.integers(0, len(values) - 1))
+        assert kernel.string_hashes(True, values[:at] + [math.nan] + values[at + 1:]) is None
 
 
 def test_string_hashes_decline_what_the_typing_pass_reports() -> None:

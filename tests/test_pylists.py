@@ -18,6 +18,7 @@ from paimon_schema.layouts import column_values as cv
 from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
+from tests.strategies import mostly_null_lists
 
 if cv._pylists is None:
     # Built without a C compiler, the package is correct but slower (lists take numpy's path);
@@ -73,6 +74,33 @@ def test_numbers_equal_the_python_path(root: str, kind: str, data: st.DataObject
     assert (compiled[1] is None) == (python[1] is None)
     if python[1] is not None:
         np.testing.assert_array_equal(compiled[1], python[1])
+
+
+_OWN = {"i": st.integers(-2**63, 2**63 - 1), "f": st.floats(), "b": st.booleans(),
+        "S": st.datetimes(), "D": st.dates(), "T": st.times()}
+
+
+@pytest.mark.parametrize("kind", sorted(_OWN))
+@given(data=st.data())
+def test_numbers_of_mostly_null_lists_equal_their_present_items(kind: str, data: st.DataObject) -> None:
+    """A long list of mostly None (the pass sets the NULLs aside a block at a time, then types
+    the present items only) gives the values of its present items, typed as a list without
+    NULLs is (one tight pass), and their validity; an untyped item anywhere declines it. As a
+    list and as an object array."""
+    values = data.draw(mostly_null_lists(_OWN[kind]))
+    present = [v for v in values if v is not None]
+    expected = cv._pylists.numbers(present, kind)
+    assert expected is not None
+    for column in (values, np.array(values + [0], dtype=object)[:-1]):
+        found = cv._pylists.numbers(column, kind)
+        assert found is not None
+        assert found[0] == expected[0] and found[2:] == (expected[2:] if present else (None, None))
+        assert (found[1] is None) == (len(present) == len(values))
+        if found[1] is not None:
+            assert list(found[1]) == [v is not None for v in values]
+    if values:
+        at = data.draw(st.integers(0, len(values) - 1))
+        assert cv._pylists.numbers(values[:at] + [_Text("x")] + values[at + 1:], kind) is None
 
 
 @pytest.mark.parametrize("root, kind", [("STRING", "s"), ("BYTES", "y")])
