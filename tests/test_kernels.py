@@ -176,6 +176,7 @@ def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarr
     compiled = ps.build_index(index_type, "BIGINT", values)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(roaring_writer, "_kernels", None)
+        patch.setattr(row_groups, "_kernels", None)      # range-bitmap codes by sorting
         assert ps.build_index(index_type, "BIGINT", values) == compiled
 
 
@@ -189,6 +190,26 @@ def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
         patch.setattr(roaring_writer, "_kernels", None)
         patch.setattr(row_groups, "_kernels", None)
         assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
+
+
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=3000)
+       | shaped_columns(max_rows=70_000).map(lambda column: column[1].tolist()), st.integers(0, 3000))
+@example(list(range(2000)) * 2, 2000)
+@example([5], 0)
+def test_number_rows_numbers_keys_by_first_occurrence(keys: list[int], limit: int) -> None:
+    array = np.array(keys, np.uint64)
+    distinct, first, inverse = np.unique(array, return_index=True, return_inverse=True)
+    numbered = row_groups.number_rows(array, limit)
+    if len(distinct) > limit:
+        assert numbered is None
+        return
+    assert numbered is not None
+    codes, keys_ = numbered
+    by_first = np.argsort(first)
+    rank = np.empty(len(distinct), np.int64)
+    rank[by_first] = np.arange(len(distinct))
+    np.testing.assert_array_equal(keys_, distinct[by_first])
+    np.testing.assert_array_equal(codes, rank[inverse.ravel()])
 
 
 @given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=3000),

@@ -7,6 +7,8 @@
  * - `group_rows`: a bitmap index over a column with few distinct keys groups its rows with a
  *   cache-resident hash table and a counting sort, as Java's writer does with its HashMap:
  *   about twice as fast as numpy's 64-bit sort.
+ * - `number_rows`: the same hash table numbering each row's key, without the grouping: a
+ *   range-bitmap's codes of a column with few distinct keys, with no sort of the column.
  * - `serialize_groups`: every key's bitmap, run-optimized and serialized in the portable
  *   RoaringBitmap format, straight from the grouped rows: one pass, no bitmap object per key
  *   (a million rows cyclic over 100k keys spread each key over every container: building and
@@ -327,6 +329,54 @@ done:
     PyBuffer_Release(&grouped);
     if (!every_row && rows.obj != NULL)
         PyBuffer_Release(&rows);
+    return result;
+}
+
+PyDoc_STRVAR(number_rows_doc,
+"number_rows(keys: buffer of uint64, limit: int) -> tuple[bytearray, bytearray] | None\n\n"
+"Each row's code (native int32), the keys numbered in order of first occurrence, and each\n"
+"code's key (uint64): `group_rows`' hash table without the grouping (a range-bitmap's codes);\n"
+"None when there are more than `limit` distinct keys.");
+
+static PyObject *
+number_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer keys;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*n:number_rows", &keys, &limit))
+        return NULL;
+    PyObject *result = NULL, *codes = NULL, *distinct = NULL;
+    int64_t *counts = NULL;
+    Py_ssize_t count = keys.len / 8;
+    if (keys.len % 8 != 0 || limit < 0 || limit > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "number_rows: uint64 keys and a limit in 0..2**31 - 1");
+        goto done;
+    }
+    Py_ssize_t room = limit < count ? limit : count;
+    codes = PyByteArray_FromStringAndSize(NULL, count * 4);
+    distinct = PyByteArray_FromStringAndSize(NULL, room * 8);
+    counts = PyMem_RawMalloc((size_t)(room ? room : 1) * sizeof(int64_t));
+    if (codes == NULL || distinct == NULL || counts == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t found;
+    Py_BEGIN_ALLOW_THREADS
+    found = number_keys(keys.buf, count, limit, (int32_t *)PyByteArray_AS_STRING(codes),
+                        (uint64_t *)PyByteArray_AS_STRING(distinct), counts);
+    Py_END_ALLOW_THREADS
+    if (found == -2)
+        PyErr_NoMemory();
+    else if (found == -1)
+        result = Py_NewRef(Py_None);
+    else if (PyByteArray_Resize(distinct, found * 8) == 0)
+        result = Py_BuildValue("(OO)", codes, distinct);
+done:
+    PyMem_RawFree(counts);
+    Py_XDECREF(codes);
+    Py_XDECREF(distinct);
+    PyBuffer_Release(&keys);
     return result;
 }
 
@@ -1613,6 +1663,7 @@ static PyMethodDef methods[] = {
     {"compress", compress, METH_VARARGS, compress_doc},
     {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
+    {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
     {"block_search", block_search, METH_VARARGS, block_search_doc},
