@@ -107,7 +107,10 @@ def test_numbers_of_mostly_null_lists_equal_their_present_items(kind: str, data:
 @pytest.mark.parametrize("pandas", [False, True], ids=["list", "pandas-missing"])
 @given(data=st.data())
 def test_codes_equal_the_python_path(root: str, kind: str, pandas: bool, data: st.DataObject) -> None:
-    values = data.draw(_kinds(kind))
+    """Short lists of every item, and long ones of mostly NULL (None, and NaN for pandas),
+    past the blocks of rows the pass sets NULLs aside in."""
+    values = data.draw(_kinds(kind) | mostly_null_lists(st.one_of(
+        st.sampled_from(["a", "é", "中文", ""] if kind == "s" else [b"a", b""]), st.just(math.nan), ITEMS)))
     data_type = DataType.parse(root)
     missing = (lambda v: v is None or (isinstance(v, float) and math.isnan(v))) if pandas else None
     compiled = cv._first_occurrence_codes(data_type, values, missing)
@@ -146,8 +149,8 @@ def test_lists_and_object_arrays_only() -> None:
     assert (low, high) == (1, 3)
     assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
     assert cv._pylists.numbers(np.array([], dtype=object), "i") == (bytearray(), None, None, None)
-    data, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
-    assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == ["a"]
+    data, valid, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
+    assert np.frombuffer(data, np.int64).tolist() == [0, 0] and list(valid) == [1, 0, 1] and distinct == ["a"]
     for other in ((1, 2), np.array([1, 2]), np.array([[1], [2]], dtype=object),
                   np.array([1, 2, 3], dtype=object)[::2], "ab", 7):
         assert cv._pylists.numbers(other, "i") is None, other
@@ -179,9 +182,9 @@ def test_buffers_are_owned_and_refcounts_balance() -> None:
     item = "only-" + str(id(object()))
     before = sys.getrefcount(item)
     for _ in range(100):
-        data, distinct = cv._pylists.codes([item, None, item], True, False)
-        assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == [item]
-        del data, distinct
+        data, valid, distinct = cv._pylists.codes([item, None, item], True, False)
+        assert np.frombuffer(data, np.int64).tolist() == [0, 0] and list(valid) == [1, 0, 1] and distinct == [item]
+        del data, valid, distinct
     assert sys.getrefcount(item) == before
     values = [1, None, 3]
     data, valid, _, _ = cv._pylists.numbers(values, "i")

@@ -210,15 +210,12 @@ def _first_occurrence_codes(data_type: DataType, values: list | np.ndarray,
     if _pylists is not None:
         numbered = _pylists.codes(values, data_type.is_string, missing is not None)
         if numbered is not None:
-            data, distinct = numbered
-            codes = np.frombuffer(data, np.int64)
+            data, valid, distinct = numbered
             encoded = _encoded(distinct, data_type.is_string)
             if encoded is None:
                 return None
-            valid = codes >= 0
-            if valid.all():
-                return Column(data_type, len(values), strings=(codes, encoded))
-            return Column(data_type, len(values), valid=valid, strings=(codes[valid], encoded))
+            return Column(data_type, len(values), valid=None if valid is None else np.frombuffer(valid, bool),
+                          strings=(np.frombuffer(data, np.int64), encoded))
     return _dict_codes(data_type, _as_list(values), missing)
 
 
@@ -507,20 +504,48 @@ def _is_text(pa: Any, arrow_type: Any) -> bool:
 
 
 def _arrow_strings(data_type: DataType, values: Any, valid: np.ndarray | None, num_rows: int, rows: Any) -> Column:
-    """Arrow's hash table numbers the distinct values (NULLs get no code: the non-null rows'
-    codes are taken from the indices' buffer, no filtered copy of the strings); each is
-    encoded once (Arrow strings are UTF-8 already: `to_pylist` and `encode` give back its
-    bytes, or fail as the reference pass would on the same values)."""
-    encoded = values.dictionary_encode()
-    dictionary = encoded.dictionary.to_pylist()
-    if dictionary and isinstance(dictionary[0], str):
-        try:
-            dictionary = [v.encode("utf-8") for v in dictionary]
-        except UnicodeEncodeError:
-            return Column(data_type, num_rows, rows=rows())
+    """Arrow's hash table numbers the distinct values (of the non-null rows: Arrow encodes an
+    array with nulls several times slower); each distinct value's bytes are sliced from the
+    dictionary's buffers (Arrow strings are UTF-8 already, checked once by Arrow), else
+    decoded and encoded again (views; `to_pylist` and `encode` give back its bytes, or fail as
+    the reference pass would on the same values)."""
+    pa = sys.modules["pyarrow"]
+    encoded = (values.drop_null() if valid is not None else values).dictionary_encode()
+    dictionary = _dictionary_bytes(pa, encoded.dictionary)
+    if dictionary is None:
+        dictionary = encoded.dictionary.to_pylist()
+        if dictionary and isinstance(dictionary[0], str):
+            try:
+                dictionary = [v.encode("utf-8") for v in dictionary]
+            except UnicodeEncodeError:
+                return Column(data_type, num_rows, rows=rows())
     indices = encoded.indices
-    codes = _arrow_fixed(indices, np.dtype(indices.type.to_pandas_dtype()), valid).astype(np.int64)
+    codes = _arrow_fixed(indices, np.dtype(indices.type.to_pandas_dtype()), None).astype(np.int64)
     return Column(data_type, num_rows, valid=valid, strings=(codes, dictionary))
+
+
+def _dictionary_bytes(pa: Any, dictionary: Any) -> list[bytes] | None:
+    """Each value of a string or binary (large or not) Arrow array as bytes, sliced from one
+    copy of its data by its offsets (no str each); None for other types, and for a string
+    array that is not valid UTF-8 (the per-value path says which value)."""
+    arrow_type = dictionary.type
+    if pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type):
+        width = np.dtype(np.int32)
+    elif pa.types.is_large_string(arrow_type) or pa.types.is_large_binary(arrow_type):
+        width = np.dtype(np.int64)
+    else:
+        return None
+    if not len(dictionary):
+        return []
+    if _is_text(pa, arrow_type):
+        try:
+            dictionary.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+    _, offsets, data = dictionary.buffers()
+    bounds = np.frombuffer(offsets, width, len(dictionary) + 1, dictionary.offset * width.itemsize).tolist()
+    blob = data.to_pybytes() if data is not None else b""
+    return [blob[start:end] for start, end in zip(bounds, bounds[1:])]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -379,72 +379,110 @@ table_code(table_t *table, const view_t *view, Py_hash_t hash, int *added)
 }
 
 PyDoc_STRVAR(codes_doc,
-"codes(values: list | numpy object array, text: bool, nan_is_null: bool) -> tuple[bytearray, list] | None\n\n"
-"One native int64 code per row, numbering the distinct items in order of first occurrence\n"
-"(-1: NULL, which is None, and a float NaN if `nan_is_null`), and the distinct items; None\n"
-"where an item is not exactly a str (`text`) or bytes, or `values` is neither a list nor a\n"
-"one-dimensional contiguous array of objects.");
+"codes(values: list | numpy object array, text: bool, nan_is_null: bool)\n"
+"    -> tuple[bytearray, bytearray | None, list] | None\n\n"
+"The non-NULL items' codes (native int64), numbering the distinct items in order of first\n"
+"occurrence, a bool byte per row (None: no NULL; NULL is None, and a float NaN if\n"
+"`nan_is_null`), and the distinct items; None where an item is not exactly a str (`text`) or\n"
+"bytes, or `values` is neither a list nor a one-dimensional contiguous array of objects.");
+
+/* One item's code into out[*count] (which it advances): 1; 0 when it is declined; 2 when it
+ * is a NaN taken for NULL; -1 on error. */
+static inline int
+coded_item(PyObject *item, int text, int nan_is_null, table_t *table, PyObject *distinct,
+           int64_t *out, Py_ssize_t *count)
+{
+    if (item == NULL)
+        return 0;
+    if (text ? !PyUnicode_CheckExact(item) : !PyBytes_CheckExact(item))
+        return nan_is_null && PyFloat_CheckExact(item) && isnan(PyFloat_AS_DOUBLE(item)) ? 2 : 0;
+    /* exact str/bytes: hashing them runs no Python code */
+    view_t view;
+    Py_hash_t hash = PyObject_Hash(item);
+    int added;
+    if (hash == -1 || view_of(item, text, &view) < 0)
+        return -1;
+    Py_ssize_t known = table_code(table, &view, hash, &added);
+    if (known < 0) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        return -1;
+    }
+    if (added && PyList_Append(distinct, item) < 0)
+        return -1;
+    out[(*count)++] = known;
+    return 1;
+}
 
 static PyObject *
 codes(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *values, *data, *distinct = NULL, **items;
+    PyObject *values, *data, *valid = NULL, *distinct = NULL, **items;
     table_t table = {0};
-    Py_ssize_t rows;
-    int text, nan_is_null;
+    Py_ssize_t rows, count = 0, row = 0;
+    int text, nan_is_null, typed = 1;
     if (!PyArg_ParseTuple(args, "Opp:codes", &values, &text, &nan_is_null))
         return NULL;
     int found = items_and_buffer(values, 8, &items, &rows, &data);
     if (found != 0)
         return found < 0 ? NULL : Py_NewRef(Py_None);
-    char *out = PyByteArray_AS_STRING(data);
+    int64_t *out = (int64_t *)PyByteArray_AS_STRING(data);
     distinct = PyList_New(0);
     if (distinct == NULL || table_resize(&table, 1024) < 0)
         goto fail;
 
-    for (Py_ssize_t row = 0; row < rows; row++) {
-        PyObject *item = items[row];
-        int64_t code;
+    /* until the first NULL, every row's code; then, as `numbers` does, a block at a time */
+    for (; row < rows && items[row] != Py_None; row++) {
         PREFETCH(items, row, rows);
-        if (item == NULL)
-            goto decline;
-        if (item == Py_None
-                || (nan_is_null && PyFloat_CheckExact(item) && isnan(PyFloat_AS_DOUBLE(item)))) {
-            code = -1;
-        }
-        else if (text ? !PyUnicode_CheckExact(item) : !PyBytes_CheckExact(item)) {
-            goto decline;
-        }
-        else {
-            /* exact str/bytes: hashing them runs no Python code */
-            view_t view;
-            Py_hash_t hash = PyObject_Hash(item);
-            int added;
-            if (hash == -1 || view_of(item, text, &view) < 0)
-                goto fail;
-            Py_ssize_t known = table_code(&table, &view, hash, &added);
-            if (known < 0) {
-                if (!PyErr_Occurred())
-                    PyErr_NoMemory();
-                goto fail;
+        typed = coded_item(items[row], text, nan_is_null, &table, distinct, out, &count);
+        if (typed != 1)
+            break;
+    }
+    if (typed == 0)
+        goto decline;
+    if (typed < 0)
+        goto fail;
+    if (row < rows) {           /* a NULL (None, or a NaN taken for one) */
+        valid = PyByteArray_FromStringAndSize(NULL, rows);
+        if (valid == NULL)
+            goto fail;
+        char *mask = PyByteArray_AS_STRING(valid);
+        memset(mask, 1, (size_t)row);
+        Py_ssize_t present[ROW_BLOCK];
+        for (Py_ssize_t start = row; start < rows; start += ROW_BLOCK) {
+            Py_ssize_t end = rows - start < ROW_BLOCK ? rows : start + ROW_BLOCK;
+            Py_ssize_t n = present_rows(items, start, end, mask, present);
+            for (Py_ssize_t j = 0; j < n; j++) {
+                PREFETCH_AT(items, present, j, n);
+                typed = coded_item(items[present[j]], text, nan_is_null, &table, distinct, out, &count);
+                if (typed == 2)
+                    mask[present[j]] = 0;
+                else if (typed == 0)
+                    goto decline;
+                else if (typed < 0)
+                    goto fail;
             }
-            if (added && PyList_Append(distinct, item) < 0)
-                goto fail;
-            code = known;
         }
-        memcpy(out + 8 * row, &code, 8);
     }
     table_free(&table);
-    return Py_BuildValue("(NN)", data, distinct);
+    if (PyByteArray_Resize(data, count * 8) < 0) {
+        Py_DECREF(data);
+        Py_XDECREF(valid);
+        Py_DECREF(distinct);
+        return NULL;
+    }
+    return Py_BuildValue("(NNN)", data, valid != NULL ? valid : Py_NewRef(Py_None), distinct);
 
 decline:
     table_free(&table);
     Py_DECREF(data);
+    Py_XDECREF(valid);
     Py_DECREF(distinct);
     Py_RETURN_NONE;
 fail:
     table_free(&table);
     Py_DECREF(data);
+    Py_XDECREF(valid);
     Py_XDECREF(distinct);
     return NULL;
 }
