@@ -529,6 +529,7 @@ def _dictionary_bytes(pa: Any, dictionary: Any) -> list[bytes] | None:
     copy of its data by its offsets (no str each); None for other types, and for a string
     array that is not valid UTF-8 (the per-value path says which value)."""
     arrow_type = dictionary.type
+    width: np.dtype
     if pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type):
         width = np.dtype(np.int32)
     elif pa.types.is_large_string(arrow_type) or pa.types.is_large_binary(arrow_type):
