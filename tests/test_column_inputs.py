@@ -311,6 +311,26 @@ def test_dictionary_with_duplicate_and_unused_entries() -> None:
             reference(index_type, "STRING", ["x", "x", None, "x"])
 
 
+@given(st.lists(st.none() | st.sampled_from(["", "a", "é", "日本", "a\x00b"]) | st.text(max_size=4), max_size=50),
+       st.integers(0, 3))
+def test_arrow_strings_of_every_width_and_view_give_the_list_s_bytes(values: list[str | None], cut: int) -> None:
+    """Distinct values sliced from the dictionary's buffers (string, large_string, binary,
+    large_binary, at an offset) or decoded (views) give what the list gives."""
+    text = [v for v in values if v is None or not any(0xD800 <= ord(c) < 0xE000 for c in v)]
+    binary = [None if v is None else v.encode() for v in text]
+    types_ = [(pa.string(), "STRING", text), (pa.large_string(), "STRING", text), (pa.binary(), "BYTES", binary),
+              (pa.large_binary(), "BYTES", binary)]
+    if hasattr(pa, "string_view"):
+        types_.append((pa.string_view(), "STRING", text))
+    for arrow_type, data_type, column in types_:
+        sliced = pa.array(["x"] * cut + column, type=arrow_type)[cut:]
+        index_type = "bitmap" if data_type == "STRING" else "bloom-filter"
+        assert ps.build_index(index_type, data_type, sliced) == ps.build_index(index_type, data_type, column), \
+            arrow_type
+        assert ps.build_index("range-bitmap", "STRING", sliced) == ps.build_index("range-bitmap", "STRING", text) \
+            if data_type == "STRING" else True
+
+
 def test_pandas_missing_values_are_null() -> None:
     """pandas' missing values in an object Series (None, NaN, NA, NaT) are NULL; in a float
     Series NaN stays the float NaN (as from numpy), and only a nullable dtype's mask is NULL."""

@@ -506,10 +506,12 @@ def _is_text(pa: Any, arrow_type: Any) -> bool:
 def _arrow_strings(data_type: DataType, values: Any, valid: np.ndarray | None, num_rows: int, rows: Any) -> Column:
     """Arrow's hash table numbers the distinct values (of the non-null rows: Arrow encodes an
     array with nulls several times slower); each distinct value's bytes are sliced from the
-    dictionary's buffers (Arrow strings are UTF-8 already, checked once by Arrow), else
-    decoded and encoded again (views; `to_pylist` and `encode` give back its bytes, or fail as
-    the reference pass would on the same values)."""
+    dictionary's buffers (Arrow strings are UTF-8 already, checked once by Arrow; views as
+    their large type), else decoded and encoded again (`to_pylist` and `encode` give back its
+    bytes, or fail as the reference pass would on the same values)."""
     pa = sys.modules["pyarrow"]
+    if _is_view(pa, values.type):       # Arrow filters no views: as their large type
+        values = values.cast(pa.large_string() if _is_text(pa, values.type) else pa.large_binary())
     encoded = (values.drop_null() if valid is not None else values).dictionary_encode()
     dictionary = _dictionary_bytes(pa, encoded.dictionary)
     if dictionary is None:
