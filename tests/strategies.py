@@ -7,7 +7,8 @@ non-BMP strings); and the whole range of the type. `columns(values)` draws whole
 such values: a small pool of keys repeated over the rows, with none, some or only NULLs
 (test_strategies.py checks they do draw NaN, -0.0, repeated keys and NULLs);
 `shaped_columns()` draws whole columns in the shapes tables hold (sorted, cyclic, clustered,
-skewed, ...), for the bulk writers.
+skewed, ...), for the bulk writers; `mostly_null_lists(items)` long lists of mostly None, for
+the compiled passes that set NULLs aside a block of rows at a time.
 """
 
 from __future__ import annotations
@@ -97,6 +98,19 @@ def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
                      st.integers(0, 300) | st.integers(60_000, max_rows),
                      st.sampled_from([1, 2, 3, 10, 100, 1000]) | st.integers(1, 100_000),
                      st.integers(0, 2**32 - 1))
+
+
+def mostly_null_lists(items: st.SearchStrategy, max_rows: int = 12_000) -> st.SearchStrategy[list]:
+    """Lists of up to `max_rows` items (past the compiled passes' blocks of 4096 rows), half to
+    all of them None, the others drawn from a small pool of `items`, at random rows."""
+    return st.builds(_mostly_null, st.lists(items, min_size=1, max_size=6), st.integers(0, max_rows),
+                     st.floats(0.5, 1.0), st.integers(0, 2**32 - 1))
+
+
+def _mostly_null(pool: list, rows: int, null_share: float, seed: int) -> list:
+    rng = np.random.default_rng(seed)
+    picks, nulls = rng.integers(0, len(pool), rows).tolist(), (rng.random(rows) < null_share).tolist()
+    return [None if null else pool[pick] for pick, null in zip(picks, nulls)]
 
 
 @st.composite

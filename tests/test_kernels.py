@@ -21,7 +21,7 @@ from paimon_schema.layouts import column_values, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import shaped_column, shaped_columns
+from tests.strategies import mostly_null_lists, shaped_column, shaped_columns
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -176,6 +176,7 @@ def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarr
     compiled = ps.build_index(index_type, "BIGINT", values)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(roaring_writer, "_kernels", None)
+        patch.setattr(row_groups, "_kernels", None)      # range-bitmap codes by sorting
         assert ps.build_index(index_type, "BIGINT", values) == compiled
 
 
@@ -189,6 +190,26 @@ def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
         patch.setattr(roaring_writer, "_kernels", None)
         patch.setattr(row_groups, "_kernels", None)
         assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
+
+
+@given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=3000)
+       | shaped_columns(max_rows=70_000).map(lambda column: column[1].tolist()), st.integers(0, 3000))
+@example(list(range(2000)) * 2, 2000)
+@example([5], 0)
+def test_number_rows_numbers_keys_by_first_occurrence(keys: list[int], limit: int) -> None:
+    array = np.array(keys, np.uint64)
+    distinct, first, inverse = np.unique(array, return_index=True, return_inverse=True)
+    numbered = row_groups.number_rows(array, limit)
+    if len(distinct) > limit:
+        assert numbered is None
+        return
+    assert numbered is not None
+    codes, keys_ = numbered
+    by_first = np.argsort(first)
+    rank = np.empty(len(distinct), np.int64)
+    rank[by_first] = np.arange(len(distinct))
+    np.testing.assert_array_equal(keys_, distinct[by_first])
+    np.testing.assert_array_equal(codes, rank[inverse.ravel()])
 
 
 @given(st.lists(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 2**63, 2**64 - 1]), max_size=3000),
@@ -280,6 +301,31 @@ def test_string_hashes_equal_xxhash(values: list[str | None], cut: int) -> None:
     binaries = [None if v is None else v.encode() for v in values]
     assert kernel.string_hashes(False, binaries).tolist() == expected
     assert kernel.string_hashes(False, pa.array(binaries, type=pa.binary())).tolist() == expected
+
+
+@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.integers(0, 5), st.data())
+def test_string_hashes_of_mostly_null_columns_equal_xxhash(values: list[str | None], cut: int,
+                                                           data: st.DataObject) -> None:
+    """Long columns of mostly NULL from every input kind (a list, an object array, a pandas
+    Series with NaN and None, Arrow's buffers with its validity bitmap, sliced): the present
+    values' XXH64, in row order; an untyped item anywhere declines a list."""
+    import pandas as pd
+    import pyarrow as pa
+
+    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
+    assert kernel.string_hashes(True, values).tolist() == expected
+    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
+    assert kernel.string_hashes(True, np.array([v for v in values for _ in (0, 1)] + [0], dtype=object)[:-1][::2]).tolist() == expected
+    nan_and_none = pd.Series([math.nan if v is None and i % 2 else v for i, v in enumerate(values)], dtype=object)
+    assert kernel.string_hashes(True, nan_and_none).tolist() == expected
+    sliced = pa.array(["x"] * cut + values + ["y"], type=pa.string())[cut:cut + len(values)]
+    assert kernel.string_hashes(True, sliced).tolist() == expected
+    binaries = [None if v is None else v.encode() for v in values]
+    assert kernel.string_hashes(False, binaries).tolist() == expected
+    assert kernel.string_hashes(False, pa.array(binaries, type=pa.large_binary())).tolist() == expected
+    if values:
+        at = data.draw(st.integers(0, len(values) - 1))
+        assert kernel.string_hashes(True, values[:at] + [math.nan] + values[at + 1:]) is None
 
 
 def test_string_hashes_decline_what_the_typing_pass_reports() -> None:

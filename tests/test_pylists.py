@@ -18,6 +18,7 @@ from paimon_schema.layouts import column_values as cv
 from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
+from tests.strategies import mostly_null_lists
 
 if cv._pylists is None:
     # Built without a C compiler, the package is correct but slower (lists take numpy's path);
@@ -75,11 +76,41 @@ def test_numbers_equal_the_python_path(root: str, kind: str, data: st.DataObject
         np.testing.assert_array_equal(compiled[1], python[1])
 
 
+_OWN = {"i": st.integers(-2**63, 2**63 - 1), "f": st.floats(), "b": st.booleans(),
+        "S": st.datetimes(), "D": st.dates(), "T": st.times()}
+
+
+@pytest.mark.parametrize("kind", sorted(_OWN))
+@given(data=st.data())
+def test_numbers_of_mostly_null_lists_equal_their_present_items(kind: str, data: st.DataObject) -> None:
+    """A long list of mostly None (the pass sets the NULLs aside a block at a time, then types
+    the present items only) gives the values of its present items, typed as a list without
+    NULLs is (one tight pass), and their validity; an untyped item anywhere declines it. As a
+    list and as an object array."""
+    values = data.draw(mostly_null_lists(_OWN[kind]))
+    present = [v for v in values if v is not None]
+    expected = cv._pylists.numbers(present, kind)
+    assert expected is not None
+    for column in (values, np.array(values + [0], dtype=object)[:-1]):
+        found = cv._pylists.numbers(column, kind)
+        assert found is not None
+        assert found[0] == expected[0] and found[2:] == (expected[2:] if present else (None, None))
+        assert (found[1] is None) == (len(present) == len(values))
+        if found[1] is not None:
+            assert list(found[1]) == [v is not None for v in values]
+    if values:
+        at = data.draw(st.integers(0, len(values) - 1))
+        assert cv._pylists.numbers(values[:at] + [_Text("x")] + values[at + 1:], kind) is None
+
+
 @pytest.mark.parametrize("root, kind", [("STRING", "s"), ("BYTES", "y")])
 @pytest.mark.parametrize("pandas", [False, True], ids=["list", "pandas-missing"])
 @given(data=st.data())
 def test_codes_equal_the_python_path(root: str, kind: str, pandas: bool, data: st.DataObject) -> None:
-    values = data.draw(_kinds(kind))
+    """Short lists of every item, and long ones of mostly NULL (None, and NaN for pandas),
+    past the blocks of rows the pass sets NULLs aside in."""
+    values = data.draw(_kinds(kind) | mostly_null_lists(st.one_of(
+        st.sampled_from(["a", "é", "中文", ""] if kind == "s" else [b"a", b""]), st.just(math.nan), ITEMS)))
     data_type = DataType.parse(root)
     missing = (lambda v: v is None or (isinstance(v, float) and math.isnan(v))) if pandas else None
     compiled = cv._first_occurrence_codes(data_type, values, missing)
@@ -118,8 +149,8 @@ def test_lists_and_object_arrays_only() -> None:
     assert (low, high) == (1, 3)
     assert np.frombuffer(data, np.int64).tolist() == [1, 3] and list(valid) == [1, 0, 1]
     assert cv._pylists.numbers(np.array([], dtype=object), "i") == (bytearray(), None, None, None)
-    data, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
-    assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == ["a"]
+    data, valid, distinct = cv._pylists.codes(np.array(["a", None, "a"], dtype=object)[::1], True, False)
+    assert np.frombuffer(data, np.int64).tolist() == [0, 0] and list(valid) == [1, 0, 1] and distinct == ["a"]
     for other in ((1, 2), np.array([1, 2]), np.array([[1], [2]], dtype=object),
                   np.array([1, 2, 3], dtype=object)[::2], "ab", 7):
         assert cv._pylists.numbers(other, "i") is None, other
@@ -151,9 +182,9 @@ def test_buffers_are_owned_and_refcounts_balance() -> None:
     item = "only-" + str(id(object()))
     before = sys.getrefcount(item)
     for _ in range(100):
-        data, distinct = cv._pylists.codes([item, None, item], True, False)
-        assert np.frombuffer(data, np.int64).tolist() == [0, -1, 0] and distinct == [item]
-        del data, distinct
+        data, valid, distinct = cv._pylists.codes([item, None, item], True, False)
+        assert np.frombuffer(data, np.int64).tolist() == [0, 0] and list(valid) == [1, 0, 1] and distinct == [item]
+        del data, valid, distinct
     assert sys.getrefcount(item) == before
     values = [1, None, 3]
     data, valid, _, _ = cv._pylists.numbers(values, "i")

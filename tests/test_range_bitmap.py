@@ -592,14 +592,19 @@ def test_wrong_slice_count_is_an_error() -> None:
 @example([2**63 - 1, -2**63, 0])                 # the span leaves no room for the rows: numpy's unique
 @example([5] * 40 + [-7])
 def test_unique_codes_equal_numpys(values: list[int]) -> None:
+    """By the compiled hash table (few distinct values) and by sorting (without it)."""
     import numpy as np
 
+    from paimon_schema.layouts.bitmap_index import row_groups
     from paimon_schema.layouts.range_bitmap.writer import _unique_codes
 
     array = np.array(values, np.int64)
-    distinct, codes = _unique_codes(array)
     expected, inverse = np.unique(array, return_inverse=True)
-    assert distinct.tolist() == expected.tolist() and codes.tolist() == inverse.ravel().tolist()
+    for kernels in (row_groups._kernels, None):
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(row_groups, "_kernels", kernels)
+            distinct, codes = _unique_codes(array)
+        assert distinct.tolist() == expected.tolist() and codes.tolist() == inverse.ravel().tolist()
 
 
 BSI_DAMAGE = (0, 1, 0x7FFF_FFFF, 0xFFFF_FFFF)

@@ -210,15 +210,12 @@ def _first_occurrence_codes(data_type: DataType, values: list | np.ndarray,
     if _pylists is not None:
         numbered = _pylists.codes(values, data_type.is_string, missing is not None)
         if numbered is not None:
-            data, distinct = numbered
-            codes = np.frombuffer(data, np.int64)
+            data, valid, distinct = numbered
             encoded = _encoded(distinct, data_type.is_string)
             if encoded is None:
                 return None
-            valid = codes >= 0
-            if valid.all():
-                return Column(data_type, len(values), strings=(codes, encoded))
-            return Column(data_type, len(values), valid=valid, strings=(codes[valid], encoded))
+            return Column(data_type, len(values), valid=None if valid is None else np.frombuffer(valid, bool),
+                          strings=(np.frombuffer(data, np.int64), encoded))
     return _dict_codes(data_type, _as_list(values), missing)
 
 
@@ -420,44 +417,51 @@ def _arrow(data_type: DataType, values: Any) -> Column:
     if pa.types.is_nested(arrow_type):
         raise SchemaError(f"unsupported Arrow type {arrow_type} for a column of type {data_type}")
     valid = _arrow_validity(values) if values.null_count else None
-    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type):
-        data = np.frombuffer(values.buffers()[1], np.dtype(arrow_type.to_pandas_dtype()),
-                             len(values), values.offset * arrow_type.bit_width // 8)
-        return _checked(data_type, data if valid is None else _compress(data, valid), valid, len(values),
-                        values.to_pylist)
-    present = values.drop_null() if valid is not None else values
     rows = values.to_pylist
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type):
+        return _checked(data_type, _arrow_fixed(values, np.dtype(arrow_type.to_pandas_dtype()), valid), valid,
+                        len(values), rows)
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) \
             or pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type) \
             or pa.types.is_fixed_size_binary(arrow_type) or _is_view(pa, arrow_type):
         wanted = data_type.is_string if _is_text(pa, arrow_type) else data_type.is_binary
         if not wanted:
             return Column(data_type, len(values), rows=rows())
-        return _arrow_strings(data_type, present, valid, len(values), rows)
+        return _arrow_strings(data_type, values, valid, len(values), rows)
     if pa.types.is_boolean(arrow_type):
+        present = values.drop_null() if valid is not None else values
         return _checked(data_type, present.to_numpy(zero_copy_only=False), valid, len(values), rows)
     if pa.types.is_date32(arrow_type) or pa.types.is_date64(arrow_type):
         if data_type.root != "DATE":
             return Column(data_type, len(values), rows=rows())
-        raw = present.view(pa.int32() if pa.types.is_date32(arrow_type) else pa.int64()).to_numpy()
-        days = raw if pa.types.is_date32(arrow_type) else raw.astype(np.int64) // 86_400_000
+        raw = _arrow_fixed(values, np.dtype(np.int32 if pa.types.is_date32(arrow_type) else np.int64), valid)
+        days = raw if pa.types.is_date32(arrow_type) else raw // 86_400_000
         return _checked(data_type, days, valid, len(values), rows)
     if pa.types.is_timestamp(arrow_type) and data_type.is_timestamp:
-        keys = _rescale(present.view(pa.int64()).to_numpy(), _PER_SECOND[arrow_type.unit],
+        keys = _rescale(_arrow_fixed(values, np.dtype(np.int64), valid), _PER_SECOND[arrow_type.unit],
                         _key_units(data_type))
         return _checked(data_type, keys, valid, len(values), rows) if keys is not None \
             else Column(data_type, len(values), rows=rows())
     if (pa.types.is_time32(arrow_type) or pa.types.is_time64(arrow_type)) \
             and data_type.root == "TIME":
-        raw = present.view(pa.int32() if pa.types.is_time32(arrow_type) else pa.int64()).to_numpy()
+        raw = _arrow_fixed(values, np.dtype(np.int32 if pa.types.is_time32(arrow_type) else np.int64), valid)
         millis = _rescale(raw, _PER_SECOND[arrow_type.unit], 1_000)
         return _checked(data_type, millis, valid, len(values), rows) if millis is not None \
             else Column(data_type, len(values), rows=rows())
     if pa.types.is_decimal128(arrow_type) and data_type.root == "DECIMAL":
-        unscaled = _arrow_unscaled(data_type, present, arrow_type.scale)
+        unscaled = _arrow_unscaled(data_type, values.drop_null() if valid is not None else values,
+                                   arrow_type.scale)
         if unscaled is not None:
             return Column(data_type, len(values), valid=valid, numbers=unscaled)
     return Column(data_type, len(values), rows=rows())
+
+
+def _arrow_fixed(values: Any, dtype: np.dtype, valid: np.ndarray | None) -> np.ndarray:
+    """The non-null values of an Arrow array of fixed-width numbers (integers, floats, dates,
+    times, timestamps) straight from its data buffer (`dtype` as wide as its values), NULLs
+    set aside by one compiled pass (`_compress`), not by Arrow's filter."""
+    data = np.frombuffer(values.buffers()[1], dtype, len(values), values.offset * dtype.itemsize)
+    return data if valid is None else _compress(data, valid)
 
 
 def _arrow_validity(values: Any) -> np.ndarray:
@@ -499,19 +503,52 @@ def _is_text(pa: Any, arrow_type: Any) -> bool:
         or getattr(pa.types, "is_string_view", lambda _: False)(arrow_type)
 
 
-def _arrow_strings(data_type: DataType, present: Any, valid: np.ndarray | None, num_rows: int, rows: Any) -> Column:
-    """Arrow's hash table numbers the distinct values; each is encoded once (Arrow strings are
-    UTF-8 already: `to_pylist` and `encode` give back its bytes, or fail as the reference pass
-    would on the same values)."""
-    encoded = present.dictionary_encode()
-    dictionary = encoded.dictionary.to_pylist()
-    if dictionary and isinstance(dictionary[0], str):
-        try:
-            dictionary = [v.encode("utf-8") for v in dictionary]
-        except UnicodeEncodeError:
-            return Column(data_type, num_rows, rows=rows())
-    codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+def _arrow_strings(data_type: DataType, values: Any, valid: np.ndarray | None, num_rows: int, rows: Any) -> Column:
+    """Arrow's hash table numbers the distinct values (of the non-null rows: Arrow encodes an
+    array with nulls several times slower); each distinct value's bytes are sliced from the
+    dictionary's buffers (Arrow strings are UTF-8 already, checked once by Arrow; views as
+    their large type), else decoded and encoded again (`to_pylist` and `encode` give back its
+    bytes, or fail as the reference pass would on the same values)."""
+    pa = sys.modules["pyarrow"]
+    if _is_view(pa, values.type):       # Arrow filters no views: as their large type
+        values = values.cast(pa.large_string() if _is_text(pa, values.type) else pa.large_binary())
+    encoded = (values.drop_null() if valid is not None else values).dictionary_encode()
+    dictionary = _dictionary_bytes(pa, encoded.dictionary)
+    if dictionary is None:
+        dictionary = encoded.dictionary.to_pylist()
+        if dictionary and isinstance(dictionary[0], str):
+            try:
+                dictionary = [v.encode("utf-8") for v in dictionary]
+            except UnicodeEncodeError:
+                return Column(data_type, num_rows, rows=rows())
+    indices = encoded.indices
+    codes = _arrow_fixed(indices, np.dtype(indices.type.to_pandas_dtype()), None).astype(np.int64)
     return Column(data_type, num_rows, valid=valid, strings=(codes, dictionary))
+
+
+def _dictionary_bytes(pa: Any, dictionary: Any) -> list[bytes] | None:
+    """Each value of a string or binary (large or not) Arrow array as bytes, sliced from one
+    copy of its data by its offsets (no str each); None for other types, and for a string
+    array that is not valid UTF-8 (the per-value path says which value)."""
+    arrow_type = dictionary.type
+    width: np.dtype
+    if pa.types.is_string(arrow_type) or pa.types.is_binary(arrow_type):
+        width = np.dtype(np.int32)
+    elif pa.types.is_large_string(arrow_type) or pa.types.is_large_binary(arrow_type):
+        width = np.dtype(np.int64)
+    else:
+        return None
+    if not len(dictionary):
+        return []
+    if _is_text(pa, arrow_type):
+        try:
+            dictionary.validate(full=True)
+        except pa.ArrowInvalid:
+            return None
+    _, offsets, data = dictionary.buffers()
+    bounds = np.frombuffer(offsets, width, len(dictionary) + 1, dictionary.offset * width.itemsize).tolist()
+    blob = data.to_pybytes() if data is not None else b""
+    return [blob[start:end] for start, end in zip(bounds, bounds[1:])]
 
 
 # ---------------------------------------------------------------------------------------------

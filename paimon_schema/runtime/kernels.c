@@ -7,6 +7,8 @@
  * - `group_rows`: a bitmap index over a column with few distinct keys groups its rows with a
  *   cache-resident hash table and a counting sort, as Java's writer does with its HashMap:
  *   about twice as fast as numpy's 64-bit sort.
+ * - `number_rows`: the same hash table numbering each row's key, without the grouping: a
+ *   range-bitmap's codes of a column with few distinct keys, with no sort of the column.
  * - `serialize_groups`: every key's bitmap, run-optimized and serialized in the portable
  *   RoaringBitmap format, straight from the grouped rows: one pass, no bitmap object per key
  *   (a million rows cyclic over 100k keys spread each key over every container: building and
@@ -31,8 +33,11 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "pyitems.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* bloom_add */
@@ -326,6 +331,54 @@ done:
     PyBuffer_Release(&grouped);
     if (!every_row && rows.obj != NULL)
         PyBuffer_Release(&rows);
+    return result;
+}
+
+PyDoc_STRVAR(number_rows_doc,
+"number_rows(keys: buffer of uint64, limit: int) -> tuple[bytearray, bytearray] | None\n\n"
+"Each row's code (native int32), the keys numbered in order of first occurrence, and each\n"
+"code's key (uint64): `group_rows`' hash table without the grouping (a range-bitmap's codes);\n"
+"None when there are more than `limit` distinct keys.");
+
+static PyObject *
+number_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer keys;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "y*n:number_rows", &keys, &limit))
+        return NULL;
+    PyObject *result = NULL, *codes = NULL, *distinct = NULL;
+    int64_t *counts = NULL;
+    Py_ssize_t count = keys.len / 8;
+    if (keys.len % 8 != 0 || limit < 0 || limit > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "number_rows: uint64 keys and a limit in 0..2**31 - 1");
+        goto done;
+    }
+    Py_ssize_t room = limit < count ? limit : count;
+    codes = PyByteArray_FromStringAndSize(NULL, count * 4);
+    distinct = PyByteArray_FromStringAndSize(NULL, room * 8);
+    counts = PyMem_RawMalloc((size_t)(room ? room : 1) * sizeof(int64_t));
+    if (codes == NULL || distinct == NULL || counts == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t found;
+    Py_BEGIN_ALLOW_THREADS
+    found = number_keys(keys.buf, count, limit, (int32_t *)PyByteArray_AS_STRING(codes),
+                        (uint64_t *)PyByteArray_AS_STRING(distinct), counts);
+    Py_END_ALLOW_THREADS
+    if (found == -2)
+        PyErr_NoMemory();
+    else if (found == -1)
+        result = Py_NewRef(Py_None);
+    else if (PyByteArray_Resize(distinct, found * 8) == 0)
+        result = Py_BuildValue("(OO)", codes, distinct);
+done:
+    PyMem_RawFree(counts);
+    Py_XDECREF(codes);
+    Py_XDECREF(distinct);
+    PyBuffer_Release(&keys);
     return result;
 }
 
@@ -1526,82 +1579,102 @@ xxh64_each(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 PyDoc_STRVAR(xxh64_items_doc,
-"xxh64_items(items: list, text: bool) -> tuple[bytearray, bytearray | None] | None\n\n"
-"XXH64 (seed 0) of each item's bytes (native int64; 0 for None) and a bool byte per item (None:\n"
-"no None): exact strs as UTF-8 (`text`), else exact bytes; None where an item is anything\n"
-"else, or a str is not valid Unicode (the caller's per-value path says why).");
+"xxh64_items(values: list | numpy object array, text: bool, nan_is_null: bool) -> bytearray | None\n\n"
+"XXH64 (seed 0) of each non-NULL item's bytes, as native int64, in row order: exact strs as\n"
+"UTF-8 (`text`), else exact bytes; NULL is None (and a float NaN if `nan_is_null`). None where\n"
+"an item is anything else, a str is not valid Unicode (the caller's per-value path says why),\n"
+"or `values` is neither a list nor a one-dimensional contiguous array of objects.");
+
+/* The hash of one item into out[*count]: 1, or 0 to decline. */
+static inline int
+hash_item(PyObject *item, int text, int nan_is_null, uint64_t *out, Py_ssize_t *count)
+{
+    const char *data;
+    Py_ssize_t size;
+    if (item == NULL)
+        return 0;
+    if (text && PyUnicode_CheckExact(item)) {
+        data = PyUnicode_AsUTF8AndSize(item, &size);       /* cached on the str */
+        if (data == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+    }
+    else if (!text && PyBytes_CheckExact(item)) {
+        data = PyBytes_AS_STRING(item);
+        size = PyBytes_GET_SIZE(item);
+    }
+    else
+        return nan_is_null && PyFloat_CheckExact(item) && isnan(PyFloat_AS_DOUBLE(item));
+    out[(*count)++] = xxh64((const unsigned char *)data, (size_t)size);
+    return 1;
+}
 
 static PyObject *
 xxh64_items(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *items;
-    int text;
-    if (!PyArg_ParseTuple(args, "O!p:xxh64_items", &PyList_Type, &items, &text))
+    PyObject *values, **items;
+    Py_ssize_t rows, count = 0;
+    int text, nan_is_null;
+    if (!PyArg_ParseTuple(args, "Opp:xxh64_items", &values, &text, &nan_is_null))
         return NULL;
-    Py_ssize_t count = PyList_GET_SIZE(items);
-    PyObject *hashes = PyByteArray_FromStringAndSize(NULL, count * 8), *valid = NULL;
+    int found = items_of(values, &items, &rows);
+    if (found != 0)
+        return found < 0 ? NULL : Py_NewRef(Py_None);
+    if (rows > PY_SSIZE_T_MAX / 8)
+        return PyErr_NoMemory();
+    PyObject *hashes = PyByteArray_FromStringAndSize(NULL, rows * 8);
     if (hashes == NULL)
         return NULL;
     uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(hashes);
-    char *flags = NULL;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *item = PyList_GET_ITEM(items, i);
-        const char *data;
-        Py_ssize_t size;
-        if (item == Py_None) {
-            if (flags == NULL) {
-                valid = PyByteArray_FromStringAndSize(NULL, count);
-                if (valid == NULL)
-                    goto fail;
-                flags = PyByteArray_AS_STRING(valid);
-                memset(flags, 1, (size_t)count);
-            }
-            flags[i] = 0;
-            out[i] = 0;
-            continue;
-        }
-        if (text && PyUnicode_CheckExact(item)) {
-            data = PyUnicode_AsUTF8AndSize(item, &size);       /* cached on the str */
-            if (data == NULL) {
-                PyErr_Clear();
-                goto decline;
+    /* a block at a time: its present rows (no branch each, `present_rows`), then their items,
+     * each prefetched AHEAD present items before it is read */
+    Py_ssize_t present[ROW_BLOCK];
+    for (Py_ssize_t start = 0; start < rows; start += ROW_BLOCK) {
+        Py_ssize_t end = rows - start < ROW_BLOCK ? rows : start + ROW_BLOCK;
+        Py_ssize_t n = present_rows(items, start, end, NULL, present);
+        for (Py_ssize_t j = 0; j < n; j++) {
+            PREFETCH_AT(items, present, j, n);
+            if (!hash_item(items[present[j]], text, nan_is_null, out, &count)) {
+                Py_DECREF(hashes);
+                Py_RETURN_NONE;
             }
         }
-        else if (!text && PyBytes_CheckExact(item)) {
-            data = PyBytes_AS_STRING(item);
-            size = PyBytes_GET_SIZE(item);
-        }
-        else
-            goto decline;
-        out[i] = xxh64((const unsigned char *)data, (size_t)size);
     }
-    return Py_BuildValue("(NN)", hashes, valid != NULL ? valid : Py_NewRef(Py_None));
-decline:
-    Py_DECREF(hashes);
-    Py_XDECREF(valid);
-    Py_RETURN_NONE;
-fail:
-    Py_DECREF(hashes);
-    return NULL;
+    if (PyByteArray_Resize(hashes, count * 8) < 0) {
+        Py_DECREF(hashes);
+        return NULL;
+    }
+    return hashes;
 }
 
 PyDoc_STRVAR(xxh64_offsets_doc,
-"xxh64_offsets(offsets: buffer, width: int, data: buffer, first: int, count: int) -> bytearray\n\n"
+"xxh64_offsets(offsets: buffer, width: int, data: buffer, first: int, count: int,\n"
+"              validity: buffer | None = None) -> bytearray\n\n"
 "XXH64 (seed 0) of values first .. first + count - 1 of an Arrow binary/string array: value i\n"
-"is data[offsets[i]:offsets[i + 1]], offsets of `width` bytes (4, or 8 for the large types).");
+"is data[offsets[i]:offsets[i + 1]], offsets of `width` bytes (4, or 8 for the large types).\n"
+"With Arrow's validity bitmap (bit i: value i is not null), only the valid values', in order.");
 
 static PyObject *
 xxh64_offsets(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer offsets, data;
+    Py_buffer offsets, data, validity = {0};
     Py_ssize_t width, first, count;
-    if (!PyArg_ParseTuple(args, "y*ny*nn:xxh64_offsets", &offsets, &width, &data, &first, &count))
+    PyObject *bitmap = Py_None;
+    if (!PyArg_ParseTuple(args, "y*ny*nn|O:xxh64_offsets", &offsets, &width, &data, &first, &count, &bitmap))
         return NULL;
     PyObject *result = NULL;
+    if (bitmap != Py_None && PyObject_GetBuffer(bitmap, &validity, PyBUF_SIMPLE) < 0)
+        goto done;
     if ((width != 4 && width != 8) || first < 0 || count < 0
             || offsets.len / width < 1 || count > offsets.len / width - 1
             || first > offsets.len / width - 1 - count) {     /* no sum that could overflow */
         PyErr_SetString(PyExc_ValueError, "xxh64_offsets: offsets of 4 or 8 bytes, one past each value");
+        goto done;
+    }
+    const unsigned char *valid = validity.buf;
+    if (valid != NULL && (first + count + 7) / 8 > validity.len) {
+        PyErr_SetString(PyExc_ValueError, "xxh64_offsets: the validity bitmap is shorter than the values");
         goto done;
     }
     result = PyByteArray_FromStringAndSize(NULL, count * 8);
@@ -1609,8 +1682,11 @@ xxh64_offsets(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(result);
     const unsigned char *bytes = data.buf;
+    Py_ssize_t kept = 0;
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t start, end;
+        if (valid != NULL && !(valid[(first + i) >> 3] >> ((first + i) & 7) & 1))
+            continue;
         if (width == 4) {
             start = ((const int32_t *)offsets.buf)[first + i];
             end = ((const int32_t *)offsets.buf)[first + i + 1];
@@ -1624,11 +1700,15 @@ xxh64_offsets(PyObject *Py_UNUSED(module), PyObject *args)
             Py_CLEAR(result);
             goto done;
         }
-        out[i] = xxh64(bytes + start, (size_t)(end - start));
+        out[kept++] = xxh64(bytes + start, (size_t)(end - start));
     }
+    if (PyByteArray_Resize(result, kept * 8) < 0)
+        Py_CLEAR(result);
 done:
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&data);
+    if (validity.obj != NULL)
+        PyBuffer_Release(&validity);
     return result;
 }
 
@@ -1640,6 +1720,7 @@ static PyMethodDef methods[] = {
     {"compress", compress, METH_VARARGS, compress_doc},
     {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
+    {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
     {"block_search", block_search, METH_VARARGS, block_search_doc},

@@ -1,5 +1,6 @@
 """Rows grouped by key: the bitmap writer's grouping of a column with few distinct keys, by
-the compiled hash table (`runtime/kernels.c`).
+the compiled hash table (`runtime/kernels.c`); and the same table's numbering of the rows'
+keys, the range-bitmap writer's codes.
 
 Grouping a million rows by sorting `key << b | row` costs a 64-bit sort plus a dozen passes
 over the column; with few distinct keys a hash table of them stays in the cache, and one pass
@@ -48,3 +49,15 @@ def group_rows(rows: np.ndarray | None, keys: np.ndarray, limit: int = LIMIT) ->
     distinct, starts, counts, runs = (np.frombuffer(b, t) for b, t in zip(found, (np.uint64, np.int64, np.int64, bool)))
     order = np.argsort(distinct)
     return Groups(grouped, starts[order], counts[order], distinct[order], runs[order])
+
+
+def number_rows(keys: np.ndarray, limit: int = LIMIT) -> tuple[np.ndarray, np.ndarray] | None:
+    """Each row's code (int32; `keys` (uint64, one per row) numbered in order of first
+    occurrence) and each code's key, by the same hash table without the grouping; None when
+    there are more than `limit` distinct keys, or no compiled kernel."""
+    if _kernels is None:
+        return None
+    found = _kernels.number_rows(np.ascontiguousarray(keys, np.uint64), limit)
+    if found is None:
+        return None
+    return np.frombuffer(found[0], np.int32), np.frombuffer(found[1], np.uint64)

@@ -432,13 +432,14 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
 
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
-    """The groups in order of their first rows (distinct, below `num_rows`): a scatter over
-    the rows, not a sort of a million groups; a sort of a few."""
-    if len(first_rows) * 32 < num_rows:
+    """The groups in order of their first rows (distinct, below `num_rows` < 2**31): numpy's
+    SIMD sort of up to an eighth of the rows' count (a null-heavy or low-cardinality column),
+    else a scatter over the rows (int32: half the memory), not a sort of a million groups."""
+    if len(first_rows) * 8 < num_rows:
         return np.argsort(first_rows)
-    slots = np.full(num_rows, -1, np.int64)
-    slots[first_rows] = np.arange(len(first_rows))
-    return slots[slots >= 0]
+    slots = np.full(num_rows, -1, np.int32)
+    slots[first_rows] = np.arange(len(first_rows), dtype=np.int32)
+    return slots[slots >= 0].astype(np.int64)
 
 
 def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:

@@ -53,19 +53,21 @@ def string_hashes(text: bool, values: Any) -> np.ndarray | None:
     if module == "pyarrow":
         return _arrow_hashes(text, values)
     if module == "pandas" and getattr(values, "dtype", None) == np.dtype(object):
-        # pandas' missing values (NaN, NA, NaT) as None only if there are others than None
-        # (the conversion is a pass of its own)
-        plain = string_hashes(text, values.to_numpy(dtype=object))
-        return plain if plain is not None else string_hashes(text, values.to_numpy(dtype=object, na_value=None))
+        # the Series' own array (no copy), with NaN as NULL; pandas' other missing values (NA,
+        # NaT) as None only if there are any (the conversion is a pass of its own)
+        plain = _item_hashes(text, values.to_numpy(dtype=object), nan_is_null=True)
+        return plain if plain is not None else _item_hashes(text, values.to_numpy(dtype=object, na_value=None))
     if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
-        values = values.tolist()
-    if not isinstance(values, list):
-        return None
-    found = _kernels.xxh64_items(values, text)
-    if found is None:
-        return None
-    hashes, valid = np.frombuffer(found[0], np.int64), found[1]
-    return hashes if valid is None else hashes[np.frombuffer(valid, bool)]
+        return _item_hashes(text, np.ascontiguousarray(values))
+    return _item_hashes(text, values) if isinstance(values, list) else None
+
+
+def _item_hashes(text: bool, values: list | np.ndarray, nan_is_null: bool = False) -> np.ndarray | None:
+    """The hashes of the non-null items of a list or a contiguous object array, in one
+    compiled pass over the items in place (no list of them, no mask of the NULLs)."""
+    assert _kernels is not None
+    found = _kernels.xxh64_items(values, text, nan_is_null)
+    return None if found is None else np.frombuffer(found, np.int64)
 
 
 def _arrow_hashes(text: bool, values: Any) -> np.ndarray | None:
@@ -82,11 +84,9 @@ def _arrow_hashes(text: bool, values: Any) -> np.ndarray | None:
         if not len(chunk):
             continue
         validity, offsets, data = chunk.buffers()
-        hashes = np.frombuffer(_kernels.xxh64_offsets(offsets, width, data if data is not None else b"",
-                                                      chunk.offset, len(chunk)), np.int64)
-        if chunk.null_count:
-            hashes = hashes[np.asarray(chunk.is_valid())]
-        out.append(hashes)
+        out.append(np.frombuffer(_kernels.xxh64_offsets(offsets, width, data if data is not None else b"",
+                                                        chunk.offset, len(chunk),
+                                                        validity if chunk.null_count else None), np.int64))
     return np.concatenate(out) if out else np.zeros(0, np.int64)
 
 

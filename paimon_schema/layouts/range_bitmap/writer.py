@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from paimon_schema.generated import range_bitmap_codec
+from paimon_schema.layouts.bitmap_index.row_groups import number_rows
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import (
     KEY_DTYPES,
@@ -215,7 +216,7 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         if int(array.min()) < low or int(array.max()) > high:
             return None
         keys_, inner = _unique_codes(array.astype(np.int64, copy=False))
-    inner = inner.astype(np.int64).ravel()
+    inner = inner.astype(np.int64, copy=False).ravel()
     if valid is None:
         return keys_, inner
     codes = np.full(len(valid), -1, np.int64)
@@ -224,10 +225,20 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
 
 
 def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(values, return_inverse=True)` of int64 values by one sort of `value - min`
-    and the row packed in a uint64 (SIMD), where the span leaves room for the rows: numpy's
-    unique argsorts, twice the time for a million rows."""
+    """`np.unique(values, return_inverse=True)` of int64 values: with few distinct values, as
+    the bitmap writer groups them (the compiled hash table numbers the rows' keys: no sort of
+    the column, only of its distinct keys); else by one sort of `value - min` and the row
+    packed in a uint64 (SIMD), where the span leaves room for the rows: numpy's unique
+    argsorts, twice the time for a million rows."""
     count = len(values)
+    numbered = number_rows(values.view(np.uint64)) if count else None
+    if numbered is not None:
+        codes, distinct = numbered
+        signed = distinct.view(np.int64)
+        order = np.argsort(signed)
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        return signed[order], rank[codes]
     low = int(values.min())
     row_bits = max(1, (count - 1).bit_length())
     if (int(values.max()) - low).bit_length() + row_bits > 64:
@@ -387,9 +398,12 @@ def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
     """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`)."""
     num_slices = _num_slices(num_keys)
     present = codes >= 0
-    rows = np.flatnonzero(present).astype(np.uint32)
+    if present.all():           # no NULL: every row, the codes as they are (no copies)
+        rows, values = np.arange(len(codes), dtype=np.uint32), codes.view(np.uint64)
+    else:
+        rows, values = np.flatnonzero(present).astype(np.uint32), codes[present].view(np.uint64)
     ebm, _ = serialize_bitmaps(rows, np.array([len(rows)]))
-    slices, lengths = serialize_slices(rows, codes[present].astype(np.uint64), num_slices)
+    slices, lengths = serialize_slices(rows, values, num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
