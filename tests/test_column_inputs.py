@@ -331,6 +331,21 @@ def test_arrow_strings_of_every_width_and_view_give_the_list_s_bytes(values: lis
             if data_type == "STRING" else True
 
 
+@pytest.mark.parametrize("arrow_type", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("index_type", ["bitmap", "range-bitmap"])
+def test_arrow_strings_that_are_not_utf8_are_refused(arrow_type: pa.DataType, index_type: str) -> None:
+    """Arrow builds a string array of any bytes without checking them; a STRING index of one
+    is refused as the list path refuses a lone surrogate (a SchemaError naming the bytes),
+    never with Python's UnicodeDecodeError."""
+    width = 4 if arrow_type == pa.string() else 8
+    offsets = b"".join(n.to_bytes(width, "little") for n in (0, 2, 4))
+    bad = pa.Array.from_buffers(arrow_type, 2, [None, pa.py_buffer(offsets), pa.py_buffer(b"\xff\xfeok")])
+    for column in (bad, pa.chunked_array([bad, bad])):
+        with pytest.raises(ps.SchemaError, match="not valid UTF-8: b'\\\\xff"):
+            ps.build_index(index_type, "STRING", column)
+    assert ps.build_index(index_type, "STRING", bad[1:]) == ps.build_index(index_type, "STRING", ["ok"])
+
+
 def test_pandas_missing_values_are_null() -> None:
     """pandas' missing values in an object Series (None, NaN, NA, NaT) are NULL; in a float
     Series NaN stays the float NaN (as from numpy), and only a nullable dtype's mask is NULL."""

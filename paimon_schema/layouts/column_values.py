@@ -515,7 +515,10 @@ def _arrow_strings(data_type: DataType, values: Any, valid: np.ndarray | None, n
     encoded = (values.drop_null() if valid is not None else values).dictionary_encode()
     dictionary = _dictionary_bytes(pa, encoded.dictionary)
     if dictionary is None:
-        dictionary = encoded.dictionary.to_pylist()
+        try:
+            dictionary = encoded.dictionary.to_pylist()
+        except UnicodeDecodeError as exc:       # Arrow checks UTF-8 only when asked to
+            raise SchemaError(f"string is not valid UTF-8: {exc.object[:40]!r} for {data_type}") from exc
         if dictionary and isinstance(dictionary[0], str):
             try:
                 dictionary = [v.encode("utf-8") for v in dictionary]
