@@ -171,3 +171,19 @@ def test_declines_each_damaged_field_the_python_readers_report(
         return
     damaged_container = container[:at] + struct.pack(">i", new) + container[at + 4:]
     check(damaged_container, Leaf("equal", "c", (data.draw(st.sampled_from(keys)),)), row_type)
+
+
+def test_a_header_of_many_columns_is_left_to_the_python_readers() -> None:
+    """The probe's repeated-name check compares each name with the earlier ones, so a header
+    of more than 256 columns is declined (no quadratic walk of a hostile header) and left to
+    the Python readers; up to 256 it answers as they do."""
+    from paimon_schema.layouts.bitmap_index import build_bitmap_index
+    from paimon_schema.layouts.file_index import write_file_index
+    from paimon_schema.runtime import _avro
+
+    blob = build_bitmap_index("INT", [1, 2, None, 2], version=2)
+    for columns, declined in ((256, False), (257, True)):
+        container = write_file_index({f"c{i}": {"bitmap": blob} for i in range(columns)})
+        answer = _avro.probe_bitmap(container, b"c0", 4, 2)
+        assert (answer is None) == declined, columns
+        assert check(container, Leaf("equal", "c0", (2,)), {"c0": "INT"}) is not declined, columns

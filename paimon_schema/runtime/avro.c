@@ -605,6 +605,11 @@ done:
  *   (2,) its one bitmap index holds no such key; (3, row) the key's one row;
  *   (4, offset, length, num_rows) the key's stored bitmap, at `offset` of the container;
  * None wherever the Python path reads anything else (see above). */
+/* The repeated-name checks compare each name with the earlier ones: a header of more columns
+ * (or index types) than this is left to the Python path, so hostile headers cost no more than
+ * PROBE_MAX_NAMES squared comparisons each. */
+#define PROBE_MAX_NAMES 256
+
 static PyObject *
 probe_bitmap(PyObject *self, PyObject *args)
 {
@@ -631,7 +636,7 @@ probe_bitmap(PyObject *self, PyObject *args)
     Py_ssize_t end = (Py_ssize_t)head_length, pos = 16;
     int32_t column_count = be32(d + pos);
     pos += 4;
-    if (column_count < 0)
+    if (column_count < 0 || column_count > PROBE_MAX_NAMES)
         Py_RETURN_NONE;
     Py_ssize_t found = 0, entry_type = 0, entry_type_len = 0;
     int64_t entry_offset = 0, entry_length = 0;
@@ -658,7 +663,7 @@ probe_bitmap(PyObject *self, PyObject *args)
         pos = next;
         int32_t index_count = be32(d + pos);
         pos += 4;
-        if (index_count < 0)
+        if (index_count < 0 || index_count > PROBE_MAX_NAMES)
             Py_RETURN_NONE;
         int mine = name_len == column_len && memcmp(d + name, column, (size_t)column_len) == 0;
         Py_ssize_t types_start = pos;
