@@ -33,7 +33,7 @@ from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import bitslice
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.column_values import column_values
-from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
+from paimon_schema.layouts.roaring_writer import column_slices
 from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
@@ -251,20 +251,17 @@ def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
 def build_bsi(data_type: str | DataType, values: Any) -> bytes:
     """The blob Java's BSI writer writes for `values` (None = null), one row each: typed
     columns (`column_values`) in bulk, anything else value by value; the bytes straight from
-    `struct` and the compiled roaring writer, every slice from one pass over the rows
-    (`write_with_codec`, the generated codec's over pyroaring, is the reference)."""
-    num_rows, array, present = _longs(data_type, values)
+    `struct` and `column_slices`, each part (its existence bitmap and slices) from one pass
+    over the column (`write_with_codec`, the generated codec's over pyroaring, is the
+    reference)."""
+    num_rows, present, valid = _present_longs(data_type, values)
     out = [_HEAD.pack(1, num_rows)]
-    for rows, sign in ((present & (array >= 0), 1), (present & (array < 0), -1)):
-        if not rows.any():
+    for sign in (1, -1):
+        part = column_slices(present, valid, sign=sign)
+        if not part.rows:
             out.append(b"\x00")
             continue
-        positions = np.flatnonzero(rows).astype(np.uint32)
-        stored = (array[rows] * sign).astype(np.uint64)
-        maximum = int(stored.max())
-        ebm, _ = serialize_bitmaps(positions, np.array([len(positions)]))
-        slices, _ = serialize_slices(positions, stored, maximum.bit_length())
-        out += [_PART_HEAD.pack(1, 1, 0, maximum), ebm, _S4.pack(maximum.bit_length()), slices]
+        out += [_PART_HEAD.pack(1, 1, 0, part.maximum), part.ebm, _S4.pack(len(part.lengths)), part.slices]
     return b"".join(out)
 
 
@@ -287,6 +284,17 @@ _S4 = struct.Struct(">i")
 def _longs(data_type: str | DataType, values: Any) -> tuple[int, np.ndarray, np.ndarray]:
     """(num_rows, each row's long (0 for NULL), the non-null rows); SchemaError for a type the
     BSI does not take or a value that does not fit."""
+    num_rows, present, valid = _present_longs(data_type, values)
+    if valid is None:
+        return num_rows, present.astype(np.int64), np.ones(num_rows, bool)
+    array = np.zeros(num_rows, np.int64)
+    array[valid] = present
+    return num_rows, array, valid
+
+
+def _present_longs(data_type: str | DataType, values: Any) -> tuple[int, np.ndarray, np.ndarray | None]:
+    """(num_rows, the non-null rows' longs (signed integers), the non-null rows (None: every
+    row)); SchemaError for a type the BSI does not take or a value that does not fit."""
     dtype = DataType.parse(data_type)
     if dtype.root not in SUPPORTED:
         raise SchemaError(f"the bsi index does not support {dtype}")
@@ -294,19 +302,16 @@ def _longs(data_type: str | DataType, values: Any) -> tuple[int, np.ndarray, np.
     if column.numbers is not None:
         if column.numbers.size and int(column.numbers.min()) == LONG_MIN:
             _refuse_long_min(LONG_MIN)
-        if column.valid is None:
-            return column.num_rows, column.numbers, np.ones(column.num_rows, bool)
-        array = np.zeros(column.num_rows, np.int64)
-        array[column.valid] = column.numbers
-        return column.num_rows, array, column.valid
+        return column.num_rows, column.numbers, column.valid
     longs, nulls = [], []
     for value in column.python_rows():
         internal = _internal_long(dtype, value)
         if internal is not None and not LONG_MIN < internal <= LONG_MAX:
             _refuse_long_min(value)
         nulls.append(internal is None)
-        longs.append(0 if internal is None else internal)
-    return len(longs), np.array(longs, dtype=np.int64), ~np.array(nulls, dtype=bool)
+        if internal is not None:
+            longs.append(internal)
+    return len(nulls), np.array(longs, dtype=np.int64), ~np.array(nulls, dtype=bool)
 
 
 def _internal_long(data_type: DataType, value: object) -> int | None:

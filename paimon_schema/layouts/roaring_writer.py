@@ -7,6 +7,7 @@ reference the tests compare them with).
 from __future__ import annotations
 
 import array
+from typing import NamedTuple
 
 import numpy as np
 from pyroaring import BitMap
@@ -78,6 +79,57 @@ def roaring_slices(rows: np.ndarray, values: np.ndarray, count: int) -> tuple[by
         bitmap.run_optimize()
         out.append(bitmap.serialize())
     return b"".join(out), np.fromiter(map(len, out), np.int64, len(out))
+
+
+class Sliced(NamedTuple):
+    """A bit-sliced index of a column (`column_slices`)."""
+
+    ebm: bytes              # the existence bitmap, serialized
+    slices: bytes           # the slices, serialized back to back
+    lengths: np.ndarray     # int64: each slice's length
+    maximum: int            # the largest stored value (0 without rows)
+    rows: int               # rows in the existence bitmap
+
+
+def column_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
+                  sign: int = 0, count: int | None = None) -> Sliced:
+    """The bit-sliced index (existence bitmap and slices, as `serialize_slices` writes them) of
+    a column: `values` (signed integers) holds the non-null rows' values, `valid` marks the
+    non-null rows (None: every row); with `table` (int64) a row stores `table[value]` (a
+    range-bitmap's rank of its code). The rows indexed: with `sign` 1 those whose value is
+    >= 0, with -1 those < 0, storing the magnitude (a BSI's two parts), with 0 all. `count`
+    slices (None: as many as the largest stored value has bits).
+
+    The compiled pass (`runtime/kernels.c` column_slices) goes once over the column, a
+    container's rows at a time, slicing only the bits that vary in it: no row list, no pass
+    per slice; `reference_slices` is the numpy path it is proven equal to."""
+    if _kernels is None or values.dtype.kind != "i":
+        return reference_slices(values, valid, table=table, sign=sign, count=count)
+    ebm, slices, lengths, maximum, rows = _kernels.column_slices(
+        np.ascontiguousarray(values), values.dtype.itemsize,
+        None if valid is None else np.ascontiguousarray(valid, bool),
+        None if table is None else np.ascontiguousarray(table, np.int64), sign, -1 if count is None else count)
+    return Sliced(ebm, slices, np.frombuffer(lengths, np.int64), maximum, rows)
+
+
+def reference_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
+                     sign: int = 0, count: int | None = None) -> Sliced:
+    """`column_slices` with numpy: the part's rows and stored values, then `serialize_bitmaps`
+    and `serialize_slices`."""
+    stored = np.asarray(values, np.int64)
+    if table is not None:
+        stored = np.asarray(table, np.int64)[stored]
+    rows = np.arange(len(stored), dtype=np.int64) if valid is None else np.flatnonzero(valid)
+    if sign:
+        keep = stored >= 0 if sign > 0 else stored < 0
+        rows, stored = rows[keep], stored[keep]
+    with np.errstate(over="ignore"):
+        magnitudes = (-stored if sign < 0 else stored).view(np.uint64)
+    maximum = int(magnitudes.max()) if len(magnitudes) else 0
+    positions = rows.astype(np.uint32)
+    ebm, _ = serialize_bitmaps(positions, np.array([len(positions)]))
+    slices, lengths = serialize_slices(positions, magnitudes, maximum.bit_length() if count is None else count)
+    return Sliced(ebm, slices, lengths, maximum, len(positions))
 
 
 def adjacent(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

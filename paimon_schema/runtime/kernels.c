@@ -1712,6 +1712,381 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* column_slices: a bit-sliced index (a BSI part, a range-bitmap's codes) straight from a
+ * column, 65536 rows (one container) at a time: each row's stored value (the other sign's
+ * rows and NULLs hold 0) into a dense chunk, the existence bitmap's words as it goes; then
+ * only the bits that vary within the chunk are sliced (a bit every row holds copies the
+ * existence container, a bit none holds is empty: a column of few or clustered values has a
+ * handful), one byte of them at a time: the byte of each row into a plane, 16 rows' bits of
+ * it by a movemask each (SSE2; elsewhere a multiply gathers 8 rows' bits). Each bitmap's
+ * containers are written as they are found; the headers, which need every container's size,
+ * at the end. No row list and no slice pass over the whole column. */
+
+#if defined(__SSE2__) || defined(_M_X64)
+#include <emmintrin.h>
+#define SLICE_SSE2 1
+#endif
+
+#define CHUNK_ROWS 65536
+
+typedef struct {
+    container_t *containers;    /* one per chunk at most */
+    size_t n;
+    unsigned char *data;        /* the containers' data, back to back */
+    size_t used, capacity;
+    int has_runs;
+} slice_out_t;
+
+/* Room for `bytes` more data in `out`: 0, or -1 without memory. */
+static int
+slice_reserve(slice_out_t *out, size_t bytes)
+{
+    if (out->capacity - out->used >= bytes)
+        return 0;
+    size_t grown = out->capacity ? out->capacity : 16384;
+    while (grown - out->used < bytes)
+        grown *= 2;
+    unsigned char *larger = PyMem_RawRealloc(out->data, grown);
+    if (larger == NULL)
+        return -1;
+    out->data = larger;
+    out->capacity = grown;
+    return 0;
+}
+
+/* One container of `out` from its bitset (card > 0): 0, or -1 without memory. */
+static int
+slice_container(slice_out_t *out, uint16_t key, const uint64_t *words, uint32_t card, uint32_t runs)
+{
+    int type = dense_type(card, runs);
+    container_t *c = &out->containers[out->n++];
+    c->first = 0;
+    c->card = card;
+    c->runs = runs;
+    c->key = key;
+    c->type = (uint8_t)type;
+    out->has_runs |= type == RUN;
+    if (slice_reserve(out, container_size(c)) < 0)
+        return -1;
+    out->used = (size_t)(write_from_bitset(words, type, runs, out->data + out->used) - out->data);
+    return 0;
+}
+
+/* A copy of `from`'s last container into `out` (a bit every row of the chunk holds). */
+static int
+slice_copy_last(slice_out_t *out, const slice_out_t *from)
+{
+    const container_t *c = &from->containers[from->n - 1];
+    size_t size = container_size(c);
+    if (slice_reserve(out, size) < 0)
+        return -1;
+    out->containers[out->n++] = *c;
+    out->has_runs |= c->type == RUN;
+    memcpy(out->data + out->used, from->data + from->used - size, size);
+    out->used += size;
+    return 0;
+}
+
+/* A bitmap's serialization: its header (as `write_bitmap` writes it), then its data. */
+static unsigned char *
+slice_write(const slice_out_t *out, unsigned char *at)
+{
+    size_t n = out->n;
+    if (out->has_runs) {
+        put32(at, COOKIE | (uint32_t)((n - 1) << 16));
+        at += 4;
+        memset(at, 0, (n + 7) / 8);
+        for (size_t i = 0; i < n; i++)
+            if (out->containers[i].type == RUN)
+                at[i / 8] |= (unsigned char)(1u << (i % 8));
+        at += (n + 7) / 8;
+    }
+    else {
+        put32(at, COOKIE_NO_RUNS);
+        put32(at + 4, (uint32_t)n);
+        at += 8;
+    }
+    for (size_t i = 0; i < n; i++, at += 4) {
+        put16(at, out->containers[i].key);
+        put16(at + 2, out->containers[i].card - 1);
+    }
+    if (!out->has_runs || n >= NO_OFFSET_THRESHOLD) {
+        size_t offset = header_size(n, out->has_runs);
+        for (size_t i = 0; i < n; i++, at += 4) {
+            put32(at, (uint32_t)offset);
+            offset += container_size(&out->containers[i]);
+        }
+    }
+    if (out->used)
+        memcpy(at, out->data, out->used);
+    return at + out->used;
+}
+
+static inline size_t
+slice_length(const slice_out_t *out)
+{
+    return header_size(out->n, out->has_runs) + out->used;
+}
+
+/* Eight slices' words (bits 8 * lane .. 8 * lane + 7 of the rows' shifted values) from the
+ * plane of those bytes, one byte per row of the chunk. */
+static void
+plane_words(const unsigned char *plane, size_t words, uint64_t *bits)
+{
+    for (size_t w = 0; w < words; w++) {
+        uint64_t out[8] = {0};
+#ifdef SLICE_SSE2
+        for (int q = 0; q < 4; q++) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(plane + w * 64 + q * 16));
+            for (int b = 7; b >= 0; b--) {
+                out[b] |= (uint64_t)(uint32_t)_mm_movemask_epi8(x) << (16 * q);
+                x = _mm_add_epi8(x, x);
+            }
+        }
+#else
+        for (int q = 0; q < 8; q++) {
+            const unsigned char *p = plane + w * 64 + q * 8;
+            uint64_t y = 0;
+            for (int r = 0; r < 8; r++)
+                y |= (uint64_t)p[r] << (8 * r);
+            for (int b = 0; b < 8; b++)   /* bit r of the top byte: bit b of row r */
+                out[b] |= (((y >> b) & 0x0101010101010101ull) * 0x0102040810204080ull >> 56) << (8 * q);
+        }
+#endif
+        for (int b = 0; b < 8; b++)
+            bits[(size_t)b * WORDS + w] = out[b];
+    }
+}
+
+typedef struct {
+    const unsigned char *values;
+    int width;                  /* 1, 2, 4 or 8: signed native integers */
+    const unsigned char *valid; /* a byte per row, or NULL: every row */
+    const int64_t *table;       /* stored = table[value], or NULL */
+    Py_ssize_t table_size;
+    Py_ssize_t num_values, num_rows;
+    int sign;                   /* 1: rows >= 0; -1: rows < 0, stored negated; 0: every row */
+    int slices;                 /* bitmaps besides the existence bitmap (<= 64) */
+} slice_job_t;
+
+static inline int64_t
+slice_value(const slice_job_t *job, Py_ssize_t k)
+{
+    const unsigned char *at = job->values + (size_t)k * (size_t)job->width;
+    switch (job->width) {
+    case 1: return *(const int8_t *)at;
+    case 2: { int16_t v; memcpy(&v, at, 2); return v; }
+    case 4: { int32_t v; memcpy(&v, at, 4); return v; }
+    default: { int64_t v; memcpy(&v, at, 8); return v; }
+    }
+}
+
+enum { SLICE_OK = 0, SLICE_NO_MEMORY = -1, SLICE_BAD_CODE = -2, SLICE_BAD_COUNT = -3 };
+
+/* The job's bitmaps into `outs` (the existence bitmap, then the slices): SLICE_OK or an error;
+ * `*maximum` and `*rows`: the largest stored value and the part's rows. Without the GIL. */
+static int
+slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *maximum, Py_ssize_t *rows)
+{
+    uint64_t *dense = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint64_t));
+    uint64_t *ebm = PyMem_RawMalloc(WORDS * sizeof(uint64_t));
+    uint64_t *bits = PyMem_RawMalloc(8 * WORDS * sizeof(uint64_t));
+    unsigned char *plane = PyMem_RawMalloc(CHUNK_ROWS);
+    int status = SLICE_NO_MEMORY;
+    if (dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
+        goto done;
+    status = SLICE_OK;
+    Py_ssize_t k = 0, total = 0;
+    uint64_t most = 0, keep = job->slices >= 64 ? UINT64_MAX : (((uint64_t)1 << job->slices) - 1);
+    for (Py_ssize_t start = 0; start < job->num_rows; start += CHUNK_ROWS) {
+        Py_ssize_t end = job->num_rows - start < CHUNK_ROWS ? job->num_rows : start + CHUNK_ROWS;
+        size_t span = (size_t)(end - start), words = (span + 63) / 64;
+        uint64_t all = UINT64_MAX, any = 0;
+        uint32_t card = 0;
+        memset(ebm, 0, WORDS * sizeof(uint64_t));
+        for (size_t r = 0; r < span; r++) {
+            if (job->valid != NULL && !job->valid[start + (Py_ssize_t)r]) {
+                dense[r] = 0;
+                continue;
+            }
+            if (k >= job->num_values) {
+                status = SLICE_BAD_COUNT;
+                goto done;
+            }
+            int64_t v = slice_value(job, k++);
+            if (job->table != NULL) {
+                if (v < 0 || v >= job->table_size) {
+                    status = SLICE_BAD_CODE;
+                    goto done;
+                }
+                v = job->table[v];
+            }
+            int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+            uint64_t mask = (uint64_t)0 - (uint64_t)in;
+            uint64_t s = (job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v) & mask;
+            dense[r] = s;
+            ebm[r >> 6] |= (uint64_t)in << (r & 63);
+            card += (uint32_t)in;
+            all &= s | ~mask;
+            any |= s;
+            most = s > most ? s : most;
+        }
+        if (!card)
+            continue;
+        total += card;
+        uint16_t key = (uint16_t)(start >> 16);
+        if (slice_container(&outs[0], key, ebm, card, bitset_runs(ebm)) < 0) {
+            status = SLICE_NO_MEMORY;
+            goto done;
+        }
+        all &= keep;
+        any &= keep;
+        uint64_t varying = all ^ any;
+        for (int i = 0; i < job->slices; i++) {        /* the bits every row holds */
+            if ((all >> i) & 1 && slice_copy_last(&outs[1 + i], &outs[0]) < 0) {
+                status = SLICE_NO_MEMORY;
+                goto done;
+            }
+        }
+        if (!varying)
+            continue;
+        int low = ctz64(varying), high = 63;
+        while (!((varying >> high) & 1))
+            high--;
+        for (int lane = low; lane <= high; lane += 8) {
+            if (!((varying >> lane) & 0xFF))
+                continue;
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)(dense[r] >> lane);
+            memset(plane + span, 0, words * 64 - span);
+            plane_words(plane, words, bits);
+            if (words < WORDS)
+                for (int b = 0; b < 8; b++)
+                    memset(bits + (size_t)b * WORDS + words, 0, (WORDS - words) * sizeof(uint64_t));
+            for (int b = 0; b < 8 && lane + b <= high; b++) {
+                if (!((varying >> (lane + b)) & 1))
+                    continue;
+                const uint64_t *slice = bits + (size_t)b * WORDS;
+                uint32_t ones = 0;
+                for (size_t w = 0; w < words; w++)
+                    ones += (uint32_t)popcount64(slice[w]);
+                if (slice_container(&outs[1 + lane + b], key, slice, ones, bitset_runs(slice)) < 0) {
+                    status = SLICE_NO_MEMORY;
+                    goto done;
+                }
+            }
+        }
+    }
+    if (k != job->num_values)
+        status = SLICE_BAD_COUNT;
+    *maximum = most;
+    *rows = total;
+done:
+    PyMem_RawFree(dense);
+    PyMem_RawFree(ebm);
+    PyMem_RawFree(bits);
+    PyMem_RawFree(plane);
+    return status;
+}
+
+PyDoc_STRVAR(column_slices_doc,
+"column_slices(values: buffer, width: int, valid: buffer | None, table: buffer | None, sign: int,\n"
+"              count: int) -> tuple[bytes, bytes, bytearray, int, int]\n\n"
+"A bit-sliced index of a column: `values` holds the non-null rows' values (signed integers of\n"
+"`width` bytes: 1, 2, 4 or 8), `valid` a bool byte per row (None: every row is non-null);\n"
+"with `table` (int64) a row stores table[value]. The part's rows: sign 1 those >= 0, -1 those\n"
+"< 0 (stored negated), 0 all. Returns the existence bitmap and the `count` slices (-1: as many\n"
+"as the largest stored value has bits), run-optimized and serialized (the slices back to back),\n"
+"each slice's length (int64), the largest stored value and the part's rows.");
+
+static PyObject *
+column_slices(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer values, valid = {0}, table = {0};
+    PyObject *valid_object, *table_object;
+    int width, sign, count;
+    if (!PyArg_ParseTuple(args, "y*iOOii:column_slices", &values, &width, &valid_object, &table_object,
+                          &sign, &count))
+        return NULL;
+    PyObject *result = NULL, *ebm = NULL, *blob = NULL, *lengths = NULL;
+    slice_out_t outs[65], empty = {0};
+    memset(outs, 0, sizeof(outs));
+    if (valid_object != Py_None && PyObject_GetBuffer(valid_object, &valid, PyBUF_SIMPLE) < 0)
+        goto done;
+    if (table_object != Py_None && PyObject_GetBuffer(table_object, &table, PyBUF_SIMPLE) < 0)
+        goto done;
+    if ((width != 1 && width != 2 && width != 4 && width != 8) || values.len % width != 0
+            || table.len % 8 != 0 || sign < -1 || sign > 1 || count < -1) {
+        PyErr_SetString(PyExc_ValueError, "column_slices: values of 1, 2, 4 or 8 bytes, an int64 table, "
+                        "a sign in -1..1 and a count >= -1");
+        goto done;
+    }
+    slice_job_t job = {values.buf, width, valid.buf, table.buf, table.len / 8, values.len / width,
+                       valid.buf != NULL ? valid.len : values.len / width, sign, count < 0 || count > 64 ? 64 : count};
+    if (job.num_rows >= ((Py_ssize_t)1 << 32)) {
+        PyErr_SetString(PyExc_ValueError, "column_slices: at most 2**32 rows");
+        goto done;
+    }
+    size_t chunks = (size_t)((job.num_rows + CHUNK_ROWS - 1) / CHUNK_ROWS);
+    for (int i = 0; i <= job.slices; i++) {
+        outs[i].containers = PyMem_RawMalloc((chunks ? chunks : 1) * sizeof(container_t));
+        if (outs[i].containers == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    uint64_t maximum = 0;
+    Py_ssize_t rows = 0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = slice_column(&job, outs, &maximum, &rows);
+    Py_END_ALLOW_THREADS
+    if (status != SLICE_OK) {
+        if (status == SLICE_NO_MEMORY)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_ValueError, status == SLICE_BAD_CODE ? "column_slices: a value lies outside the table"
+                            : "column_slices: not one value per valid row");
+        goto done;
+    }
+    int slices = count >= 0 ? count : 0;
+    if (count < 0)
+        for (uint64_t m = maximum; m; m >>= 1)
+            slices++;
+    size_t total = 0;
+    for (int i = 0; i < slices; i++)
+        total += i < job.slices ? slice_length(&outs[1 + i]) : 8;
+    lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)slices * 8);
+    ebm = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)slice_length(&outs[0]));
+    blob = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (lengths == NULL || ebm == NULL || blob == NULL)
+        goto done;
+    int64_t *length_data = (int64_t *)PyByteArray_AS_STRING(lengths);
+    unsigned char *at = (unsigned char *)PyBytes_AS_STRING(blob);
+    slice_write(&outs[0], (unsigned char *)PyBytes_AS_STRING(ebm));
+    for (int i = 0; i < slices; i++) {
+        unsigned char *from = at;
+        at = slice_write(i < job.slices ? &outs[1 + i] : &empty, at);    /* past 64: empty */
+        length_data[i] = at - from;
+    }
+    result = Py_BuildValue("(OOOKn)", ebm, blob, lengths, (unsigned long long)maximum, rows);
+done:
+    for (int i = 0; i < 65; i++) {
+        PyMem_RawFree(outs[i].containers);
+        PyMem_RawFree(outs[i].data);
+    }
+    Py_XDECREF(ebm);
+    Py_XDECREF(blob);
+    Py_XDECREF(lengths);
+    PyBuffer_Release(&values);
+    if (valid.obj != NULL)
+        PyBuffer_Release(&valid);
+    if (table.obj != NULL)
+        PyBuffer_Release(&table);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
     {"xxh64_items", xxh64_items, METH_VARARGS, xxh64_items_doc},
@@ -1723,6 +2098,7 @@ static PyMethodDef methods[] = {
     {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
+    {"column_slices", column_slices, METH_VARARGS, column_slices_doc},
     {"block_search", block_search, METH_VARARGS, block_search_doc},
     {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},

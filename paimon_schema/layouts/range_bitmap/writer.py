@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from paimon_schema.layouts.paimon_common import (
     string_keys,
 )
 from paimon_schema.layouts.range_bitmap.scan import Key
-from paimon_schema.layouts.roaring_writer import serialize_bitmaps, serialize_slices
+from paimon_schema.layouts.roaring_writer import column_slices
 from paimon_schema.values import options, types
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
@@ -36,6 +36,23 @@ DEFAULT_CHUNK_SIZE = {KeyKind.boolean: 0, KeyKind.int8: 0, KeyKind.int16: 0}
 CHUNK_SIZE = 16 * 1024
 #: Distinct keys in Java's order: a list, or an int64 array for the integer kinds.
 Keys = list[Key] | np.ndarray
+
+
+class Codes(NamedTuple):
+    """Each non-null row's code, as the fast writer keeps them: no array of a code per row."""
+
+    inner: np.ndarray            # integers per non-null row: its code, or its index in `table`
+    valid: np.ndarray | None     # bool per row; None: no NULL
+    table: np.ndarray | None     # int64: the code of each `inner` value; None: `inner` are codes
+    num_rows: int
+
+
+def _present_codes(codes: np.ndarray) -> Codes:
+    """`Codes` of each row's code (-1 for NULL)."""
+    valid = codes >= 0
+    if valid.all():
+        return Codes(codes, None, None, len(codes))
+    return Codes(codes[valid], valid, None, len(codes))
 
 
 def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
@@ -50,11 +67,14 @@ def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
     limit = _chunk_limit(codec, chunk_size)
     column = column_values(codec.data_type, values)
     coded = _vector_codes(codec, column)
-    keys, codes = coded if coded is not None else _row_codes(codec, column.python_rows())
+    if coded is None:
+        keys, row_codes = _row_codes(codec, column.python_rows())
+        coded = keys, _present_codes(row_codes)
+    keys, codes = coded
     dictionary = _dictionary_bytes(codec, keys, limit)
     bsi = _bsi_bytes(codes, len(keys))
     bounds = _key_bytes(codec, keys[:1]) + _key_bytes(codec, keys[-1:]) if len(keys) else b""
-    header = struct.pack(">bii", 1, len(codes), len(keys)) + bounds + struct.pack(">i", len(dictionary))
+    header = struct.pack(">bii", 1, codes.num_rows, len(keys)) + bounds + struct.pack(">i", len(dictionary))
     return struct.pack(">i", len(header)) + header + dictionary + bsi
 
 
@@ -177,7 +197,7 @@ def _bsi_model(codes: np.ndarray, num_keys: int) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 # The fast writer's parts
 
-def _vector_codes(codec: KeyCodec, column: Any) -> tuple[Keys, np.ndarray] | None:
+def _vector_codes(codec: KeyCodec, column: Any) -> tuple[Keys, Codes] | None:
     """`_row_codes` with numpy for typed columns (`column_values`, which `column` is made
     into if it is not one); None where it declines (then `_row_codes` goes row by row and
     reports any error)."""
@@ -191,11 +211,13 @@ def _vector_codes(codec: KeyCodec, column: Any) -> tuple[Keys, np.ndarray] | Non
 
 
 def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
-                 ) -> tuple[Keys, np.ndarray] | None:
+                 ) -> tuple[Keys, Codes] | None:
     """Codes of the non-null values in `array` (`valid` marks the non-null rows; None: all);
     integer keys stay an int64 array (a million keys as Python ints cost more than the sort)."""
     kind, letter = codec.kind, array.dtype.kind
+    num_rows = len(array) if valid is None else len(valid)
     keys_: Keys
+    table = None
     if not len(array):
         keys_, inner = [], np.zeros(0, np.int64)
     elif kind == KeyKind.string:
@@ -215,21 +237,18 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
         if int(array.min()) < low or int(array.max()) > high:
             return None
-        keys_, inner = _unique_codes(array.astype(np.int64, copy=False))
-    inner = inner.astype(np.int64, copy=False).ravel()
-    if valid is None:
-        return keys_, inner
-    codes = np.full(len(valid), -1, np.int64)
-    codes[valid] = inner
-    return keys_, codes
+        keys_, inner, table = _unique_codes(array.astype(np.int64, copy=False))
+    return keys_, Codes(inner.ravel(), valid, table, num_rows)
 
 
-def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`np.unique(values, return_inverse=True)` of int64 values: with few distinct values, as
-    the bitmap writer groups them (the compiled hash table numbers the rows' keys: no sort of
-    the column, only of its distinct keys); else by one sort of `value - min` and the row
-    packed in a uint64 (SIMD), where the span leaves room for the rows: numpy's unique
-    argsorts, twice the time for a million rows."""
+def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """`np.unique(values, return_inverse=True)` of int64 values, the inverse as (inner, table):
+    each value's code is `table[inner]` (None: `inner`). With few distinct values, as the
+    bitmap writer groups them (the compiled hash table numbers the rows' keys in order of
+    first occurrence: no sort of the column, only of its distinct keys, whose ranks are the
+    table); else by one sort of `value - min` and the row packed in a uint64 (SIMD), where
+    the span leaves room for the rows: numpy's unique argsorts, twice the time for a million
+    rows."""
     count = len(values)
     numbered = number_rows(values.view(np.uint64)) if count else None
     if numbered is not None:
@@ -238,11 +257,12 @@ def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         order = np.argsort(signed)
         rank = np.empty(len(order), np.int64)
         rank[order] = np.arange(len(order))
-        return signed[order], rank[codes]
+        return signed[order], codes, rank
     low = int(values.min())
     row_bits = max(1, (count - 1).bit_length())
     if (int(values.max()) - low).bit_length() + row_bits > 64:
-        return np.unique(values, return_inverse=True)
+        distinct, inverse = np.unique(values, return_inverse=True)
+        return distinct, inverse, None
     packed = ((values.view(np.uint64) - np.uint64(low % 2**64)) << np.uint64(row_bits)) \
         | np.arange(count, dtype=np.uint64)
     packed.sort()
@@ -252,7 +272,7 @@ def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     np.not_equal(ordered[1:], ordered[:-1], out=first[1:])
     codes = np.empty(count, np.int64)
     codes[(packed & np.uint64((1 << row_bits) - 1)).astype(np.int64)] = np.cumsum(first) - 1
-    return (ordered[first] + np.uint64(low % 2**64)).view(np.int64), codes
+    return (ordered[first] + np.uint64(low % 2**64)).view(np.int64), codes, None
 
 
 def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndarray]:
@@ -274,17 +294,13 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
 
 
 def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
-                  ) -> tuple[list[Key], np.ndarray]:
-    """Strings by code (`Column.strings`), then by rank of their bytes."""
+                  ) -> tuple[list[Key], Codes]:
+    """Strings by code (`Column.strings`), then by rank of their bytes (the table)."""
     inner, encoded = strings
     ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
     rank = np.empty(len(encoded), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    if valid is None:
-        return [encoded[i] for i in ranked], rank[inner]
-    codes = np.full(num_rows, -1, np.int64)
-    codes[valid] = rank[inner]
-    return [encoded[i] for i in ranked], codes
+    return [encoded[i] for i in ranked], Codes(inner, valid, rank, num_rows)
 
 
 def _key_bytes(codec: KeyCodec, keys_: Keys) -> bytes:
@@ -394,16 +410,11 @@ def _string_records(keys_: list[bytes], prefix: bytes = b"", *columns: np.ndarra
     return out, sizes
 
 
-def _bsi_bytes(codes: np.ndarray, num_keys: int) -> bytes:
-    """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`)."""
+def _bsi_bytes(codes: Codes, num_keys: int) -> bytes:
+    """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`): the existence
+    bitmap and slices from one pass over the codes (`column_slices`)."""
     num_slices = _num_slices(num_keys)
-    present = codes >= 0
-    if present.all():           # no NULL: every row, the codes as they are (no copies)
-        rows, values = np.arange(len(codes), dtype=np.uint32), codes.view(np.uint64)
-    else:
-        rows, values = np.flatnonzero(present).astype(np.uint32), codes[present].view(np.uint64)
-    ebm, _ = serialize_bitmaps(rows, np.array([len(rows)]))
-    slices, lengths = serialize_slices(rows, values, num_slices)
+    ebm, slices, lengths, _, _ = column_slices(codes.inner, codes.valid, table=codes.table, count=num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
