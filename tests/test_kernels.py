@@ -180,6 +180,46 @@ def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarr
         assert ps.build_index(index_type, "BIGINT", values) == compiled
 
 
+@settings(max_examples=80, deadline=None)
+@given(shaped_columns(max_rows=140_000), st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
+       st.sampled_from([1, -1, 0, "table"]), st.sampled_from([None, 0, 1, 3, 9, 64, 66]),
+       st.integers(-2**63 + 1, 2**63 - 1) | st.integers(-300, 300), st.integers(1, 2**40))
+@example(("random", np.array([5, -7, 0]), None), np.int64, -1, None, 2**62, 1)
+@example(("sorted", np.arange(200_000), None), np.int64, 1, None, 0, 2**40 + 1)    # past 2 containers, bits above 32
+def test_column_slices_equal_the_numpy_path(column: tuple[str, np.ndarray, np.ndarray | None], dtype: Any,
+                                            sign: Any, count: int | None, offset: int, scale: int) -> None:
+    """The compiled pass over a column (a BSI part, range-bitmap codes through a table) equals
+    `reference_slices`: constant and varying bits per container, NULLs, every width."""
+    _, keys, valid = column
+    info = np.iinfo(dtype)
+    with np.errstate(over="ignore"):
+        values = (keys.astype(np.int64) * scale + offset).clip(info.min + 1, info.max).astype(dtype)
+    present = values if valid is None else values[valid]
+    table = None
+    if sign == "table":
+        distinct, inner = np.unique(present, return_inverse=True)
+        table = np.random.default_rng(len(distinct)).permutation(len(distinct)).astype(np.int64)
+        present, sign = inner.ravel().astype(np.int32), 0
+    elif sign == 0:
+        present = np.abs(present)
+    if sign == 0 and count is None:
+        count = 64
+    compiled = roaring_writer.column_slices(present, valid, table=table, sign=sign, count=count)
+    reference = roaring_writer.reference_slices(present, valid, table=table, sign=sign, count=count)
+    assert compiled.ebm == reference.ebm and compiled.slices == reference.slices
+    assert compiled.lengths.tolist() == reference.lengths.tolist()
+    assert (compiled.maximum, compiled.rows) == (reference.maximum, reference.rows)
+
+
+def test_column_slices_refuse_codes_outside_the_table_and_short_values() -> None:
+    with pytest.raises(ValueError, match="outside the table"):
+        kernel._kernels.column_slices(np.array([0, 3], np.int32), 4, None, np.arange(3, dtype=np.int64), 0, 2)
+    with pytest.raises(ValueError, match="one value per valid row"):
+        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, True, True]), None, 0, 2)
+    with pytest.raises(ValueError, match="one value per valid row"):
+        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, False, False]), None, 0, 2)
+
+
 @pytest.mark.parametrize("shape", ["sorted", "cyclic", "clustered", "skewed", "random", "distinct", "mostly_null"])
 def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
     """Past the hash table's 65536 keys and over many containers per key."""

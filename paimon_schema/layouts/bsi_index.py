@@ -256,11 +256,12 @@ def build_bsi(data_type: str | DataType, values: Any) -> bytes:
     reference)."""
     num_rows, present, valid = _present_longs(data_type, values)
     out = [_HEAD.pack(1, num_rows)]
+    low, high = (int(present.min()), int(present.max())) if len(present) else (0, -1)
     for sign in (1, -1):
-        part = column_slices(present, valid, sign=sign)
-        if not part.rows:
+        if (high < 0 if sign > 0 else low >= 0):        # no row of this sign: no pass
             out.append(b"\x00")
             continue
+        part = column_slices(present, valid, sign=sign)
         out += [_PART_HEAD.pack(1, 1, 0, part.maximum), part.ebm, _S4.pack(len(part.lengths)), part.slices]
     return b"".join(out)
 

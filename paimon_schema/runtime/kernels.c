@@ -1714,18 +1714,25 @@ done:
 
 /* ---------------------------------------------------------------------------------------- */
 /* column_slices: a bit-sliced index (a BSI part, a range-bitmap's codes) straight from a
- * column, 65536 rows (one container) at a time: each row's stored value (the other sign's
- * rows and NULLs hold 0) into a dense chunk, the existence bitmap's words as it goes; then
- * only the bits that vary within the chunk are sliced (a bit every row holds copies the
- * existence container, a bit none holds is empty: a column of few or clustered values has a
- * handful), one byte of them at a time: the byte of each row into a plane, 16 rows' bits of
- * it by a movemask each (SSE2; elsewhere a multiply gathers 8 rows' bits). Each bitmap's
- * containers are written as they are found; the headers, which need every container's size,
- * at the end. No row list and no slice pass over the whole column. */
+ * column, 65536 rows (one container) at a time: the rows' values decoded into a dense chunk,
+ * each row's stored value kept there (the other sign's rows and NULLs hold 0) and the
+ * existence bitmap's words made as it goes; then only the bits that vary within the chunk
+ * are sliced (a bit every row holds copies the existence container, a bit none holds is
+ * empty: a column of few or clustered values has a handful), a byte of them at a time: that
+ * byte of each row into a plane, 16 rows' bits of it by a movemask each (SSE2; elsewhere a
+ * multiply gathers 8 rows' bits). Each bitmap's containers are written as they are found;
+ * the headers, which need every container's size, at the end. No row list, no pass per
+ * slice over the column. The chunk's loops are cloned for CPUs with POPCNT (GCC on x86-64
+ * Linux; a wheel cannot assume it): counting bits is most of typing a container. */
 
 #if defined(__SSE2__) || defined(_M_X64)
 #include <emmintrin.h>
 #define SLICE_SSE2 1
+#endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define POPCNT_CLONES
 #endif
 
 #define CHUNK_ROWS 65536
@@ -1755,6 +1762,19 @@ slice_reserve(slice_out_t *out, size_t bytes)
     return 0;
 }
 
+/* A container's runs (run starts: a bit set whose predecessor is not). */
+static inline uint32_t
+slice_runs(const uint64_t *words, size_t count)
+{
+    uint32_t runs = 0;
+    uint64_t previous = 0;
+    for (size_t i = 0; i < count; i++) {
+        runs += (uint32_t)__builtin_popcountll(words[i] & ~((words[i] << 1) | (previous >> 63)));
+        previous = words[i];
+    }
+    return runs;
+}
+
 /* One container of `out` from its bitset (card > 0): 0, or -1 without memory. */
 static int
 slice_container(slice_out_t *out, uint16_t key, const uint64_t *words, uint32_t card, uint32_t runs)
@@ -1769,7 +1789,15 @@ slice_container(slice_out_t *out, uint16_t key, const uint64_t *words, uint32_t 
     out->has_runs |= type == RUN;
     if (slice_reserve(out, container_size(c)) < 0)
         return -1;
-    out->used = (size_t)(write_from_bitset(words, type, runs, out->data + out->used) - out->data);
+    unsigned char *at = out->data + out->used;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (type == BITSET) {           /* the words as they are */
+        memcpy(at, words, BITSET_BYTES);
+        out->used += BITSET_BYTES;
+        return 0;
+    }
+#endif
+    out->used = (size_t)(write_from_bitset(words, type, runs, at) - out->data);
     return 0;
 }
 
@@ -1830,10 +1858,14 @@ slice_length(const slice_out_t *out)
 }
 
 /* Eight slices' words (bits 8 * lane .. 8 * lane + 7 of the rows' shifted values) from the
- * plane of those bytes, one byte per row of the chunk. */
-static void
-plane_words(const unsigned char *plane, size_t words, uint64_t *bits)
+ * plane of those bytes, one byte per row of the chunk (`words` words of 64 rows), and each
+ * slice's cardinality and runs (run starts: a bit set whose predecessor is not). */
+static inline void
+plane_words(const unsigned char *plane, size_t words, uint64_t *bits, uint32_t *cards, uint32_t *runs)
 {
+    uint64_t previous[8] = {0};
+    memset(cards, 0, 8 * sizeof(uint32_t));
+    memset(runs, 0, 8 * sizeof(uint32_t));
     for (size_t w = 0; w < words; w++) {
         uint64_t out[8] = {0};
 #ifdef SLICE_SSE2
@@ -1854,8 +1886,13 @@ plane_words(const unsigned char *plane, size_t words, uint64_t *bits)
                 out[b] |= (((y >> b) & 0x0101010101010101ull) * 0x0102040810204080ull >> 56) << (8 * q);
         }
 #endif
-        for (int b = 0; b < 8; b++)
-            bits[(size_t)b * WORDS + w] = out[b];
+        for (int b = 0; b < 8; b++) {
+            uint64_t word = out[b];
+            bits[(size_t)b * WORDS + w] = word;
+            cards[b] += (uint32_t)__builtin_popcountll(word);
+            runs[b] += (uint32_t)__builtin_popcountll(word & ~((word << 1) | (previous[b] >> 63)));
+            previous[b] = word;
+        }
     }
 }
 
@@ -1870,119 +1907,184 @@ typedef struct {
     int slices;                 /* bitmaps besides the existence bitmap (<= 64) */
 } slice_job_t;
 
-static inline int64_t
-slice_value(const slice_job_t *job, Py_ssize_t k)
+enum { SLICE_OK = 0, SLICE_NO_MEMORY = -1, SLICE_BAD_CODE = -2, SLICE_BAD_COUNT = -3 };
+
+/* Values `k` .. `k + count - 1` of the job into `out` as int64. */
+static void
+slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
 {
     const unsigned char *at = job->values + (size_t)k * (size_t)job->width;
     switch (job->width) {
-    case 1: return *(const int8_t *)at;
-    case 2: { int16_t v; memcpy(&v, at, 2); return v; }
-    case 4: { int32_t v; memcpy(&v, at, 4); return v; }
-    default: { int64_t v; memcpy(&v, at, 8); return v; }
+    case 1:
+        for (size_t i = 0; i < count; i++)
+            out[i] = ((const int8_t *)at)[i];
+        break;
+    case 2:
+        for (size_t i = 0; i < count; i++) {
+            int16_t v;
+            memcpy(&v, at + 2 * i, 2);
+            out[i] = v;
+        }
+        break;
+    case 4:
+        for (size_t i = 0; i < count; i++) {
+            int32_t v;
+            memcpy(&v, at + 4 * i, 4);
+            out[i] = v;
+        }
+        break;
+    default:
+        memcpy(out, at, count * 8);
     }
 }
 
-enum { SLICE_OK = 0, SLICE_NO_MEMORY = -1, SLICE_BAD_CODE = -2, SLICE_BAD_COUNT = -3 };
+/* One chunk (rows `start` .. `start + span - 1`, the job's values from `*k` on) into `outs`. */
+POPCNT_CLONES static int
+slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k, int64_t *decoded, uint64_t *dense,
+            uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *most,
+            Py_ssize_t *total)
+{
+    /* the rows' values, NULLs 0 (in place where they are int64 already); `ebm` first marks
+     * the non-null rows */
+    const int64_t *values = decoded;
+    size_t words = (span + 63) / 64, present = span;
+    memset(ebm, 0, WORDS * sizeof(uint64_t));
+    if (job->valid == NULL) {
+        if (job->num_values - *k < (Py_ssize_t)span)
+            return SLICE_BAD_COUNT;
+        if (job->width == 8 && job->table == NULL && (uintptr_t)job->values % 8 == 0)
+            values = (const int64_t *)(const void *)job->values + *k;
+        else
+            slice_load(job, *k, span, decoded);
+        for (size_t w = 0; w < words; w++)
+            ebm[w] = span - 64 * w >= 64 ? UINT64_MAX : (((uint64_t)1 << (span - 64 * w)) - 1);
+    }
+    else {
+        const unsigned char *valid = job->valid + start;
+        present = 0;
+        for (size_t r = 0; r < span; r++) {
+            uint64_t in = valid[r] != 0;
+            ebm[r >> 6] |= in << (r & 63);
+            present += in;
+        }
+        if (job->num_values - *k < (Py_ssize_t)present)
+            return SLICE_BAD_COUNT;
+        if (present == span)
+            slice_load(job, *k, span, decoded);
+        else {
+            slice_load(job, *k, present, decoded + (span - present));  /* then spread, in place */
+            size_t from = span - present;
+            for (size_t r = 0; r < span; r++) {
+                int64_t v = decoded[from];
+                int in = valid[r] != 0;
+                decoded[r] = in ? v : 0;
+                from += in;
+            }
+        }
+    }
+    *k += (Py_ssize_t)present;
+    if (job->table != NULL) {
+        for (size_t r = 0; r < span; r++) {
+            if (!((ebm[r >> 6] >> (r & 63)) & 1))
+                continue;
+            if (values[r] < 0 || values[r] >= job->table_size)
+                return SLICE_BAD_CODE;
+            decoded[r] = job->table[values[r]];     /* `values` is `decoded` here */
+        }
+    }
+    /* the part's rows and stored values */
+    const uint64_t *stored = dense;
+    uint64_t all = UINT64_MAX, any = 0, top = *most;
+    uint32_t card = 0;
+    if (job->sign == 0) {
+        stored = (const uint64_t *)values;
+        for (size_t r = 0; r < span; r++) {
+            uint64_t s = (uint64_t)values[r], in = (ebm[r >> 6] >> (r & 63)) & 1;
+            all &= s | (in - 1);
+            any |= s;
+            top = s > top ? s : top;
+        }
+        card = (uint32_t)present;
+    }
+    else {
+        for (size_t w = 0; w < words; w++) {
+            uint64_t word = 0, have = ebm[w];
+            size_t rows = span - 64 * w >= 64 ? 64 : span - 64 * w;
+            for (size_t j = 0; j < rows; j++) {
+                int64_t v = values[64 * w + j];
+                uint64_t in = ((have >> j) & 1) & (uint64_t)(job->sign > 0 ? v >= 0 : v < 0);
+                uint64_t s = (job->sign > 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v) & ((uint64_t)0 - in);
+                dense[64 * w + j] = s;
+                word |= in << j;
+                all &= s | (in - 1);
+                any |= s;
+                top = s > top ? s : top;
+            }
+            ebm[w] = word;
+            card += (uint32_t)__builtin_popcountll(word);
+        }
+    }
+    if (!card)
+        return SLICE_OK;
+    *most = top;
+    *total += card;
+    uint16_t key = (uint16_t)(start >> 16);
+    if (slice_container(&outs[0], key, ebm, card, slice_runs(ebm, words)) < 0)
+        return SLICE_NO_MEMORY;
+    uint64_t keep = job->slices >= 64 ? UINT64_MAX : (((uint64_t)1 << job->slices) - 1);
+    all &= keep;
+    any &= keep;
+    for (uint64_t ones = all; ones; ones &= ones - 1)        /* the bits every row holds */
+        if (slice_copy_last(&outs[1 + ctz64(ones)], &outs[0]) < 0)
+            return SLICE_NO_MEMORY;
+    uint64_t varying = all ^ any;
+    for (int lane = 0; lane < 64; lane += 8) {
+        if (!((varying >> lane) & 0xFF))
+            continue;
+        for (size_t r = 0; r < span; r++)
+            plane[r] = (unsigned char)(stored[r] >> lane);
+        memset(plane + span, 0, words * 64 - span);
+        uint32_t cards[8], runs[8];
+        plane_words(plane, words, bits, cards, runs);
+        for (int b = 0; b < 8; b++) {
+            if (!((varying >> (lane + b)) & 1))
+                continue;
+            uint64_t *slice = bits + (size_t)b * WORDS;
+            if (words < WORDS)
+                memset(slice + words, 0, (WORDS - words) * sizeof(uint64_t));
+            if (slice_container(&outs[1 + lane + b], key, slice, cards[b], runs[b]) < 0)
+                return SLICE_NO_MEMORY;
+        }
+    }
+    return SLICE_OK;
+}
 
 /* The job's bitmaps into `outs` (the existence bitmap, then the slices): SLICE_OK or an error;
  * `*maximum` and `*rows`: the largest stored value and the part's rows. Without the GIL. */
 static int
 slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *maximum, Py_ssize_t *rows)
 {
+    int64_t *decoded = PyMem_RawMalloc(CHUNK_ROWS * sizeof(int64_t));
     uint64_t *dense = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint64_t));
     uint64_t *ebm = PyMem_RawMalloc(WORDS * sizeof(uint64_t));
     uint64_t *bits = PyMem_RawMalloc(8 * WORDS * sizeof(uint64_t));
     unsigned char *plane = PyMem_RawMalloc(CHUNK_ROWS);
     int status = SLICE_NO_MEMORY;
-    if (dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
+    Py_ssize_t k = 0, total = 0;
+    uint64_t most = 0;
+    if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
         goto done;
     status = SLICE_OK;
-    Py_ssize_t k = 0, total = 0;
-    uint64_t most = 0, keep = job->slices >= 64 ? UINT64_MAX : (((uint64_t)1 << job->slices) - 1);
-    for (Py_ssize_t start = 0; start < job->num_rows; start += CHUNK_ROWS) {
-        Py_ssize_t end = job->num_rows - start < CHUNK_ROWS ? job->num_rows : start + CHUNK_ROWS;
-        size_t span = (size_t)(end - start), words = (span + 63) / 64;
-        uint64_t all = UINT64_MAX, any = 0;
-        uint32_t card = 0;
-        memset(ebm, 0, WORDS * sizeof(uint64_t));
-        for (size_t r = 0; r < span; r++) {
-            if (job->valid != NULL && !job->valid[start + (Py_ssize_t)r]) {
-                dense[r] = 0;
-                continue;
-            }
-            if (k >= job->num_values) {
-                status = SLICE_BAD_COUNT;
-                goto done;
-            }
-            int64_t v = slice_value(job, k++);
-            if (job->table != NULL) {
-                if (v < 0 || v >= job->table_size) {
-                    status = SLICE_BAD_CODE;
-                    goto done;
-                }
-                v = job->table[v];
-            }
-            int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
-            uint64_t mask = (uint64_t)0 - (uint64_t)in;
-            uint64_t s = (job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v) & mask;
-            dense[r] = s;
-            ebm[r >> 6] |= (uint64_t)in << (r & 63);
-            card += (uint32_t)in;
-            all &= s | ~mask;
-            any |= s;
-            most = s > most ? s : most;
-        }
-        if (!card)
-            continue;
-        total += card;
-        uint16_t key = (uint16_t)(start >> 16);
-        if (slice_container(&outs[0], key, ebm, card, bitset_runs(ebm)) < 0) {
-            status = SLICE_NO_MEMORY;
-            goto done;
-        }
-        all &= keep;
-        any &= keep;
-        uint64_t varying = all ^ any;
-        for (int i = 0; i < job->slices; i++) {        /* the bits every row holds */
-            if ((all >> i) & 1 && slice_copy_last(&outs[1 + i], &outs[0]) < 0) {
-                status = SLICE_NO_MEMORY;
-                goto done;
-            }
-        }
-        if (!varying)
-            continue;
-        int low = ctz64(varying), high = 63;
-        while (!((varying >> high) & 1))
-            high--;
-        for (int lane = low; lane <= high; lane += 8) {
-            if (!((varying >> lane) & 0xFF))
-                continue;
-            for (size_t r = 0; r < span; r++)
-                plane[r] = (unsigned char)(dense[r] >> lane);
-            memset(plane + span, 0, words * 64 - span);
-            plane_words(plane, words, bits);
-            if (words < WORDS)
-                for (int b = 0; b < 8; b++)
-                    memset(bits + (size_t)b * WORDS + words, 0, (WORDS - words) * sizeof(uint64_t));
-            for (int b = 0; b < 8 && lane + b <= high; b++) {
-                if (!((varying >> (lane + b)) & 1))
-                    continue;
-                const uint64_t *slice = bits + (size_t)b * WORDS;
-                uint32_t ones = 0;
-                for (size_t w = 0; w < words; w++)
-                    ones += (uint32_t)popcount64(slice[w]);
-                if (slice_container(&outs[1 + lane + b], key, slice, ones, bitset_runs(slice)) < 0) {
-                    status = SLICE_NO_MEMORY;
-                    goto done;
-                }
-            }
-        }
+    for (Py_ssize_t start = 0; start < job->num_rows && status == SLICE_OK; start += CHUNK_ROWS) {
+        size_t span = (size_t)(job->num_rows - start < CHUNK_ROWS ? job->num_rows - start : CHUNK_ROWS);
+        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, outs, &most, &total);
     }
-    if (k != job->num_values)
+    if (status == SLICE_OK && k != job->num_values)
         status = SLICE_BAD_COUNT;
     *maximum = most;
     *rows = total;
 done:
+    PyMem_RawFree(decoded);
     PyMem_RawFree(dense);
     PyMem_RawFree(ebm);
     PyMem_RawFree(bits);
