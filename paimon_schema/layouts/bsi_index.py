@@ -262,7 +262,8 @@ def build_bsi(data_type: str | DataType, values: Any) -> bytes:
             out.append(b"\x00")
             continue
         part = column_slices(present, valid, sign=sign)
-        out += [_PART_HEAD.pack(1, 1, 0, part.maximum), part.ebm, _S4.pack(len(part.lengths)), part.slices]
+        maximum = high if sign > 0 else -low
+        out += [_PART_HEAD.pack(1, 1, 0, maximum), part.ebm, _S4.pack(len(part.lengths)), part.slices]
     return b"".join(out)
 
 

@@ -87,7 +87,6 @@ class Sliced(NamedTuple):
     ebm: bytes              # the existence bitmap, serialized
     slices: bytes           # the slices, serialized back to back
     lengths: np.ndarray     # int64: each slice's length
-    maximum: int            # the largest stored value (0 without rows)
     rows: int               # rows in the existence bitmap
 
 
@@ -105,11 +104,11 @@ def column_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.nda
     per slice; `reference_slices` is the numpy path it is proven equal to."""
     if _kernels is None or values.dtype.kind != "i":
         return reference_slices(values, valid, table=table, sign=sign, count=count)
-    ebm, slices, lengths, maximum, rows = _kernels.column_slices(
+    ebm, slices, lengths, rows = _kernels.column_slices(
         np.ascontiguousarray(values), values.dtype.itemsize,
         None if valid is None else np.ascontiguousarray(valid, bool),
         None if table is None else np.ascontiguousarray(table, np.int64), sign, -1 if count is None else count)
-    return Sliced(ebm, slices, np.frombuffer(lengths, np.int64), maximum, rows)
+    return Sliced(ebm, slices, np.frombuffer(lengths, np.int64), rows)
 
 
 def reference_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
@@ -129,7 +128,7 @@ def reference_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.
     positions = rows.astype(np.uint32)
     ebm, _ = serialize_bitmaps(positions, np.array([len(positions)]))
     slices, lengths = serialize_slices(positions, magnitudes, maximum.bit_length() if count is None else count)
-    return Sliced(ebm, slices, lengths, maximum, len(positions))
+    return Sliced(ebm, slices, lengths, len(positions))
 
 
 def adjacent(rows: np.ndarray, starts: np.ndarray, counts: np.ndarray) -> np.ndarray:

@@ -1941,7 +1941,7 @@ slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
 /* One chunk (rows `start` .. `start + span - 1`, the job's values from `*k` on) into `outs`. */
 POPCNT_CLONES static int
 slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k, int64_t *decoded, uint64_t *dense,
-            uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *most,
+            uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *ored,
             Py_ssize_t *total)
 {
     /* the rows' values, NULLs 0 (in place where they are int64 already); `ebm` first marks
@@ -1992,41 +1992,45 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             decoded[r] = job->table[values[r]];     /* `values` is `decoded` here */
         }
     }
-    /* the part's rows and stored values */
+    /* the part's rows and stored values, the low byte of each into the plane */
     const uint64_t *stored = dense;
-    uint64_t all = UINT64_MAX, any = 0, top = *most;
+    uint64_t all = UINT64_MAX, any = 0;
     uint32_t card = 0;
     if (job->sign == 0) {
         stored = (const uint64_t *)values;
-        for (size_t r = 0; r < span; r++) {
+        for (size_t r = 0; r < span; r++) {                 /* NULLs hold 0: not in `all` */
             uint64_t s = (uint64_t)values[r], in = (ebm[r >> 6] >> (r & 63)) & 1;
             all &= s | (in - 1);
             any |= s;
-            top = s > top ? s : top;
+            plane[r] = (unsigned char)s;
         }
         card = (uint32_t)present;
     }
     else {
+        uint64_t flip = job->sign > 0 ? UINT64_MAX : 0;    /* in the part: v < 0, or v >= 0 */
         for (size_t w = 0; w < words; w++) {
-            uint64_t word = 0, have = ebm[w];
             size_t rows = span - 64 * w >= 64 ? 64 : span - 64 * w;
-            for (size_t j = 0; j < rows; j++) {
-                int64_t v = values[64 * w + j];
-                uint64_t in = ((have >> j) & 1) & (uint64_t)(job->sign > 0 ? v >= 0 : v < 0);
-                uint64_t s = (job->sign > 0 ? (uint64_t)v : (uint64_t)0 - (uint64_t)v) & ((uint64_t)0 - in);
-                dense[64 * w + j] = s;
-                word |= in << j;
-                all &= s | (in - 1);
+            const int64_t *v = values + 64 * w;
+            uint64_t *out = dense + 64 * w, word = 0, have = ebm[w];
+            unsigned char *low = plane + 64 * w;
+            for (size_t j = 0; j < rows; j++) {             /* constant shifts: no carried shift by j */
+                uint64_t negative = (uint64_t)0 - ((uint64_t)v[j] >> 63);
+                uint64_t mask = (negative ^ flip) & ((uint64_t)0 - (have & 1));
+                uint64_t s = (((uint64_t)v[j] ^ negative) - negative) & mask;     /* |v| */
+                have >>= 1;
+                out[j] = s;
+                low[j] = (unsigned char)s;
+                word = (word >> 1) | (mask << 63);
+                all &= s | ~mask;
                 any |= s;
-                top = s > top ? s : top;
             }
-            ebm[w] = word;
-            card += (uint32_t)__builtin_popcountll(word);
+            ebm[w] = word >> (64 - rows);
+            card += (uint32_t)__builtin_popcountll(ebm[w]);
         }
     }
     if (!card)
         return SLICE_OK;
-    *most = top;
+    *ored |= any;
     *total += card;
     uint16_t key = (uint16_t)(start >> 16);
     if (slice_container(&outs[0], key, ebm, card, slice_runs(ebm, words)) < 0)
@@ -2041,8 +2045,9 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
-        for (size_t r = 0; r < span; r++)
-            plane[r] = (unsigned char)(stored[r] >> lane);
+        if (lane)                                           /* lane 0: filled above */
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)(stored[r] >> lane);
         memset(plane + span, 0, words * 64 - span);
         uint32_t cards[8], runs[8];
         plane_words(plane, words, bits, cards, runs);
@@ -2060,9 +2065,9 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
 }
 
 /* The job's bitmaps into `outs` (the existence bitmap, then the slices): SLICE_OK or an error;
- * `*maximum` and `*rows`: the largest stored value and the part's rows. Without the GIL. */
+ * `*ored` and `*rows`: the stored values ORed (their bits) and the part's rows. Without the GIL. */
 static int
-slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *maximum, Py_ssize_t *rows)
+slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *ored, Py_ssize_t *rows)
 {
     int64_t *decoded = PyMem_RawMalloc(CHUNK_ROWS * sizeof(int64_t));
     uint64_t *dense = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint64_t));
@@ -2071,17 +2076,17 @@ slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *maximum, Py_ss
     unsigned char *plane = PyMem_RawMalloc(CHUNK_ROWS);
     int status = SLICE_NO_MEMORY;
     Py_ssize_t k = 0, total = 0;
-    uint64_t most = 0;
+    uint64_t any = 0;
     if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
         goto done;
     status = SLICE_OK;
     for (Py_ssize_t start = 0; start < job->num_rows && status == SLICE_OK; start += CHUNK_ROWS) {
         size_t span = (size_t)(job->num_rows - start < CHUNK_ROWS ? job->num_rows - start : CHUNK_ROWS);
-        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, outs, &most, &total);
+        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, outs, &any, &total);
     }
     if (status == SLICE_OK && k != job->num_values)
         status = SLICE_BAD_COUNT;
-    *maximum = most;
+    *ored = any;
     *rows = total;
 done:
     PyMem_RawFree(decoded);
@@ -2094,13 +2099,13 @@ done:
 
 PyDoc_STRVAR(column_slices_doc,
 "column_slices(values: buffer, width: int, valid: buffer | None, table: buffer | None, sign: int,\n"
-"              count: int) -> tuple[bytes, bytes, bytearray, int, int]\n\n"
+"              count: int) -> tuple[bytes, bytes, bytearray, int]\n\n"
 "A bit-sliced index of a column: `values` holds the non-null rows' values (signed integers of\n"
 "`width` bytes: 1, 2, 4 or 8), `valid` a bool byte per row (None: every row is non-null);\n"
 "with `table` (int64) a row stores table[value]. The part's rows: sign 1 those >= 0, -1 those\n"
 "< 0 (stored negated), 0 all. Returns the existence bitmap and the `count` slices (-1: as many\n"
 "as the largest stored value has bits), run-optimized and serialized (the slices back to back),\n"
-"each slice's length (int64), the largest stored value and the part's rows.");
+"each slice's length (int64) and the part's rows.");
 
 static PyObject *
 column_slices(PyObject *Py_UNUSED(module), PyObject *args)
@@ -2138,11 +2143,11 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         }
     }
-    uint64_t maximum = 0;
+    uint64_t ored = 0;
     Py_ssize_t rows = 0;
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = slice_column(&job, outs, &maximum, &rows);
+    status = slice_column(&job, outs, &ored, &rows);
     Py_END_ALLOW_THREADS
     if (status != SLICE_OK) {
         if (status == SLICE_NO_MEMORY)
@@ -2154,7 +2159,7 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     }
     int slices = count >= 0 ? count : 0;
     if (count < 0)
-        for (uint64_t m = maximum; m; m >>= 1)
+        for (uint64_t m = ored; m; m >>= 1)
             slices++;
     size_t total = 0;
     for (int i = 0; i < slices; i++)
@@ -2172,7 +2177,7 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
         at = slice_write(i < job.slices ? &outs[1 + i] : &empty, at);    /* past 64: empty */
         length_data[i] = at - from;
     }
-    result = Py_BuildValue("(OOOKn)", ebm, blob, lengths, (unsigned long long)maximum, rows);
+    result = Py_BuildValue("(OOOn)", ebm, blob, lengths, rows);
 done:
     for (int i = 0; i < 65; i++) {
         PyMem_RawFree(outs[i].containers);

@@ -414,7 +414,7 @@ def _bsi_bytes(codes: Codes, num_keys: int) -> bytes:
     """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`): the existence
     bitmap and slices from one pass over the codes (`column_slices`)."""
     num_slices = _num_slices(num_keys)
-    ebm, slices, lengths, _, _ = column_slices(codes.inner, codes.valid, table=codes.table, count=num_slices)
+    ebm, slices, lengths, _ = column_slices(codes.inner, codes.valid, table=codes.table, count=num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
