@@ -1944,88 +1944,118 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *ored,
             Py_ssize_t *total)
 {
-    /* the rows' values, NULLs 0 (in place where they are int64 already); `ebm` first marks
-     * the non-null rows */
-    const int64_t *values = decoded;
-    size_t words = (span + 63) / 64, present = span;
+    size_t words = (span + 63) / 64;
+    const uint64_t *stored = dense;                 /* each row's stored value, 0 outside the part */
+    uint64_t all = UINT64_MAX, any = 0;             /* the part's stored values ANDed, ORed */
+    uint32_t card = 0;
     memset(ebm, 0, WORDS * sizeof(uint64_t));
-    if (job->valid == NULL) {
+    if (job->valid != NULL) {
+        /* NULLs: the valid rows' words (8 bool bytes gathered by a multiply), their values
+         * loaded at once, then each word's valid rows placed */
+        const unsigned char *valid = job->valid + start;
+        size_t present = 0;
+        for (size_t w = 0; w < words; w++) {
+            size_t rows = span - 64 * w >= 64 ? 64 : span - 64 * w;
+            uint64_t have = 0;
+            for (size_t j = 0; j + 8 <= rows; j += 8) {
+                uint64_t y;
+                memcpy(&y, valid + 64 * w + j, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+                y = __builtin_bswap64(y);
+#endif
+                have |= ((y & 0x0101010101010101ull) * 0x0102040810204080ull >> 56) << j;
+            }
+            for (size_t j = rows & ~(size_t)7; j < rows; j++)
+                have |= (uint64_t)(valid[64 * w + j] & 1) << j;
+            ebm[w] = have;
+            present += (size_t)__builtin_popcountll(have);
+        }
+        if (job->num_values - *k < (Py_ssize_t)present)
+            return SLICE_BAD_COUNT;
+        slice_load(job, *k, present, decoded);
+        *k += (Py_ssize_t)present;
+        const int64_t *next = decoded;
+        for (size_t w = 0; w < words; w++) {
+            uint64_t *out = dense + 64 * w, word = 0;
+            memset(out, 0, 64 * sizeof(uint64_t));
+            for (uint64_t left = ebm[w]; left; left &= left - 1) {
+                int64_t v = *next++;
+                if (job->table != NULL) {
+                    if (v < 0 || v >= job->table_size)
+                        return SLICE_BAD_CODE;
+                    v = job->table[v];
+                }
+                int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+                if (in) {
+                    int j = ctz64(left);
+                    out[j] = s;
+                    word |= (uint64_t)1 << j;
+                    all &= s;
+                    any |= s;
+                }
+            }
+            ebm[w] = word;
+            card += (uint32_t)__builtin_popcountll(word);
+        }
+        for (size_t r = 0; r < span; r++)
+            plane[r] = (unsigned char)dense[r];
+    }
+    else {
         if (job->num_values - *k < (Py_ssize_t)span)
             return SLICE_BAD_COUNT;
+        const int64_t *values = decoded;            /* in place where they are int64 already */
         if (job->width == 8 && job->table == NULL && (uintptr_t)job->values % 8 == 0)
             values = (const int64_t *)(const void *)job->values + *k;
         else
             slice_load(job, *k, span, decoded);
-        for (size_t w = 0; w < words; w++)
-            ebm[w] = span - 64 * w >= 64 ? UINT64_MAX : (((uint64_t)1 << (span - 64 * w)) - 1);
-    }
-    else {
-        const unsigned char *valid = job->valid + start;
-        present = 0;
-        for (size_t r = 0; r < span; r++) {
-            uint64_t in = valid[r] != 0;
-            ebm[r >> 6] |= in << (r & 63);
-            present += in;
+        *k += (Py_ssize_t)span;
+        if (job->sign == 0) {
+            if (job->table != NULL) {
+                for (size_t r = 0; r < span; r++) {
+                    int64_t v = values[r];
+                    if (v < 0 || v >= job->table_size)
+                        return SLICE_BAD_CODE;
+                    uint64_t s = (uint64_t)job->table[v];
+                    dense[r] = s;
+                    all &= s;
+                    any |= s;
+                    plane[r] = (unsigned char)s;
+                }
+            }
+            else {
+                stored = (const uint64_t *)values;
+                for (size_t r = 0; r < span; r++) {
+                    uint64_t s = (uint64_t)values[r];
+                    all &= s;
+                    any |= s;
+                    plane[r] = (unsigned char)s;
+                }
+            }
+            for (size_t w = 0; w < words; w++)
+                ebm[w] = span - 64 * w >= 64 ? UINT64_MAX : (((uint64_t)1 << (span - 64 * w)) - 1);
+            card = (uint32_t)span;
         }
-        if (job->num_values - *k < (Py_ssize_t)present)
-            return SLICE_BAD_COUNT;
-        if (present == span)
-            slice_load(job, *k, span, decoded);
         else {
-            slice_load(job, *k, present, decoded + (span - present));  /* then spread, in place */
-            size_t from = span - present;
-            for (size_t r = 0; r < span; r++) {
-                int64_t v = decoded[from];
-                int in = valid[r] != 0;
-                decoded[r] = in ? v : 0;
-                from += in;
+            uint64_t flip = job->sign > 0 ? UINT64_MAX : 0;    /* in the part: v < 0, or v >= 0 */
+            for (size_t w = 0; w < words; w++) {
+                size_t rows = span - 64 * w >= 64 ? 64 : span - 64 * w;
+                const int64_t *v = values + 64 * w;
+                uint64_t *out = dense + 64 * w, word = 0;
+                unsigned char *low = plane + 64 * w;
+                for (size_t j = 0; j < rows; j++) {         /* constant shifts: no carried shift by j */
+                    uint64_t negative = (uint64_t)0 - ((uint64_t)v[j] >> 63);
+                    uint64_t mask = negative ^ flip;
+                    uint64_t s = (((uint64_t)v[j] ^ negative) - negative) & mask;     /* |v| */
+                    out[j] = s;
+                    low[j] = (unsigned char)s;
+                    word = (word >> 1) | (mask << 63);
+                    all &= s | ~mask;
+                    any |= s;
+                }
+                ebm[w] = word >> (64 - rows);
+                card += (uint32_t)__builtin_popcountll(ebm[w]);
             }
-        }
-    }
-    *k += (Py_ssize_t)present;
-    if (job->table != NULL) {
-        for (size_t r = 0; r < span; r++) {
-            if (!((ebm[r >> 6] >> (r & 63)) & 1))
-                continue;
-            if (values[r] < 0 || values[r] >= job->table_size)
-                return SLICE_BAD_CODE;
-            decoded[r] = job->table[values[r]];     /* `values` is `decoded` here */
-        }
-    }
-    /* the part's rows and stored values, the low byte of each into the plane */
-    const uint64_t *stored = dense;
-    uint64_t all = UINT64_MAX, any = 0;
-    uint32_t card = 0;
-    if (job->sign == 0) {
-        stored = (const uint64_t *)values;
-        for (size_t r = 0; r < span; r++) {                 /* NULLs hold 0: not in `all` */
-            uint64_t s = (uint64_t)values[r], in = (ebm[r >> 6] >> (r & 63)) & 1;
-            all &= s | (in - 1);
-            any |= s;
-            plane[r] = (unsigned char)s;
-        }
-        card = (uint32_t)present;
-    }
-    else {
-        uint64_t flip = job->sign > 0 ? UINT64_MAX : 0;    /* in the part: v < 0, or v >= 0 */
-        for (size_t w = 0; w < words; w++) {
-            size_t rows = span - 64 * w >= 64 ? 64 : span - 64 * w;
-            const int64_t *v = values + 64 * w;
-            uint64_t *out = dense + 64 * w, word = 0, have = ebm[w];
-            unsigned char *low = plane + 64 * w;
-            for (size_t j = 0; j < rows; j++) {             /* constant shifts: no carried shift by j */
-                uint64_t negative = (uint64_t)0 - ((uint64_t)v[j] >> 63);
-                uint64_t mask = (negative ^ flip) & ((uint64_t)0 - (have & 1));
-                uint64_t s = (((uint64_t)v[j] ^ negative) - negative) & mask;     /* |v| */
-                have >>= 1;
-                out[j] = s;
-                low[j] = (unsigned char)s;
-                word = (word >> 1) | (mask << 63);
-                all &= s | ~mask;
-                any |= s;
-            }
-            ebm[w] = word >> (64 - rows);
-            card += (uint32_t)__builtin_popcountll(ebm[w]);
         }
     }
     if (!card)
