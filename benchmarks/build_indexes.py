@@ -10,6 +10,13 @@ Cases, over 1M rows each (`--rows`):
   these are timed from every input kind and judged against our bitmap V1 build of the same
   column from the same input kind (issue 19, item 2: no slower than it).
 
+`--vs-v1` measures item 2 of issue 19 over the grid below, with no JVM: per column (type x
+shape x distinct values x input kind), our bitmap V1, bitmap V2, BSI (INT, BIGINT) and
+range-bitmap builds, interleaved run by run in one process, each judged against the V1 build
+of the same column and input (target <= 1.0x; `--aim`, 0.9 by default, is the margin asked
+for under load); `--cpu` times each build's thread CPU instead of the wall clock, which a
+machine shared with other processes inflates unevenly. Defaults: INT, BIGINT and STRING.
+
 `--grid` adds the grid of shapes tables hold (issue 19, item 1): random, sorted, cyclic
 (row i = i % d), clustered (runs of random length and key), Zipf-skewed, all-distinct and
 90 % NULL, over INT, BIGINT, STRING, DOUBLE and TIMESTAMP, with d in {10, 1k, 100k} distinct
@@ -38,6 +45,9 @@ Target: every case, from every input kind, at most 1.0x Java's time.
                                        [--our-runs 3] [--strict] [--cases SUBSTRING ...]
                                        [--grid [--types INT,...] [--shapes sorted,...]
                                         [--distinct 10,1000,...] [--no-default]]
+    python benchmarks/build_indexes.py --vs-v1 [--rows 1000000] [--our-runs 5] [--cpu] [--aim 0.9]
+                                       [--types INT,BIGINT,STRING] [--shapes ...] [--distinct ...]
+                                       [--inputs list,numpy,arrow,pandas] [--strict]
 """
 
 from __future__ import annotations
@@ -248,6 +258,75 @@ def grid_cases(rows: int, directory: Path, types: list[str], shapes: list[str], 
     return out
 
 
+# ---------------------------------------------------------------------------------------------
+# --vs-v1: bitmap V2, BSI and range-bitmap against our bitmap V1 build of the same column
+
+VS_V1_TYPES = ("INT", "BIGINT", "STRING")
+V1 = ("bitmap v1", "bitmap", {"version": 1})
+AGAINST_V1 = (("bitmap v2", "bitmap", {"version": 2}), ("bsi", "bsi", {}), ("range-bitmap", "range-bitmap", {}))
+BSI_TYPES = ("TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP")
+
+
+def load() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "unknown"
+
+
+def vs_v1(rows: int, types: list[str], shapes: list[str], distincts: list[int], kinds: list[str], runs: int,
+          cpu: bool, aim: float) -> tuple[int, int]:
+    """Every column of the grid: V1, V2, BSI and range-bitmap built in turns, `runs` times
+    each after a warm-up build (whose blob is kept: equal across input kinds); the median of
+    each against V1's. Returns (misses of 1.0x or of equal bytes, builds judged)."""
+    clock = time.thread_time if cpu else time.perf_counter
+    print(f"{rows:,} rows per column; {runs} timed builds of each index per column and input, in turns, each "
+          f"after gc.collect(); {'thread CPU' if cpu else 'wall-clock'} medians; load average {load()}")
+    print(f"\n{'column':<26} {'input':<7} {'V1 ms':>8} " + " ".join(f"{name:>13}" for name, _, _ in AGAINST_V1)
+          + "  verdict")
+    failed = total = 0
+    worst: dict[str, float] = {}
+    for data_type in types:
+        for shape in shapes:
+            for distinct in distincts if shape != "distinct" else [rows]:
+                keys, valid = shaped_keys(shape, rows, distinct)
+                column = f"{data_type} {shape}" + (f" d={distinct:,}" if shape != "distinct" else "")
+                builds = [V1] + [b for b in AGAINST_V1 if b[1] != "bsi" or data_type in BSI_TYPES]
+                shas: dict[str, str] = {}
+                for kind, values in grid_inputs(data_type, keys, valid).items():
+                    if kind not in kinds:
+                        continue
+                    same = True
+                    for name, index_type, options in builds:
+                        sha = hashlib.sha256(ps.build_index(index_type, data_type, values, **options)).hexdigest()
+                        same &= shas.setdefault(name, sha) == sha
+                    times: dict[str, list[float]] = {name: [] for name, _, _ in builds}
+                    for _ in range(runs):
+                        for name, index_type, options in builds:
+                            gc.collect()
+                            start = clock()
+                            ps.build_index(index_type, data_type, values, **options)
+                            times[name].append(clock() - start)
+                    v1 = statistics.median(times[V1[0]])
+                    ratios = {name: statistics.median(times[name]) / v1 for name in times if name != V1[0]}
+                    for name, ratio in ratios.items():
+                        worst[name] = max(worst.get(name, 0.0), ratio)
+                    ok = same and all(r <= TARGET for r in ratios.values())
+                    failed += not ok
+                    total += 1
+                    cells = " ".join(f"{ratios[name]:13.2f}" if name in ratios else f"{'-':>13}"
+                                     for name, _, _ in AGAINST_V1)
+                    verdict = "PASS" if ok else "FAIL" if same else "FAIL (bytes differ across inputs)"
+                    if ok and any(r > aim for r in ratios.values()):
+                        verdict += f" (above {aim:.2f})"
+                    print(f"{column:<26} {kind:<7} {v1 * 1e3:8.1f} {cells}  {verdict}", flush=True)
+    print(f"\nload average after: {load()}; worst ratio against V1: "
+          + ", ".join(f"{name} {ratio:.2f}" for name, ratio in worst.items()))
+    print(f"target: at most {TARGET:.1f}x our bitmap V1 build of the same column and input (aim {aim:.2f}), "
+          f"bytes equal across input kinds; {total - failed} of {total} columns pass")
+    return failed, total
+
+
 def inputs(values: Any) -> dict[str, Any]:
     """The column in every input kind we have the libraries for."""
     as_list = values.tolist() if isinstance(values, np.ndarray) else values
@@ -315,7 +394,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--types", default=",".join(GRID_TYPES))
     parser.add_argument("--shapes", default=",".join(SHAPES))
     parser.add_argument("--distinct", default=",".join(map(str, GRID_DISTINCT)))
+    parser.add_argument("--vs-v1", action="store_true",
+                        help="issue 19 item 2 only: V2, BSI and range-bitmap against our V1 build (no JVM)")
+    parser.add_argument("--inputs", default=",".join(KINDS), help="--vs-v1: the input kinds")
+    parser.add_argument("--cpu", action="store_true", help="--vs-v1: time thread CPU, not the wall clock")
+    parser.add_argument("--aim", type=float, default=0.9, help="--vs-v1: the margin below 1.0x to flag")
     args = parser.parse_args(argv)
+
+    if args.vs_v1:
+        types = args.types.split(",") if args.types != ",".join(GRID_TYPES) else list(VS_V1_TYPES)
+        failed, _ = vs_v1(args.rows, types, args.shapes.split(","), [int(d) for d in args.distinct.split(",")],
+                          args.inputs.split(","), args.our_runs, args.cpu, args.aim)
+        return 1 if failed and args.strict else 0
 
     from paimon_schema.selfcheck.reference import JavaReference, ReferenceUnavailable
     try:
