@@ -182,42 +182,75 @@ def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarr
 
 @settings(max_examples=80, deadline=None)
 @given(shaped_columns(max_rows=140_000), st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
-       st.sampled_from([1, -1, 0, "table"]), st.sampled_from([None, 0, 1, 3, 9, 64, 66]),
+       st.sampled_from([1, -1, 0, "table", "span"]), st.sampled_from([None, 0, 1, 3, 9, 64, 66]),
        st.integers(-2**63 + 1, 2**63 - 1) | st.integers(-300, 300), st.integers(1, 2**40))
 @example(("random", np.array([5, -7, 0]), None), np.int64, -1, None, 2**62, 1)
 @example(("sorted", np.arange(200_000), None), np.int64, 1, None, 0, 2**40 + 1)    # past 2 containers, bits above 32
 def test_column_slices_equal_the_numpy_path(column: tuple[str, np.ndarray, np.ndarray | None], dtype: Any,
                                             sign: Any, count: int | None, offset: int, scale: int) -> None:
-    """The compiled pass over a column (a BSI part, range-bitmap codes through a table) equals
-    `reference_slices`: constant and varying bits per container, NULLs, every width."""
+    """The compiled pass over a column (a BSI part, range-bitmap codes through a table of codes
+    or of values) equals `reference_slices`: constant and varying bits per container, NULLs,
+    every width."""
     _, keys, valid = column
     info = np.iinfo(dtype)
     with np.errstate(over="ignore"):
         values = (keys.astype(np.int64) * scale + offset).clip(info.min + 1, info.max).astype(dtype)
     present = values if valid is None else values[valid]
-    table = None
+    table, low = None, 0
     if sign == "table":
         distinct, inner = np.unique(present, return_inverse=True)
         table = np.random.default_rng(len(distinct)).permutation(len(distinct)).astype(np.int64)
         present, sign = inner.ravel().astype(np.int32), 0
+    elif sign == "span":            # a table over the values' span, indexed by value - low
+        if len(present) and int(present.max()) - int(present.min()) > 300_000:
+            present = (present // 2**50).astype(dtype)
+        low = int(present.min()) if len(present) else 0
+        span = int(present.max()) - low + 1 if len(present) else 0
+        table, sign = np.random.default_rng(span).integers(0, 2**40, span), 0
     elif sign == 0:
         present = np.abs(present)
     if sign == 0 and count is None:
         count = 64
-    compiled = roaring_writer.column_slices(present, valid, table=table, sign=sign, count=count)
-    reference = roaring_writer.reference_slices(present, valid, table=table, sign=sign, count=count)
+    compiled = roaring_writer.column_slices(present, valid, table=table, offset=low, sign=sign, count=count)
+    reference = roaring_writer.reference_slices(present, valid, table=table, offset=low, sign=sign, count=count)
     assert compiled.ebm == reference.ebm and compiled.slices == reference.slices
     assert compiled.lengths.tolist() == reference.lengths.tolist()
     assert compiled.rows == reference.rows
 
 
 def test_column_slices_refuse_codes_outside_the_table_and_short_values() -> None:
+    table = np.arange(3, dtype=np.int64)
     with pytest.raises(ValueError, match="outside the table"):
-        kernel._kernels.column_slices(np.array([0, 3], np.int32), 4, None, np.arange(3, dtype=np.int64), 0, 2)
+        kernel._kernels.column_slices(np.array([0, 3], np.int32), 4, None, table, 0, 0, 2)
+    with pytest.raises(ValueError, match="outside the table"):
+        kernel._kernels.column_slices(np.array([5, 4], np.int32), 4, None, table, 5, 0, 2)
+    with pytest.raises(ValueError, match="outside the table"):
+        kernel._kernels.column_slices(np.array([5], np.int64), 8, np.array([False, True]), table, 6, 0, 2)
     with pytest.raises(ValueError, match="one value per valid row"):
-        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, True, True]), None, 0, 2)
+        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, True, True]), None, 0, 0, 2)
     with pytest.raises(ValueError, match="one value per valid row"):
-        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, False, False]), None, 0, 2)
+        kernel._kernels.column_slices(np.array([1, 2], np.int64), 8, np.array([True, False, False]), None, 0, 0, 2)
+    with pytest.raises(ValueError, match="outside low"):
+        kernel._kernels.value_presence(np.array([3, 9], np.int16), 2, 3, 6)
+
+
+@given(st.lists(st.integers(-2**63, 2**63 - 1), min_size=1, max_size=200) | st.lists(st.integers(-40, 40), min_size=1),
+       st.sampled_from([np.int8, np.int16, np.int32, np.int64]))
+@example([-2**63, 2**63 - 1], np.int64)
+def test_value_presence_marks_the_values_that_occur(values: list[int], dtype: Any) -> None:
+    info = np.iinfo(dtype)
+    array = np.array([min(max(v, info.min), info.max) for v in values], dtype)
+    low = int(array.min())
+    span = min(int(array.max()) - low + 1, 1000)
+    inside = [v - low for v in array.tolist() if v - low < span]
+    expected = np.zeros(span, bool)
+    expected[inside] = True
+    if len(inside) < len(array):
+        with pytest.raises(ValueError, match="outside low"):
+            kernel._kernels.value_presence(array, array.itemsize, low, span)
+    else:
+        assert np.frombuffer(kernel._kernels.value_presence(array, array.itemsize, low, span), bool).tolist() \
+            == expected.tolist()
 
 
 @pytest.mark.parametrize("shape", ["sorted", "cyclic", "clustered", "skewed", "random", "distinct", "mostly_null"])

@@ -91,11 +91,11 @@ class Sliced(NamedTuple):
 
 
 def column_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
-                  sign: int = 0, count: int | None = None) -> Sliced:
+                  offset: int = 0, sign: int = 0, count: int | None = None) -> Sliced:
     """The bit-sliced index (existence bitmap and slices, as `serialize_slices` writes them) of
     a column: `values` (signed integers) holds the non-null rows' values, `valid` marks the
-    non-null rows (None: every row); with `table` (int64) a row stores `table[value]` (a
-    range-bitmap's rank of its code). The rows indexed: with `sign` 1 those whose value is
+    non-null rows (None: every row); with `table` (int64) a row stores `table[value - offset]`
+    (a range-bitmap's rank of its code, or of its value). The rows indexed: with `sign` 1 those whose value is
     >= 0, with -1 those < 0, storing the magnitude (a BSI's two parts), with 0 all. `count`
     slices (None: as many as the largest stored value has bits).
 
@@ -103,21 +103,21 @@ def column_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.nda
     container's rows at a time, slicing only the bits that vary in it: no row list, no pass
     per slice; `reference_slices` is the numpy path it is proven equal to."""
     if _kernels is None or values.dtype.kind != "i":
-        return reference_slices(values, valid, table=table, sign=sign, count=count)
+        return reference_slices(values, valid, table=table, offset=offset, sign=sign, count=count)
     ebm, slices, lengths, rows = _kernels.column_slices(
         np.ascontiguousarray(values), values.dtype.itemsize,
         None if valid is None else np.ascontiguousarray(valid, bool),
-        None if table is None else np.ascontiguousarray(table, np.int64), sign, -1 if count is None else count)
+        None if table is None else np.ascontiguousarray(table, np.int64), offset, sign, -1 if count is None else count)
     return Sliced(ebm, slices, np.frombuffer(lengths, np.int64), rows)
 
 
 def reference_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
-                     sign: int = 0, count: int | None = None) -> Sliced:
+                     offset: int = 0, sign: int = 0, count: int | None = None) -> Sliced:
     """`column_slices` with numpy: the part's rows and stored values, then `serialize_bitmaps`
     and `serialize_slices`."""
     stored = np.asarray(values, np.int64)
     if table is not None:
-        stored = np.asarray(table, np.int64)[stored]
+        stored = np.asarray(table, np.int64)[stored - offset]
     rows = np.arange(len(stored), dtype=np.int64) if valid is None else np.flatnonzero(valid)
     if sign:
         keep = stored >= 0 if sign > 0 else stored < 0

@@ -1900,8 +1900,9 @@ typedef struct {
     const unsigned char *values;
     int width;                  /* 1, 2, 4 or 8: signed native integers */
     const unsigned char *valid; /* a byte per row, or NULL: every row */
-    const int64_t *table;       /* stored = table[value], or NULL */
+    const int64_t *table;       /* stored = table[value - offset], or NULL */
     Py_ssize_t table_size;
+    int64_t offset;
     Py_ssize_t num_values, num_rows;
     int sign;                   /* 1: rows >= 0; -1: rows < 0, stored negated; 0: every row */
     int slices;                 /* bitmaps besides the existence bitmap (<= 64) */
@@ -1981,9 +1982,10 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             for (uint64_t left = ebm[w]; left; left &= left - 1) {
                 int64_t v = *next++;
                 if (job->table != NULL) {
-                    if (v < 0 || v >= job->table_size)
+                    uint64_t at = (uint64_t)v - (uint64_t)job->offset;
+                    if (at >= (uint64_t)job->table_size)
                         return SLICE_BAD_CODE;
-                    v = job->table[v];
+                    v = job->table[at];
                 }
                 int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
                 uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
@@ -2013,10 +2015,10 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         if (job->sign == 0) {
             if (job->table != NULL) {
                 for (size_t r = 0; r < span; r++) {
-                    int64_t v = values[r];
-                    if (v < 0 || v >= job->table_size)
+                    uint64_t at = (uint64_t)values[r] - (uint64_t)job->offset;
+                    if (at >= (uint64_t)job->table_size)
                         return SLICE_BAD_CODE;
-                    uint64_t s = (uint64_t)job->table[v];
+                    uint64_t s = (uint64_t)job->table[at];
                     dense[r] = s;
                     all &= s;
                     any |= s;
@@ -2128,14 +2130,64 @@ done:
 }
 
 PyDoc_STRVAR(column_slices_doc,
-"column_slices(values: buffer, width: int, valid: buffer | None, table: buffer | None, sign: int,\n"
-"              count: int) -> tuple[bytes, bytes, bytearray, int]\n\n"
+"column_slices(values: buffer, width: int, valid: buffer | None, table: buffer | None, offset: int,\n"
+"              sign: int, count: int) -> tuple[bytes, bytes, bytearray, int]\n\n"
 "A bit-sliced index of a column: `values` holds the non-null rows' values (signed integers of\n"
-"`width` bytes: 1, 2, 4 or 8), `valid` a bool byte per row (None: every row is non-null);\n"
-"with `table` (int64) a row stores table[value]. The part's rows: sign 1 those >= 0, -1 those\n"
-"< 0 (stored negated), 0 all. Returns the existence bitmap and the `count` slices (-1: as many\n"
-"as the largest stored value has bits), run-optimized and serialized (the slices back to back),\n"
-"each slice's length (int64) and the part's rows.");
+"`width` bytes: 1, 2, 4 or 8), `valid` a bool byte (0 or 1) per row (None: every row is\n"
+"non-null); with `table` (int64) a row stores table[value - offset]. The part's rows: sign 1\n"
+"those >= 0, -1 those < 0 (stored negated), 0 all. Returns the existence bitmap and the\n"
+"`count` slices (-1: as many as the largest stored value has bits), run-optimized and\n"
+"serialized (the slices back to back), each slice's length (int64) and the part's rows.");
+
+PyDoc_STRVAR(value_presence_doc,
+"value_presence(values: buffer, width: int, low: int, span: int) -> bytearray\n\n"
+"Which of the values low .. low + span - 1 occur in `values` (signed integers of `width`\n"
+"bytes): a byte 0 or 1 each; ValueError for a value outside them.");
+
+static PyObject *
+value_presence(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer values;
+    int width;
+    long long low;
+    Py_ssize_t span;
+    if (!PyArg_ParseTuple(args, "y*iLn:value_presence", &values, &width, &low, &span))
+        return NULL;
+    PyObject *result = NULL;
+    if ((width != 1 && width != 2 && width != 4 && width != 8) || values.len % width != 0 || span < 0) {
+        PyErr_SetString(PyExc_ValueError, "value_presence: values of 1, 2, 4 or 8 bytes and a span >= 0");
+        goto done;
+    }
+    result = PyByteArray_FromStringAndSize(NULL, span);
+    if (result == NULL)
+        goto done;
+    unsigned char *seen = (unsigned char *)PyByteArray_AS_STRING(result);
+    slice_job_t job = {values.buf, width, NULL, NULL, 0, 0, values.len / width, values.len / width, 0, 0};
+    int64_t block[512];
+    int outside = 0;
+    Py_BEGIN_ALLOW_THREADS
+    memset(seen, 0, (size_t)span);
+    for (Py_ssize_t k = 0; k < job.num_values && !outside; k += 512) {
+        size_t count = job.num_values - k < 512 ? (size_t)(job.num_values - k) : 512;
+        slice_load(&job, k, count, block);
+        for (size_t i = 0; i < count; i++) {
+            uint64_t at = (uint64_t)block[i] - (uint64_t)low;
+            if (at >= (uint64_t)span) {
+                outside = 1;
+                break;
+            }
+            seen[at] = 1;
+        }
+    }
+    Py_END_ALLOW_THREADS
+    if (outside) {
+        PyErr_SetString(PyExc_ValueError, "value_presence: a value lies outside low .. low + span - 1");
+        Py_CLEAR(result);
+    }
+done:
+    PyBuffer_Release(&values);
+    return result;
+}
 
 static PyObject *
 column_slices(PyObject *Py_UNUSED(module), PyObject *args)
@@ -2143,8 +2195,9 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     Py_buffer values, valid = {0}, table = {0};
     PyObject *valid_object, *table_object;
     int width, sign, count;
-    if (!PyArg_ParseTuple(args, "y*iOOii:column_slices", &values, &width, &valid_object, &table_object,
-                          &sign, &count))
+    long long offset;
+    if (!PyArg_ParseTuple(args, "y*iOOLii:column_slices", &values, &width, &valid_object, &table_object,
+                          &offset, &sign, &count))
         return NULL;
     PyObject *result = NULL, *ebm = NULL, *blob = NULL, *lengths = NULL;
     slice_out_t outs[65], empty = {0};
@@ -2159,7 +2212,7 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
                         "a sign in -1..1 and a count >= -1");
         goto done;
     }
-    slice_job_t job = {values.buf, width, valid.buf, table.buf, table.len / 8, values.len / width,
+    slice_job_t job = {values.buf, width, valid.buf, table.buf, table.len / 8, (int64_t)offset, values.len / width,
                        valid.buf != NULL ? valid.len : values.len / width, sign, count < 0 || count > 64 ? 64 : count};
     if (job.num_rows >= ((Py_ssize_t)1 << 32)) {
         PyErr_SetString(PyExc_ValueError, "column_slices: at most 2**32 rows");
@@ -2236,6 +2289,7 @@ static PyMethodDef methods[] = {
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
     {"column_slices", column_slices, METH_VARARGS, column_slices_doc},
+    {"value_presence", value_presence, METH_VARARGS, value_presence_doc},
     {"block_search", block_search, METH_VARARGS, block_search_doc},
     {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},

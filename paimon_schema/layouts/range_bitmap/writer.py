@@ -31,6 +31,11 @@ from paimon_schema.values import options, types
 from paimon_schema.values.positions import fresh_bitmap
 from paimon_schema.values.types import DataType
 
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:             # built without a C compiler: the codes by hash table or sort
+    _kernels = None  # type: ignore[assignment]
+
 #: `KeyFactory.defaultChunkSize`: one key per chunk for the 1- and 2-byte kinds.
 DEFAULT_CHUNK_SIZE = {KeyKind.boolean: 0, KeyKind.int8: 0, KeyKind.int16: 0}
 CHUNK_SIZE = 16 * 1024
@@ -43,8 +48,9 @@ class Codes(NamedTuple):
 
     inner: np.ndarray            # integers per non-null row: its code, or its index in `table`
     valid: np.ndarray | None     # bool per row; None: no NULL
-    table: np.ndarray | None     # int64: the code of each `inner` value; None: `inner` are codes
+    table: np.ndarray | None     # int64: the code of `inner - offset`; None: `inner` are codes
     num_rows: int
+    offset: int = 0
 
 
 def _present_codes(codes: np.ndarray) -> Codes:
@@ -68,8 +74,8 @@ def build_range_bitmap(data_type: str | DataType, values: Iterable[Any], *,
     column = column_values(codec.data_type, values)
     coded = _vector_codes(codec, column)
     if coded is None:
-        keys, row_codes = _row_codes(codec, column.python_rows())
-        coded = keys, _present_codes(row_codes)
+        row_keys, row_codes = _row_codes(codec, column.python_rows())
+        coded = row_keys, _present_codes(row_codes)
     keys, codes = coded
     dictionary = _dictionary_bytes(codec, keys, limit)
     bsi = _bsi_bytes(codes, len(keys))
@@ -235,10 +241,24 @@ def _array_codes(codec: KeyCodec, array: np.ndarray, valid: np.ndarray | None
         if letter not in "iu":
             return None
         low, high = types.INTEGER_BOUNDS.get(codec.data_type.root, (types.INT64_MIN, types.INT64_MAX))
-        if int(array.min()) < low or int(array.max()) > high:
+        least, most = int(array.min()), int(array.max())
+        if least < low or most > high:
             return None
+        if letter == "i" and _kernels is not None and most - least < max(len(array), 1 << 16):
+            keys_, table = _span_codes(array, least, most)
+            return keys_, Codes(array, valid, table, num_rows, least)
         keys_, inner, table = _unique_codes(array.astype(np.int64, copy=False))
     return keys_, Codes(inner.ravel(), valid, table, num_rows)
+
+
+def _span_codes(array: np.ndarray, low: int, high: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values (int64, ascending) of signed integers spanning fewer integers than
+    there are rows (or 65536), and each value's code as a table over `low .. high`: which
+    values occur by one compiled pass (`kernels.c` value_presence), their codes by a running
+    count over the span. No sort of the column, no hash per row; the slices take the table."""
+    present = np.frombuffer(_kernels.value_presence(np.ascontiguousarray(array), array.dtype.itemsize, low,
+                                                    high - low + 1), bool)
+    return np.flatnonzero(present) + low, np.cumsum(present, dtype=np.int64) - 1
 
 
 def _unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
@@ -414,7 +434,8 @@ def _bsi_bytes(codes: Codes, num_keys: int) -> bytes:
     """`_bsi_model` as bytes (formats/range_bitmap.ksy `bit_sliced_index`): the existence
     bitmap and slices from one pass over the codes (`column_slices`)."""
     num_slices = _num_slices(num_keys)
-    ebm, slices, lengths, _ = column_slices(codes.inner, codes.valid, table=codes.table, count=num_slices)
+    ebm, slices, lengths, _ = column_slices(codes.inner, codes.valid, table=codes.table, offset=codes.offset,
+                                            count=num_slices)
     table = np.empty((num_slices, 2), ">i4")
     table[:, 0] = np.cumsum(lengths) - lengths
     table[:, 1] = lengths
