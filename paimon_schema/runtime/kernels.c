@@ -16,6 +16,10 @@
  * - `serialize_slices`: the same for the bit slices of a bit-sliced index (BSI and
  *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
  *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
+ * - `column_slices`: a bit-sliced index (a BSI part, range-bitmap codes) straight from the
+ *   column, a container's rows at a time, slicing only the bits that vary in each: no row
+ *   list, no pass per slice; `value_presence`: which values of a small span occur (the
+ *   range-bitmap dictionary of such a column with no hash or sort).
  * - `compress`, `split_rows`: a column's NULL rows set aside without a branch per row.
  * - `xxh64_each`, `xxh64_items`, `xxh64_offsets`: the bloom filter's hash of strings and binaries
  *   (distinct ones, a list's, an Arrow array's), with no Python call or object each.
