@@ -33,7 +33,7 @@ from paimon_schema.generated.bsi_index import BsiIndex
 from paimon_schema.layouts import bitslice
 from paimon_schema.layouts import roaring_bitmap as roaring
 from paimon_schema.layouts.column_values import column_values
-from paimon_schema.layouts.roaring_writer import column_slices
+from paimon_schema.layouts.roaring_writer import framed_slices
 from paimon_schema.runtime import constructs
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.values import types
@@ -251,20 +251,24 @@ def _bitmap(view: memoryview, span: parsing.Span, path: str) -> BitMap:
 def build_bsi(data_type: str | DataType, values: Any) -> bytes:
     """The blob Java's BSI writer writes for `values` (None = null), one row each: typed
     columns (`column_values`) in bulk, anything else value by value; the bytes straight from
-    `struct` and `column_slices`, each part (its existence bitmap and slices) from one pass
-    over the column (`write_with_codec`, the generated codec's over pyroaring, is the
-    reference)."""
+    `struct` and the compiled slicing, each part (its existence bitmap and slices) from one
+    pass over the column, framed in place (`framed_slices`; `write_with_codec`, the generated
+    codec's over pyroaring, is the reference)."""
     num_rows, present, valid = _present_longs(data_type, values)
-    out = [_HEAD.pack(1, num_rows)]
     low, high = (int(present.min()), int(present.max())) if len(present) else (0, -1)
-    for sign in (1, -1):
-        if (high < 0 if sign > 0 else low >= 0):        # no row of this sign: no pass
-            out.append(b"\x00")
-            continue
-        part = column_slices(present, valid, sign=sign)
-        maximum = high if sign > 0 else -low
-        out += [_PART_HEAD.pack(1, 1, 0, maximum), part.ebm, _S4.pack(len(part.lengths)), part.slices]
-    return b"".join(out)
+    parts = [b"\x00", b"\x00"]            # has_positive, has_negative = 0: no row of that sign
+    for at, sign, maximum in ((0, 1, high), (1, -1, -low)):
+        if (high >= 0 if sign > 0 else low < 0):
+            parts[at] = _PART_HEAD.pack(1, 1, 0, maximum)
+    head = _HEAD.pack(1, num_rows)
+    if high >= 0 and low < 0:               # both signs: two passes, the second part appended
+        positive = framed_slices(present, valid, sign=1, prefix=head + parts[0], suffix=b"")
+        return positive + framed_slices(present, valid, sign=-1, prefix=parts[1], suffix=b"")
+    if high >= 0:
+        return framed_slices(present, valid, sign=1, prefix=head + parts[0], suffix=parts[1])
+    if low < 0:
+        return framed_slices(present, valid, sign=-1, prefix=head + parts[0] + parts[1], suffix=b"")
+    return head + parts[0] + parts[1]
 
 
 def write_with_codec(data_type: str | DataType, values: Any) -> bytes:

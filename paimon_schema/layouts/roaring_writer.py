@@ -111,6 +111,20 @@ def column_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.nda
     return Sliced(ebm, slices, np.frombuffer(lengths, np.int64), rows)
 
 
+def framed_slices(values: np.ndarray, valid: np.ndarray | None, *, sign: int, prefix: bytes, suffix: bytes
+                  ) -> bytes:
+    """`prefix`, then the existence bitmap, the slice count (int32, big-endian) and the slices
+    of `column_slices(values, valid, sign=sign)`, then `suffix`: a BSI part as its reader reads
+    it, written by the compiled pass into one blob (megabytes of slices not copied again)."""
+    if _kernels is None or values.dtype.kind != "i":
+        part = reference_slices(values, valid, sign=sign)
+        return b"".join((prefix, part.ebm, len(part.lengths).to_bytes(4, "big"), part.slices, suffix))
+    _, blob, _, _ = _kernels.column_slices(
+        np.ascontiguousarray(values), values.dtype.itemsize,
+        None if valid is None else np.ascontiguousarray(valid, bool), None, 0, sign, -1, prefix, suffix)
+    return blob
+
+
 def reference_slices(values: np.ndarray, valid: np.ndarray | None, *, table: np.ndarray | None = None,
                      offset: int = 0, sign: int = 0, count: int | None = None) -> Sliced:
     """`column_slices` with numpy: the part's rows and stored values, then `serialize_bitmaps`

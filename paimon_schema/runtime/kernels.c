@@ -2135,13 +2135,16 @@ done:
 
 PyDoc_STRVAR(column_slices_doc,
 "column_slices(values: buffer, width: int, valid: buffer | None, table: buffer | None, offset: int,\n"
-"              sign: int, count: int) -> tuple[bytes, bytes, bytearray, int]\n\n"
+"              sign: int, count: int, prefix: buffer = ..., suffix: buffer = ...)\n"
+"    -> tuple[bytes, bytes, bytearray, int]\n\n"
 "A bit-sliced index of a column: `values` holds the non-null rows' values (signed integers of\n"
 "`width` bytes: 1, 2, 4 or 8), `valid` a bool byte (0 or 1) per row (None: every row is\n"
 "non-null); with `table` (int64) a row stores table[value - offset]. The part's rows: sign 1\n"
 "those >= 0, -1 those < 0 (stored negated), 0 all. Returns the existence bitmap and the\n"
 "`count` slices (-1: as many as the largest stored value has bits), run-optimized and\n"
-"serialized (the slices back to back), each slice's length (int64) and the part's rows.");
+"serialized (the slices back to back), each slice's length (int64) and the part's rows. With\n"
+"`prefix` (and `suffix`), the first item is empty and the second one blob: the prefix, the\n"
+"existence bitmap, the slice count (int32, big-endian), the slices, the suffix (a BSI part).");
 
 PyDoc_STRVAR(value_presence_doc,
 "value_presence(values: buffer, width: int, low: int, span: int) -> bytearray\n\n"
@@ -2199,9 +2202,10 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     Py_buffer values, valid = {0}, table = {0};
     PyObject *valid_object, *table_object;
     int width, sign, count;
+    Py_buffer prefix = {0}, suffix = {0};
     long long offset;
-    if (!PyArg_ParseTuple(args, "y*iOOLii:column_slices", &values, &width, &valid_object, &table_object,
-                          &offset, &sign, &count))
+    if (!PyArg_ParseTuple(args, "y*iOOLii|y*y*:column_slices", &values, &width, &valid_object, &table_object,
+                          &offset, &sign, &count, &prefix, &suffix))
         return NULL;
     PyObject *result = NULL, *ebm = NULL, *blob = NULL, *lengths = NULL;
     slice_out_t outs[65], empty = {0};
@@ -2252,18 +2256,37 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     for (int i = 0; i < slices; i++)
         total += i < job.slices ? slice_length(&outs[1 + i]) : 8;
     lengths = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)slices * 8);
-    ebm = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)slice_length(&outs[0]));
-    blob = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (prefix.obj != NULL) {       /* framed: one blob, no copy of the slices by the caller */
+        ebm = PyBytes_FromStringAndSize(NULL, 0);
+        blob = PyBytes_FromStringAndSize(NULL, prefix.len + (Py_ssize_t)slice_length(&outs[0]) + 4
+                                         + (Py_ssize_t)total + suffix.len);
+    }
+    else {
+        ebm = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)slice_length(&outs[0]));
+        blob = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    }
     if (lengths == NULL || ebm == NULL || blob == NULL)
         goto done;
     int64_t *length_data = (int64_t *)PyByteArray_AS_STRING(lengths);
     unsigned char *at = (unsigned char *)PyBytes_AS_STRING(blob);
-    slice_write(&outs[0], (unsigned char *)PyBytes_AS_STRING(ebm));
+    if (prefix.obj != NULL) {
+        memcpy(at, prefix.buf, (size_t)prefix.len);
+        at = slice_write(&outs[0], at + prefix.len);
+        at[0] = (unsigned char)(slices >> 24);          /* the slice count, big-endian */
+        at[1] = (unsigned char)(slices >> 16);
+        at[2] = (unsigned char)(slices >> 8);
+        at[3] = (unsigned char)slices;
+        at += 4;
+    }
+    else
+        slice_write(&outs[0], (unsigned char *)PyBytes_AS_STRING(ebm));
     for (int i = 0; i < slices; i++) {
         unsigned char *from = at;
         at = slice_write(i < job.slices ? &outs[1 + i] : &empty, at);    /* past 64: empty */
         length_data[i] = at - from;
     }
+    if (prefix.obj != NULL && suffix.len)
+        memcpy(at, suffix.buf, (size_t)suffix.len);
     result = Py_BuildValue("(OOOn)", ebm, blob, lengths, rows);
 done:
     for (int i = 0; i < 65; i++) {
@@ -2278,6 +2301,10 @@ done:
         PyBuffer_Release(&valid);
     if (table.obj != NULL)
         PyBuffer_Release(&table);
+    if (prefix.obj != NULL)
+        PyBuffer_Release(&prefix);
+    if (suffix.obj != NULL)
+        PyBuffer_Release(&suffix);
     return result;
 }
 
