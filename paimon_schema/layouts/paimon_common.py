@@ -103,6 +103,26 @@ def string_keys(keys_: list[int | bytes]) -> list[bytes]:
     return cast(list[bytes], keys_)
 
 
+#: Most bytes a fixed-width copy of the strings may take for `byte_order` to sort them in numpy.
+_FIXED_WIDTH_LIMIT = 1 << 26
+
+
+def byte_order(strings: list[bytes]) -> np.ndarray:
+    """Indices (int64) of distinct `strings` in ascending unsigned byte order, Java's order of
+    string and binary keys: numpy's sort of them as fixed-width bytes (its padding with NULs
+    cannot tie two strings when none ends with a NUL), else, or where the copy would be large,
+    Python's sort (a call per comparison: twice the time for 100k keys)."""
+    count = len(strings)
+    lengths = np.fromiter(map(len, strings), np.int64, count)
+    width = int(lengths.max()) if count else 0
+    if count and width and count * width <= _FIXED_WIDTH_LIMIT:
+        fixed = np.array(strings, dtype=f"S{width}")
+        last = fixed.view(np.uint8).reshape(count, width)[np.arange(count), np.maximum(lengths - 1, 0)]
+        if not ((last == 0) & (lengths > 0)).any():
+            return np.argsort(fixed, kind="stable").astype(np.int64, copy=False)
+    return np.array(sorted(range(count), key=strings.__getitem__), np.int64)
+
+
 def raw_key(key: PaimonCommon.Key) -> int | bytes:
     """A key object of the generated parser as a key: its int, or a string key's bytes."""
     if key.kind in _BITS_KINDS:

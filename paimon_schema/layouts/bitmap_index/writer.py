@@ -279,7 +279,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
     unordered = _unordered(version, counts)
     if unordered:
-        order = _java_sorted(kind, group_keys, strings)
+        order = _java_sorted(kind, group_keys, java_keys if strings is not None else None)
     else:
         arrival = _arrival(num_rows, first_rows)
         last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
@@ -308,7 +308,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         else:
             position = np.empty(len(order), np.int64)
             position[order] = np.arange(len(order))
-            sorted_entries = position[_java_sorted(kind, group_keys, strings)]
+            sorted_entries = position[_java_sorted(kind, group_keys, java_keys if strings is not None else None)]
         needed = np.full(len(order), 8 + codec.size(0), np.int64) if strings is None \
             else 12 + np.fromiter(map(len, ordered_keys), np.int64, len(order))[sorted_entries]
         found = _block_starts(needed, index_block_size)
@@ -450,11 +450,11 @@ def _hash_input(kind: KeyKind, group_keys: np.ndarray) -> np.ndarray:
     return (group_keys ^ _SIGN).view(np.int64)
 
 
-def _java_sorted(kind: KeyKind, group_keys: np.ndarray, strings: list[bytes] | None) -> np.ndarray:
-    """Group indices in the order of Java's comparator (formats/bitmap_index.ksy, V2); `strings` as in `_Column`."""
-    if strings is not None:
-        return np.array(sorted(range(len(group_keys)),
-                               key=[strings[i] for i in group_keys.tolist()].__getitem__), np.int64)
+def _java_sorted(kind: KeyKind, group_keys: np.ndarray, group_strings: list[bytes] | None) -> np.ndarray:
+    """Group indices in the order of Java's comparator (formats/bitmap_index.ksy, V2);
+    `group_strings`: string kinds' key of each group."""
+    if group_strings is not None:
+        return keys.byte_order(group_strings)
     if kind in (KeyKind.float32, KeyKind.float64):
         # Canonical NaN is the largest positive pattern: -inf ... -0.0 < 0.0 ... +inf < NaN.
         sign = np.uint64(1 << (31 if kind == KeyKind.float32 else 63))

@@ -21,6 +21,7 @@ from paimon_schema.layouts.paimon_common import (
     KEY_DTYPES,
     KeyCodec,
     KeyKind,
+    byte_order,
     key_model,
     range_bitmap_keys,
     string_keys,
@@ -317,10 +318,10 @@ def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | N
                   ) -> tuple[list[Key], Codes]:
     """Strings by code (`Column.strings`), then by rank of their bytes (the table)."""
     inner, encoded = strings
-    ranked = sorted(range(len(encoded)), key=encoded.__getitem__)
+    ranked = byte_order(encoded)
     rank = np.empty(len(encoded), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    return [encoded[i] for i in ranked], Codes(inner, valid, rank, num_rows)
+    return [encoded[i] for i in ranked.tolist()], Codes(inner, valid, rank, num_rows)
 
 
 def _key_bytes(codec: KeyCodec, keys_: Keys) -> bytes:
