@@ -9,13 +9,12 @@ files of a snapshot are folded once per process and kept in a bounded cache.
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
@@ -28,7 +27,7 @@ from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values.errors import FormatError
 
 __all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
-           "Manifests", "read_avro"]
+           "Listing", "Manifests", "PartitionFilter", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
 _DELETED = object()                     # a DELETE folded before its file's ADD
@@ -122,52 +121,61 @@ class IndexFile:
 
 
 class _RecentDataFiles:
-    """The data files of the last snapshots read (a thread-safe LRU map), at most about
-    `budget` bytes of them in all (`held_bytes` estimates a snapshot's files): a snapshot that
-    alone exceeds it is folded at each read rather than held, and planning one snapshot after
-    another (time travel, a table being written to) keeps the latest ones only. Orders of a
-    snapshot's files (`attach`) live and go with its files."""
+    """What the last plans decoded and folded (a thread-safe LRU map), at most about `budget`
+    bytes of it in all: decoded manifests (immutable: keyed by filesystem, table, schema and
+    name), charged what their files and fold keys hold; and folded snapshots (their live
+    files, in manifest or read order), charged their references only, since their files are
+    the manifests' (a file given its deletion vector is charged in full). A folded snapshot
+    `needs` its manifests: evicting one drops it too, so nothing the budget does not count
+    stays reachable from the cache. A value that alone exceeds the budget is not held."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.held = 0
-        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int, dict[str, Any]]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[Any, int, tuple[tuple, ...]]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple, view: str | None = None) -> tuple[DataFile, ...] | None:
-        """The files held under `key` (or their `view` attached), None when not held."""
+    def get(self, key: tuple) -> Any:
+        """The value held under `key` (and the manifests it needs, now the most recent),
+        None when not held."""
         with self.lock:
-            value = self.items.get(key)
-            if value is None:
+            item = self.items.get(key)
+            if item is None:
                 return None
+            for need in item[2]:
+                self.items.move_to_end(need)
             self.items.move_to_end(key)
-            return value[0] if view is None else value[2].get(view)
+            return item[0]
 
-    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
-        size = held_bytes(value)
+    def put(self, key: tuple, value: Any, size: int, needs: tuple[tuple, ...] = ()) -> None:
+        """Hold `value`, charged `size` bytes, unless it alone exceeds the budget or a
+        manifest it needs is no longer held."""
         if size > self.budget:
-            return value
+            return
         with self.lock:
-            if key not in self.items:
-                self.items[key] = (value, size, {})
-                self.held += size
+            if key in self.items or any(need not in self.items for need in needs):
+                return
+            self.items[key] = (value, size, needs)
+            self.held += size
+            evicted = False
             while self.held > self.budget:
                 _, (_, dropped, _) = self.items.popitem(last=False)
                 self.held -= dropped
-        return value
-
-    def attach(self, key: tuple, view: str, files: tuple[DataFile, ...]) -> None:
-        """Keep `files` (the same files in another order) as `view` of the entry `key`, if
-        it is held (a reference per file: not counted)."""
-        with self.lock:
-            value = self.items.get(key)
-            if value is not None:
-                value[2][view] = files
+                evicted = True
+            if evicted:
+                for other in [k for k, (_, _, n) in self.items.items()
+                              if any(need not in self.items for need in n)]:
+                    self.held -= self.items.pop(other)[1]
 
 
 #: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
 #: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
 _FILE_OVERHEAD = 900
+#: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7)
+#: and the kind, in two lists.
+_ENTRY_OVERHEAD = 140
+#: What a folded snapshot holds per file: a reference in its tuple (and one in a view).
+_REFERENCE = 8
 
 
 def held_bytes(files: tuple[DataFile, ...]) -> int:
@@ -180,10 +188,39 @@ def held_bytes(files: tuple[DataFile, ...]) -> int:
     return total
 
 
-#: The snapshot cache's budget: a 100k-file snapshot with statistics and embedded indexes
-#: (~110 MiB) fits; the cache never holds more than this, whatever is planned.
+#: The cache's budget: a 100k-file table's manifests with statistics and embedded indexes
+#: (~120 MiB decoded) fit; the cache never holds more than this, whatever is planned.
 DATA_FILES_CACHE_BYTES = 160 << 20
 _DATA_FILES = _RecentDataFiles(DATA_FILES_CACHE_BYTES)
+
+
+class PartitionFilter(Protocol):
+    """What a scan's filter says of partitions (`table.manifest_filter`): `manifest` is False
+    when no partition within a manifest's `_PARTITION_STATS` can match, `partition` when the
+    partition (a BinaryRow) cannot, `useful` when it names no partition column (it cannot
+    skip anything); `key` names the filter in the cache (None: not cached)."""
+
+    key: Hashable | None
+
+    def useful(self, schema: TableSchema) -> bool: ...
+
+    def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool: ...
+
+    def partition(self, raw: bytes, schema: TableSchema) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The live data files of a snapshot a filter may match (all without one) and how many
+    live files the filter's partitions exclude (counted from the manifest list for the
+    manifests it skips: `_NUM_ADDED_FILES - _NUM_DELETED_FILES`)."""
+
+    files: tuple[DataFile, ...]
+    excluded: int = 0
+
+
+#: A decoded manifest: each entry's kind, fold key and (ADD) `DataFile`, in file order.
+_Decoded = tuple[list[int], list[tuple], list["DataFile | None"]]
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:
@@ -210,72 +247,132 @@ class Manifests:
 
     def data_files(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None
                    ) -> list[DataFile]:
+        """The live data files of a snapshot, each with its deletion vector (see `listing`)."""
+        return list(self.listing(snap, order).files)
+
+    def listing(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None,
+                partitions: PartitionFilter | None = None) -> Listing:
         """The live data files of a snapshot, each with its deletion vector: the base and delta
         manifest lists' entries folded in order, a DELETE removing the ADD of the same file
         (partition, bucket, level, name, extra files, embedded index, external path: a
         compaction that only moves a file to another level re-adds it). In manifest order,
         or sorted by `order` (a module-level function: the sorted files are cached too, a
-        reference per file, for the next plan of the snapshot)."""
-        key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
-               snap.delta_manifest_list, snap.index_manifest)
-        if order is not None:
-            view = f"{order.__module__}.{order.__qualname__}"
-            ordered = _DATA_FILES.get(key, view)
-            if ordered is None:
-                files = self.data_files(snap)
-                with collector.paused():
-                    ordered = tuple(sorted(files, key=order))
-                _DATA_FILES.attach(key, view, ordered)
-            return list(ordered)
-        cached = _DATA_FILES.get(key)
-        if cached is None:
-            with collector.paused():
-                folded = tuple(self._fold_data_files(snap))
-            cached = _DATA_FILES.put(key, folded)
-        return list(cached)
+        reference per file, for the next plan of the snapshot).
 
-    def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
+        With `partitions`, only the files of partitions it may match: a manifest whose
+        partition statistics exclude them all is not read, and the entries of excluded
+        partitions in the others are not folded (an ADD and its DELETE are in the same
+        partition, so the files of the partitions kept fold the same)."""
+        if partitions is not None and not partitions.useful(self.schema(snap.schema_id)):
+            partitions = None
+        filter_key = None if partitions is None else partitions.key
+        cacheable = partitions is None or filter_key is not None
+        key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
+               snap.delta_manifest_list, snap.index_manifest, filter_key)
+        view = None if order is None else f"{order.__module__}.{order.__qualname__}"
+        held = _DATA_FILES.get((*key, view)) if cacheable else None
+        if held is not None:
+            return cast(Listing, held[0])
+        folded = _DATA_FILES.get((*key, None)) if cacheable and view is not None else None
+        if folded is None:
+            with collector.paused():
+                folded = self._fold_data_files(snap, partitions)
+            listing, needs, size = folded
+            if cacheable:
+                _DATA_FILES.put((*key, None), folded, size, needs)
+        listing, needs, _ = folded
+        if order is not None:
+            with collector.paused():
+                listing = Listing(tuple(sorted(listing.files, key=order)), listing.excluded)
+            if cacheable:
+                _DATA_FILES.put((*key, view), (listing,), _REFERENCE * len(listing.files),
+                                (*needs, (*key, None)))
+        return listing
+
+    def _fold_data_files(self, snap: Snapshot, partitions: PartitionFilter | None
+                         ) -> tuple[Listing, tuple[tuple, ...], int]:
+        """The listing, the cache keys of the decoded manifests it was folded from (what it
+        needs held) and the bytes it holds beyond theirs."""
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
-        shared: dict[Any, Any] = {}
-        for data_file in self._fold(snap, lambda entry: self.data_file(entry, schema, shared)):
+        needs: list[tuple] = []
+        excluded = [0]
+
+        def entries() -> Iterator[tuple[int, tuple, DataFile | None]]:
+            verdicts: dict[bytes, bool] = {}
+            for meta in self._manifest_metas(snap):
+                counts = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
+                if partitions is not None and isinstance(counts[0], int) \
+                        and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
+                    excluded[0] += counts[0] - counts[1]
+                    continue
+                cache_key, (kinds, keys, files) = self._decoded(meta["_FILE_NAME"],
+                                                                snap.schema_id, schema)
+                needs.append(cache_key)
+                if partitions is None:
+                    yield from zip(kinds, keys, files)
+                    continue
+                for kind, fold_key, data_file in zip(kinds, keys, files):
+                    wanted = verdicts.get(fold_key[0])
+                    if wanted is None:
+                        wanted = verdicts[fold_key[0]] = partitions.partition(fold_key[0], schema)
+                    if wanted:
+                        yield kind, fold_key, data_file
+                    else:
+                        excluded[0] += 1 if kind == ADD else -1
+
+        out = []
+        size = 200
+        for data_file in cast("list[DataFile]", _fold(snap, entries())):   # ADDs: never None
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
+            if deletion:
+                data_file = _new_data_file({**data_file.__dict__, "deletion_file": deletion})
+                size += held_bytes((data_file,))
+            out.append(data_file)
+        size += _REFERENCE * len(out)
+        return Listing(tuple(out), excluded[0]), tuple(needs), size
+
+    def _manifest_metas(self, snap: Snapshot) -> Iterator[dict]:
+        yield from read_avro(self.io, self._manifest(snap.base_manifest_list))
+        yield from read_avro(self.io, self._manifest(snap.delta_manifest_list))
+
+    def _decoded(self, name: str, schema_id: int, schema: TableSchema) -> tuple[tuple, _Decoded]:
+        """A manifest's entries decoded (from the cache when held), with its cache key."""
+        key = (self.io.name, self.root, schema_id, name)
+        held = _DATA_FILES.get(key)
+        if held is not None:
+            return key, cast(_Decoded, held)
+        kinds: list[int] = []
+        keys: list[tuple] = []
+        files: list[DataFile | None] = []
+        shared: dict[Any, Any] = {}
+        size = 200
+        with collector.paused():
+            for entry in read_avro(self.io, self._manifest(name)):
+                fold_key = _fold_key(entry)
+                kind = entry["_KIND"]
+                kinds.append(kind)
+                keys.append(fold_key)
+                if kind == ADD:
+                    data_file = self.data_file(entry, schema, shared)
+                    files.append(data_file)
+                    size += _ENTRY_OVERHEAD + held_bytes((data_file,))
+                else:
+                    files.append(None)
+                    size += _ENTRY_OVERHEAD + len(fold_key[3]) + len(fold_key[5] or b"")
+        decoded = (kinds, keys, files)
+        _DATA_FILES.put(key, decoded, size)
+        return key, decoded
 
     def live_entries(self, snap: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
-        return self._fold(snap, lambda entry: entry)
+        def entries() -> Iterator[tuple[int, tuple, dict]]:
+            for meta in self._manifest_metas(snap):
+                for entry in read_avro(self.io, self._manifest(meta["_FILE_NAME"])):
+                    yield entry["_KIND"], _fold_key(entry), entry
 
-    def _fold(self, snap: Snapshot, convert: Callable[[dict], _Live]) -> list[_Live]:
-        """`convert` of each live ADD entry, in manifest order. Each ADD is converted as it
-        is read, so that a manifest's records are dropped once folded: a snapshot's records
-        all at once weighed twice its `DataFile`s (an ADD a later DELETE cancels is converted
-        for nothing: a few percent of a snapshot's entries)."""
-        live: dict[tuple, Any] = {}
-        for entry in self._fold_order(snap):
-            meta = entry["_FILE"]
-            key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
-                   tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
-                   meta.get("_EXTERNAL_PATH"))
-            kind = entry["_KIND"]
-            if kind == ADD:
-                if live.get(key, _DELETED) is not _DELETED:
-                    raise TableError(f"snapshot {snap.id} adds {meta['_FILE_NAME']} twice")
-                live[key] = convert(entry)
-            elif kind == DELETE:
-                if live.get(key, _DELETED) is not _DELETED:
-                    del live[key]
-                else:
-                    live[key] = _DELETED
-            else:
-                raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE",
-                                  path="_KIND")
-        return [value for value in live.values() if value is not _DELETED]
-
-    def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
-        yield from self.entries(snap.base_manifest_list)
-        yield from self.entries(snap.delta_manifest_list)
+        return _fold(snap, entries())
 
     def index_files(self, snap: Snapshot) -> list[IndexFile]:
         """The live entries of a snapshot's index manifest (deletion vectors, hash indexes and
@@ -357,6 +454,34 @@ class Manifests:
                        for r in entry.get("_DELETIONS_VECTORS_RANGES") or () if r is not None)
         return IndexFile(partition, partition_path, entry["_BUCKET"], entry["_INDEX_TYPE"], name,
                          path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges, global_index)
+
+
+def _fold_key(entry: Mapping[str, Any]) -> tuple:
+    """What identifies a file in the fold: partition, bucket, level, name, extra files,
+    embedded index, external path."""
+    meta = entry["_FILE"]
+    return (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
+            tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
+            meta.get("_EXTERNAL_PATH"))
+
+
+def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_Live]:
+    """The live values of (kind, fold key, value) entries in manifest order: an ADD's value
+    unless a DELETE of the same key cancels it (before or after it)."""
+    live: dict[tuple, Any] = {}
+    for kind, key, value in entries:
+        if kind == ADD:
+            if live.get(key, _DELETED) is not _DELETED:
+                raise TableError(f"snapshot {snap.id} adds {key[3]} twice")
+            live[key] = value
+        elif kind == DELETE:
+            if live.get(key, _DELETED) is not _DELETED:
+                del live[key]
+            else:
+                live[key] = _DELETED
+        else:
+            raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE", path="_KIND")
+    return [value for value in live.values() if value is not _DELETED]
 
 
 def _new_data_file(values: dict[str, Any]) -> DataFile:

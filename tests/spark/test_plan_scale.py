@@ -91,19 +91,27 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
 
 def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
         history: ForgedHistory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache of each snapshot's folded files grew with every snapshot planned; the budget
-    holds it to about two of these snapshots, and a snapshot beyond it is not held at all."""
+    """A cache of each snapshot's folded files grew with every snapshot planned; decoded
+    manifests are cached instead (shared by the snapshots that name them, a folded snapshot
+    charged its references only), always within the budget, and nothing is held beyond it."""
     table = Table.open(history.root)
     one = manifests.held_bytes(tuple(table.data_files()))
     recent = manifests._RecentDataFiles(2 * one + one // 2)
     monkeypatch.setattr(manifests, "_DATA_FILES", recent)
     snapshots = sorted(history.live_by_snapshot)[-20:]
-    gone = weakref.ref(table.plan(snapshots[0]).live_files[0])    # held in read order too
-    for snapshot in snapshots[1:]:
-        table.plan(snapshot)
-        assert recent.held <= recent.budget and len(recent.items) <= 3
-    gc.collect()
-    assert gone() is None                   # nothing else kept the evicted snapshot's files
-    small = manifests._RecentDataFiles(one // 2)
+    for snapshot in snapshots:
+        assert {f.file_name for f in table.plan(snapshot).live_files} == \
+            history.live_by_snapshot[snapshot]
+        assert recent.held <= recent.budget
+    latest = table.plan(snapshots[-1]).live_files
+    assert table.plan(snapshots[-1]).live_files is latest       # held, in read order
+    small = manifests._RecentDataFiles(one // 4)
     monkeypatch.setattr(manifests, "_DATA_FILES", small)
-    assert len(table.data_files()) == FILES and not small.items
+    for snapshot in snapshots[-3:]:
+        assert {f.file_name for f in table.data_files(snapshot)} == history.live_by_snapshot[snapshot]
+        assert small.held <= small.budget
+    none = manifests._RecentDataFiles(1000)
+    monkeypatch.setattr(manifests, "_DATA_FILES", none)
+    gone = weakref.ref(table.plan(snapshots[0]).live_files[0])
+    gc.collect()
+    assert gone() is None and not none.items     # nothing kept what the budget cannot hold
