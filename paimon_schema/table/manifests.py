@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
-from paimon_schema.runtime.avro_blocks import read_records
+from paimon_schema.runtime.avro_blocks import project, read_fields, read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -219,6 +219,17 @@ class Listing:
     excluded: int = 0
 
 
+#: The values of a manifest entry a `DataFile` takes (`avro_blocks.read_fields`): the first
+#: eleven but `_TOTAL_BUCKETS` are required of a data file's entry.
+_ENTRY_FIELDS = (
+    ("_KIND",), ("_PARTITION",), ("_BUCKET",), ("_TOTAL_BUCKETS",), ("_FILE", "_FILE_NAME"),
+    ("_FILE", "_FILE_SIZE"), ("_FILE", "_ROW_COUNT"), ("_FILE", "_LEVEL"), ("_FILE", "_SCHEMA_ID"),
+    ("_FILE", "_MIN_SEQUENCE_NUMBER"), ("_FILE", "_MAX_SEQUENCE_NUMBER"), ("_FILE", "_EXTRA_FILES"),
+    ("_FILE", "_EMBEDDED_FILE_INDEX"), ("_FILE", "_EXTERNAL_PATH"), ("_FILE", "_DELETE_ROW_COUNT"),
+    ("_FILE", "_FILE_SOURCE"), ("_FILE", "_FIRST_ROW_ID"), ("_FILE", "_WRITE_COLS"),
+    ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
+    ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
+
 #: A decoded manifest: each entry's kind, fold key and (ADD) `DataFile`, in file order.
 _Decoded = tuple[list[int], list[tuple], list["DataFile | None"]]
 
@@ -347,19 +358,23 @@ class Manifests:
         files: list[DataFile | None] = []
         shared: dict[Any, Any] = {}
         size = 200
+        path = self._manifest(name)
+        rows = read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS)
         with collector.paused():
-            for entry in read_avro(self.io, self._manifest(name)):
-                fold_key = _fold_key(entry)
-                kind = entry["_KIND"]
+            for row in rows:
+                kind = row[0]
+                extra = tuple(row[11]) if row[11] else ()
+                fold_key = (row[1], row[2], row[7], row[4], extra, row[12], row[13])
                 kinds.append(kind)
                 keys.append(fold_key)
                 if kind == ADD:
-                    data_file = self.data_file(entry, schema, shared)
+                    data_file = self._data_file(row, extra, schema, shared, path)
                     files.append(data_file)
-                    size += _ENTRY_OVERHEAD + held_bytes((data_file,))
+                    size += _ENTRY_OVERHEAD + _FILE_OVERHEAD + len(data_file.path) \
+                        + len(row[12] or b"") + len(row[18] or b"") + len(row[19] or b"")
                 else:
                     files.append(None)
-                    size += _ENTRY_OVERHEAD + len(fold_key[3]) + len(fold_key[5] or b"")
+                    size += _ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
         decoded = (kinds, keys, files)
         _DATA_FILES.put(key, decoded, size)
         return key, decoded
@@ -406,37 +421,51 @@ class Manifests:
     def data_file(self, entry: dict, schema: TableSchema,
                   shared: dict[Any, Any] | None = None) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
-        the snapshot's. `shared` keeps, for the next entries of the same snapshot, each
+        the snapshot's. `shared` keeps, for the next entries of the same manifest, each
         (partition, bucket)'s values and directory (a table has far fewer partitions than
         files, and their BinaryRows decode in Python) and one copy of the small tuples files
         repeat (statistics' column names, null counts): the files of one partition share its
         dict, which nothing changes."""
-        meta = entry["_FILE"]
-        shared = {} if shared is None else shared
-        where = (entry["_PARTITION"], entry["_BUCKET"])
-        place = shared.get(where)
+        row = project(entry, _ENTRY_FIELDS)
+        return self._data_file(row, tuple(row[11]) if row[11] else (), schema,
+                               {} if shared is None else shared, "the manifest entry")
+
+    def _data_file(self, row: tuple, extra: tuple[str, ...], schema: TableSchema,
+                   shared: dict[Any, Any], where: str) -> DataFile:
+        """`data_file` of an entry's `_ENTRY_FIELDS` (its `_EXTRA_FILES` as a tuple)."""
+        (_, partition_row, bucket, total_buckets, name, file_size, row_count, level, schema_id,
+         min_sequence, max_sequence, _, embedded, external, delete_rows, source, first_row_id,
+         write_cols, minimum, maximum, nulls, names) = row
+        if partition_row is None or bucket is None or name is None or file_size is None \
+                or row_count is None or level is None or schema_id is None \
+                or min_sequence is None or max_sequence is None:
+            missing = [field for i, field in enumerate(_ENTRY_FIELDS[:11]) if i != 3 and row[i] is None]
+            raise FormatError(f"{where}: a data file entry without {'.'.join(missing[0])}",
+                              path=".".join(missing[0]))
+        place = shared.get((partition_row, bucket))
         if place is None:
-            partition, partition_path = partition_of(entry["_PARTITION"], schema)
-            place = shared[where] = (partition, partition_path,
-                                     bucket_dir(self.root, partition_path, entry["_BUCKET"], schema))
-        partition, partition_path, directory = place
-        external = meta.get("_EXTERNAL_PATH")
-        name = meta["_FILE_NAME"]
-        path = external or f"{directory}/{name}"
-        write_cols = meta.get("_WRITE_COLS")
-        return _new_data_file({
-            "partition": partition, "partition_path": partition_path, "bucket": entry["_BUCKET"],
-            "total_buckets": entry.get("_TOTAL_BUCKETS", -1), "file_name": name, "path": path,
-            "file_size": meta["_FILE_SIZE"], "row_count": meta["_ROW_COUNT"],
-            "level": meta["_LEVEL"], "schema_id": meta["_SCHEMA_ID"],
-            "min_sequence_number": meta["_MIN_SEQUENCE_NUMBER"],
-            "max_sequence_number": meta["_MAX_SEQUENCE_NUMBER"],
-            "extra_files": tuple(meta.get("_EXTRA_FILES") or ()),
-            "embedded_index": meta.get("_EMBEDDED_FILE_INDEX"), "external_path": external,
-            "delete_row_count": meta.get("_DELETE_ROW_COUNT"),
-            "file_source": meta.get("_FILE_SOURCE"), "first_row_id": meta.get("_FIRST_ROW_ID"),
+            partition, partition_path = partition_of(partition_row, schema)
+            place = shared[(partition_row, bucket)] = (
+                partition, partition_path, bucket_dir(self.root, partition_path, bucket, schema))
+        if minimum is None and maximum is None and nulls is None:
+            stats = None
+        else:
+            nulls = None if nulls is None else tuple(nulls)
+            names = None if names is None else tuple(names)
+            stats = (minimum or b"", maximum or b"", shared.setdefault(nulls, nulls),
+                     shared.setdefault(names, names))
+        data_file = object.__new__(DataFile)
+        data_file.__dict__.update({
+            "partition": place[0], "partition_path": place[1], "bucket": bucket,
+            "total_buckets": -1 if total_buckets is None else total_buckets, "file_name": name,
+            "path": external or f"{place[2]}/{name}", "file_size": file_size,
+            "row_count": row_count, "level": level, "schema_id": schema_id,
+            "min_sequence_number": min_sequence, "max_sequence_number": max_sequence,
+            "extra_files": extra, "embedded_index": embedded, "external_path": external,
+            "delete_row_count": delete_rows, "file_source": source, "first_row_id": first_row_id,
             "write_cols": None if write_cols is None else tuple(write_cols),
-            "deletion_file": None, "value_stats": _value_stats(meta, shared)})
+            "deletion_file": None, "value_stats": stats})
+        return data_file
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -491,15 +520,3 @@ def _new_data_file(values: dict[str, Any]) -> DataFile:
     data_file = object.__new__(DataFile)
     data_file.__dict__.update(values)
     return data_file
-
-
-def _value_stats(meta: Mapping[str, Any], shared: dict[Any, Any]) -> tuple | None:
-    stats = meta.get("_VALUE_STATS")
-    if not stats:
-        return None
-    nulls = stats.get("_NULL_COUNTS")
-    names = meta.get("_VALUE_STATS_COLS")
-    nulls = None if nulls is None else tuple(nulls)
-    names = None if names is None else tuple(names)
-    return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
-            shared.setdefault(nulls, nulls), shared.setdefault(names, names))
