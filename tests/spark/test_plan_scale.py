@@ -7,14 +7,20 @@ and memory at 1k-100k files: `benchmarks/table_plan.py`.)"""
 from __future__ import annotations
 
 import gc
+import tempfile
 import weakref
-
+from pathlib import Path
 
 import pytest
 from forged_history import ForgedHistory, day, write_history
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import partition_filters
 
 from paimon_schema.table import Table
-from paimon_schema.table import manifests, merge
+from paimon_schema.table import manifests, merge, plan
+from paimon_schema.table.manifest_filter import PartitionFilter
+from paimon_schema.table.predicates import partition_verdict
 
 FILES, PARTITIONS = 3_000, 30
 
@@ -115,3 +121,31 @@ def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
     gone = weakref.ref(table.plan(snapshots[0]).live_files[0])
     gc.collect()
     assert gone() is None and not none.items     # nothing kept what the budget cannot hold
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_filtered_listing_is_the_fold_of_the_partitions_it_may_match(
+        data: st.DataObject, tmp_path: Path) -> None:
+    """Skipping manifests by their partition statistics and entries by their partition lists
+    exactly the unskipped fold's files whose partition the filter may match, and counts the
+    others: drawn histories (small full manifests, so that merged ones span partitions and
+    hold DELETEs) and drawn filters over `dt` (and other columns, which skip nothing)."""
+    partitions = data.draw(st.integers(2, 12))
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "t"
+    write_history(root, data.draw(st.integers(partitions, 8 * partitions)), partitions=partitions,
+                  compact_every=data.draw(st.integers(2, 6)), merge_min_count=data.draw(st.integers(2, 8)),
+                  manifest_entries=data.draw(st.integers(4, 64)), seed=data.draw(st.integers(0, 99)))
+    table = Table.open(root)
+    snap = table.snapshot(data.draw(st.integers(1, table.latest_snapshot_id() or 1)))
+    assert snap is not None
+    where = data.draw(partition_filters("dt", [day(p) for p in range(partitions)],
+                                        {"city": ["Lima", "Rome"], "id": [1, 5]}))
+    everything = table._manifests.listing(snap)
+    listing = table._manifests.listing(snap, partitions=PartitionFilter(where))
+    expected = [f for f in everything.files if partition_verdict(where, f.partition) is not False]
+    assert list(listing.files) == expected
+    assert listing.excluded == len(everything.files) - len(expected)
+    again = table._manifests.listing(snap, plan.read_order, PartitionFilter(where))   # held
+    assert sorted(f.file_name for f in again.files) == sorted(f.file_name for f in expected)
+    assert again.excluded == listing.excluded
