@@ -242,11 +242,14 @@ class Table:
         """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
         `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
         schema is the snapshot's when one is named, else the latest. With `partitions`
-        (`manifest_filter.PartitionFilter`), only the files of partitions it may match."""
+        (`manifest_filter.PartitionFilter`), only the files of partitions it may match (but
+        for primary-key tables)."""
         snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
+        if schema.primary_keys:         # its read skips level-0 files, which a count of the
+            partitions = None           # files of skipped manifests cannot tell apart
         listing = self._manifests.listing(snap, read_order, partitions)
         return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files),
                         listing.files, listing.excluded)
