@@ -9,6 +9,7 @@ files of a snapshot are folded once per process and kept in a bounded cache.
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import threading
 from collections import OrderedDict
@@ -171,9 +172,9 @@ class _RecentDataFiles:
 #: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
 #: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
 _FILE_OVERHEAD = 900
-#: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7)
-#: and the kind, in two lists.
-_ENTRY_OVERHEAD = 140
+#: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7),
+#: the kind, and until the file is made its values (a tuple of 22 and what only it holds).
+_ENTRY_OVERHEAD = 400
 #: What a folded snapshot holds per file: a reference in its tuple (and one in a view).
 _REFERENCE = 8
 
@@ -230,8 +231,41 @@ _ENTRY_FIELDS = (
     ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
     ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
 
-#: A decoded manifest: each entry's kind, fold key and (ADD) `DataFile`, in file order.
-_Decoded = tuple[list[int], list[tuple], list["DataFile | None"]]
+class _Decoded:
+    """A decoded manifest: each entry's kind and fold key, and each ADD's `DataFile`, made
+    when a fold first finds it live (an ADD a later DELETE cancels, or of a partition no
+    filter wanted, is never made: its entry's values wait in `rows`). `size` estimates what
+    it holds, its files made."""
+
+    __slots__ = ("path", "kinds", "keys", "rows", "files", "shared", "size")
+
+    def __init__(self, path: str, rows: list[tuple]) -> None:
+        self.path = path
+        self.rows = cast("list[tuple | None]", rows)    # (None once its file is made)
+        self.kinds: list[int] = []
+        self.keys: list[tuple] = []
+        self.files: list[DataFile | None] = [None] * len(rows)
+        self.shared: dict[Any, Any] = {}
+        size = 200
+        with collector.paused():
+            for row in rows:
+                extra = tuple(row[11]) if row[11] else ()
+                self.kinds.append(row[0])
+                self.keys.append((row[1], row[2], row[7], row[4], extra, row[12], row[13]))
+                size += _ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
+                if row[0] == ADD:
+                    size += _FILE_OVERHEAD + 100 + len(row[18] or b"") + len(row[19] or b"")
+        self.size = size
+
+    def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
+        """The `DataFile` of ADD entry `i`, made once."""
+        row = self.rows[i]
+        if row is None:                 # made meanwhile by another thread
+            return cast(DataFile, self.files[i])
+        data_file = manifests._data_file(row, self.keys[i][4], schema, self.shared, self.path)
+        self.files[i] = data_file
+        self.rows[i] = None
+        return data_file
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:
@@ -309,7 +343,7 @@ class Manifests:
         needs: list[tuple] = []
         excluded = [0]
 
-        def entries() -> Iterator[tuple[int, tuple, DataFile | None]]:
+        def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:
             verdicts: dict[bytes, bool] = {}
             for meta in self._manifest_metas(snap):
                 counts = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
@@ -317,24 +351,25 @@ class Manifests:
                         and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
                     excluded[0] += counts[0] - counts[1]
                     continue
-                cache_key, (kinds, keys, files) = self._decoded(meta["_FILE_NAME"],
-                                                                snap.schema_id, schema)
+                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema)
                 needs.append(cache_key)
+                at = zip(itertools.repeat(decoded), range(len(decoded.kinds)))
                 if partitions is None:
-                    yield from zip(kinds, keys, files)
+                    yield from zip(decoded.kinds, decoded.keys, at)
                     continue
-                for kind, fold_key, data_file in zip(kinds, keys, files):
+                for kind, fold_key, where in zip(decoded.kinds, decoded.keys, at):
                     wanted = verdicts.get(fold_key[0])
                     if wanted is None:
                         wanted = verdicts[fold_key[0]] = partitions.partition(fold_key[0], schema)
                     if wanted:
-                        yield kind, fold_key, data_file
+                        yield kind, fold_key, where
                     else:
                         excluded[0] += 1 if kind == ADD else -1
 
         out = []
         size = 200
-        for data_file in cast("list[DataFile]", _fold(snap, entries())):   # ADDs: never None
+        for decoded, i in _fold(snap, entries()):
+            data_file = decoded.files[i] or decoded.convert(i, self, schema)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
             if deletion:
                 data_file = _new_data_file({**data_file.__dict__, "deletion_file": deletion})
@@ -353,30 +388,9 @@ class Manifests:
         held = _DATA_FILES.get(key)
         if held is not None:
             return key, cast(_Decoded, held)
-        kinds: list[int] = []
-        keys: list[tuple] = []
-        files: list[DataFile | None] = []
-        shared: dict[Any, Any] = {}
-        size = 200
         path = self._manifest(name)
-        rows = read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS)
-        with collector.paused():
-            for row in rows:
-                kind = row[0]
-                extra = tuple(row[11]) if row[11] else ()
-                fold_key = (row[1], row[2], row[7], row[4], extra, row[12], row[13])
-                kinds.append(kind)
-                keys.append(fold_key)
-                if kind == ADD:
-                    data_file = self._data_file(row, extra, schema, shared, path)
-                    files.append(data_file)
-                    size += _ENTRY_OVERHEAD + _FILE_OVERHEAD + len(data_file.path) \
-                        + len(row[12] or b"") + len(row[18] or b"") + len(row[19] or b"")
-                else:
-                    files.append(None)
-                    size += _ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
-        decoded = (kinds, keys, files)
-        _DATA_FILES.put(key, decoded, size)
+        decoded = _Decoded(path, read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS))
+        _DATA_FILES.put(key, decoded, decoded.size)
         return key, decoded
 
     def live_entries(self, snap: Snapshot) -> list[dict]:
