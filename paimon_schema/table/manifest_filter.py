@@ -62,7 +62,7 @@ class PartitionFilter:
 
     def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool:
         """False when the manifest's partition statistics prove that none of its entries'
-        partitions can match."""
+        partitions can match (Java's `ManifestsReader.filterManifestFileMeta`)."""
         stats = meta.get("_PARTITION_STATS")
         keys = schema.partition_keys
         if not keys or not isinstance(stats, Mapping):
@@ -81,10 +81,13 @@ class PartitionFilter:
         if not isinstance(nulls, list) or len(nulls) != len(keys) \
                 or not all(isinstance(n, int) for n in nulls):
             nulls = [None] * len(keys)
+        # the null counts count entries (Java tests them against added + deleted files)
+        added, deleted = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
+        entries = added + deleted if isinstance(added, int) and isinstance(deleted, int) \
+            and added >= 0 and deleted >= 0 else sys.maxsize
         columns = {}
         for name, dtype, lo, hi, null_count in zip(keys, types, lows, highs, nulls):
-            # rows unknown (entries, not rows, are counted): never "all NULL" from the counts
             columns[name] = ColumnStats(_bound(lo, dtype, "full", None, upper=False),
                                         _bound(hi, dtype, "full", None, upper=True),
-                                        null_count, sys.maxsize, dtype.is_float)
+                                        null_count, entries, dtype.is_float)
         return stats_verdict(self.where, columns) is not False
