@@ -231,6 +231,7 @@ _ENTRY_FIELDS = (
     ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
     ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
 
+
 class _Decoded:
     """A decoded manifest: each entry's kind and fold key, and each ADD's `DataFile`, made
     when a fold first finds it live (an ADD a later DELETE cancels, or of a partition no
@@ -242,19 +243,15 @@ class _Decoded:
     def __init__(self, path: str, rows: list[tuple]) -> None:
         self.path = path
         self.rows = cast("list[tuple | None]", rows)    # (None once its file is made)
-        self.kinds: list[int] = []
-        self.keys: list[tuple] = []
-        self.files: list[DataFile | None] = [None] * len(rows)
         self.shared: dict[Any, Any] = {}
-        size = 200
+        self.files: list[DataFile | None] = [None] * len(rows)
         with collector.paused():
-            for row in rows:
-                extra = tuple(row[11]) if row[11] else ()
-                self.kinds.append(row[0])
-                self.keys.append((row[1], row[2], row[7], row[4], extra, row[12], row[13]))
-                size += _ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
-                if row[0] == ADD:
-                    size += _FILE_OVERHEAD + 100 + len(row[18] or b"") + len(row[19] or b"")
+            self.kinds: list[int] = [row[0] for row in rows]
+            self.keys: list[tuple] = [(row[1], row[2], row[7], row[4], tuple(row[11]) if row[11] else (),
+                                       row[12], row[13]) for row in rows]
+            size = 200 + sum(_ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
+                             + (_FILE_OVERHEAD + 100 + len(row[18] or b"") + len(row[19] or b"")
+                                if row[0] == ADD else 0) for row in rows)
         self.size = size
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
