@@ -3,8 +3,11 @@ manifest list) folded ADD/DELETE into `DataFile`s, the index manifest into `Inde
 data file with its deletion vector (`DeletionFile`). Nothing here lists data directories:
 compacted files stay on disk until they expire, so only the manifests say which files are live.
 
-Manifests are Avro (fastavro). Manifests are never rewritten (their names carry a UUID), so the
-files of a snapshot are folded once per process and kept in a bounded cache.
+Manifests are Avro, decoded in C (`runtime.avro_blocks.read_fields`: only the values a
+`DataFile` takes). Manifests are never rewritten (their names carry a UUID), so each is decoded
+once per process and kept in a bounded cache, shared by the snapshots that name it: the next
+snapshot's plan decodes only its new manifests, and a plan filtered by partition decodes only
+the manifests whose partition statistics it may match (`manifest_filter`).
 """
 
 from __future__ import annotations
