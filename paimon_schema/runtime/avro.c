@@ -39,6 +39,7 @@ typedef struct {
     const char *reason;         /* set with pos at the failure, NULL while none */
     Py_ssize_t at;
     int64_t items;              /* array and map items so far: bounded by the bytes (below) */
+    int tuples;                 /* arrays as tuples (`pick`), else lists */
 } Reader;
 
 /* Items that take no bytes (nulls, empty records, fixed(0)) cost nothing to claim: the items
@@ -284,8 +285,14 @@ decode(Reader *r, PyObject *schema)
         return decode(r, choice);
     }
     case ARRAY:
-    case MAP:
-        return decode_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
+    case MAP: {
+        PyObject *items = decode_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
+        if (items == NULL || kind == MAP || !r->tuples)
+            return items;
+        PyObject *tuple = PyList_AsTuple(items);      /* an empty one: the () singleton */
+        Py_DECREF(items);
+        return tuple;
+    }
     case CONVERT: {
         PyObject *value = decode(r, PyTuple_GET_ITEM(schema, 1));
         if (value == NULL || value == Py_None)
@@ -310,7 +317,7 @@ records(PyObject *self, PyObject *args)
     PyObject *schema;
     if (!PyArg_ParseTuple(args, "y*nO!:records", &view, &count, &PyTuple_Type, &schema))
         return NULL;
-    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0};
+    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0, 0};
     PyObject *out = NULL;
     r.path = PyList_New(0);
     if (r.path == NULL)
@@ -364,7 +371,7 @@ done:
  *
  * `picks` parallels a RECORD's fields: None (skipped), an int (the slot of the output tuple
  * the value goes to) or a tuple (the picks of a nested RECORD field); slots no field names
- * stay None.
+ * stay None. Arrays come as tuples (immutable, kept: an empty one is no new object).
  */
 
 static int
@@ -520,7 +527,8 @@ decode_picked(Reader *r, PyObject *schema, PyObject *picks, PyObject **slots, Py
 }
 
 /* pick(data, count, schema, picks, width, /) -> list[tuple]: `count` records of `schema` (a
- * RECORD) filling `data` exactly, each as a tuple of `width` slots filled by `picks`. */
+ * RECORD) filling `data` exactly, each as a tuple of `width` slots filled by `picks`, arrays
+ * as tuples. */
 static PyObject *
 pick(PyObject *self, PyObject *args)
 {
@@ -530,7 +538,7 @@ pick(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*nO!O!n:pick", &view, &count, &PyTuple_Type, &schema,
                           &PyTuple_Type, &picks, &width))
         return NULL;
-    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0};
+    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0, 1};
     PyObject *out = NULL;
     r.path = PyList_New(0);
     if (r.path == NULL)
