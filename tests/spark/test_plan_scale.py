@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import tempfile
+import tracemalloc
 import weakref
 from pathlib import Path
 
@@ -149,3 +150,23 @@ def test_a_filtered_listing_is_the_fold_of_the_partitions_it_may_match(
     again = table._manifests.listing(snap, plan.read_order, PartitionFilter(where))   # held
     assert sorted(f.file_name for f in again.files) == sorted(f.file_name for f in expected)
     assert again.excluded == listing.excluded
+
+
+def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget bounds memory only if the charges are near what decoded manifests and
+    folded snapshots hold (charged too high, a 100k-file table's manifests missed the
+    budget and every plan decoded them all again)."""
+    table = Table.open(history.root)
+    table.data_files(1)                     # imports, first calls
+    recent = manifests._RecentDataFiles(1 << 40)
+    monkeypatch.setattr(manifests, "_DATA_FILES", recent)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        files = table.data_files()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(files) == FILES and 0.9 * held < recent.held < 1.1 * held
