@@ -8,7 +8,8 @@ such values: a small pool of keys repeated over the rows, with none, some or onl
 (test_strategies.py checks they do draw NaN, -0.0, repeated keys and NULLs);
 `shaped_columns()` draws whole columns in the shapes tables hold (sorted, cyclic, clustered,
 skewed, ...), for the bulk writers; `mostly_null_lists(items)` long lists of mostly None, for
-the compiled passes that set NULLs aside a block of rows at a time.
+the compiled passes that set NULLs aside a block of rows at a time; `partition_filters` draws
+scan filters over a partition column and others, for planning.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -24,6 +26,7 @@ from paimon_schema.layouts.bitmap_index import build_bitmap_index
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.file_index import write_file_index
 from paimon_schema.layouts.paimon_common import bitmap_keys
+from paimon_schema.query.predicate import And, Leaf, Or, Predicate
 from paimon_schema.values.types import INTEGER_BOUNDS, DataType
 
 SPECIAL_FLOATS = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.5, -1.5]
@@ -227,3 +230,33 @@ def file_index_containers(draw: st.DrawFn) -> tuple[bytes, dict[str, str], list]
             layout = {"d": layout.pop("d"), "c": indexes}
     row_type = {"c": data_type, "d": "INT", "u": "STRING"}
     return write_file_index(layout), row_type, pool
+
+
+_PARTITION_FUNCTIONS = ("equal", "not_equal", "less_than", "less_or_equal", "greater_than",
+                        "greater_or_equal", "in_", "not_in", "between", "is_null", "is_not_null")
+
+
+@st.composite
+def partition_filters(draw: st.DrawFn, column: str, values: Sequence[Any],
+                      others: Mapping[str, Sequence[Any]], depth: int = 2) -> Predicate:
+    """A filter over a partition column (literals among and around `values`, NULL among
+    them) and other columns (`others`: {column: literals}), under And/Or `depth` deep: what
+    a plan skips manifests and partitions by."""
+    if depth > 0 and draw(st.booleans()):
+        children = tuple(draw(st.lists(partition_filters(column, values, others, depth - 1),
+                                       min_size=1, max_size=3)))
+        return And(children) if draw(st.booleans()) else Or(children)
+    name = draw(st.sampled_from([column, *others]) if others and draw(st.integers(0, 3)) == 0
+                else st.just(column))
+    pool = list(values) if name == column else list(others[name])
+    literal = st.sampled_from(pool) if pool else st.none()
+    if name == column and pool and isinstance(pool[0], str):
+        literal = literal | st.sampled_from(pool).map(lambda v: v[:-1]) | st.just(pool[-1] + "z")
+    function = draw(st.sampled_from(_PARTITION_FUNCTIONS))
+    if function in ("is_null", "is_not_null"):
+        return Leaf(function, name)
+    if function in ("in_", "not_in"):
+        return Leaf(function, name, tuple(draw(st.lists(literal | st.none(), min_size=1, max_size=3))))
+    if function == "between":
+        return Leaf(function, name, (draw(literal), draw(literal)))
+    return Leaf(function, name, (draw(literal),))

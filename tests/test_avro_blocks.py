@@ -1,7 +1,8 @@
 """`runtime.avro_blocks.read_records` (the C decoder of `runtime/avro.c`) reads what fastavro
 reads: every manifest and manifest list of the Java-written fixture tables, and files of every
-Avro type fastavro writes (logical types included); malformed bytes raise FormatError (with
-the field path when a record does not decode), never another exception."""
+Avro type fastavro writes (logical types included); `read_fields` (`avro.c`'s `pick`: some
+fields of each record) reads the same values projected. Malformed bytes raise FormatError
+(with the field path when a record does not decode), never another exception."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from oracles import oracle_unavailable
 
 from paimon_schema.runtime import avro_blocks
-from paimon_schema.runtime.avro_blocks import read_records
+from paimon_schema.runtime.avro_blocks import project, read_fields, read_records
 from paimon_schema.values.errors import FormatError
 
 SCHEMA = fastavro.parse_schema({"type": "record", "name": "r", "fields": [
@@ -164,3 +165,84 @@ def test_a_block_that_inflates_past_the_limit_is_refused(codec: str) -> None:
     schema = {"type": "record", "name": "r", "fields": [{"name": "a", "type": "null"}]}
     with pytest.raises(FormatError, match="past 64 MiB"):
         read_records(_one_block(schema, body, codec), "bomb.avro")
+
+
+#: Field paths of `SCHEMA`, nested, missing, through a union's record (Python projects those)
+PATHS = [("b",), ("i",), ("l",), ("f",), ("d",), ("s",), ("y",), ("u",), ("a",), ("m",), ("e",),
+         ("x",), ("n", "v"), ("again", "v"), ("n",), ("t",), ("day",), ("nope",), ("n", "nope")]
+
+
+@given(st.lists(RECORDS, max_size=12), st.sampled_from(["null", "deflate", "zstandard"]),
+       st.lists(st.sampled_from(PATHS), min_size=1, max_size=8, unique=True))
+def test_picked_fields_are_the_records_projected(records: list[dict], codec: str,
+                                                 wanted: list[tuple[str, ...]]) -> None:
+    """`read_fields` (`avro.c`'s `pick`: some fields into flat tuples, the rest walked over)
+    reads the values `read_records` reads, at any depth; None for what the schema lacks."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    raw = _avro(records, codec)
+    paths = tuple(p for p in wanted if not any(p[:len(q)] == q and p != q for q in wanted))
+    assert read_fields(raw, "f.avro", paths) == [project(r, paths) for r in read_records(raw, "f.avro")]
+
+
+def test_fields_behind_a_union_or_a_leaf_are_projected_in_python() -> None:
+    schema = fastavro.parse_schema({"type": "record", "name": "o", "fields": [
+        {"name": "maybe", "type": ["null", {"type": "record", "name": "in", "fields": [
+            {"name": "w", "type": "long"}]}]}]})
+    buffer = io.BytesIO()
+    fastavro.writer(buffer, schema, [{"maybe": {"w": 3}}, {"maybe": None}])
+    compiled = avro_blocks.compile_schema(schema)
+    assert compiled is not None and avro_blocks._picks(compiled, (("maybe", "w"),)) is None
+    assert read_fields(buffer.getvalue(), "o.avro", (("maybe", "w"), ("maybe",))) == \
+        [(3, {"w": 3}), (None, None)]
+
+
+def test_fixture_manifest_entries_pick_as_they_read(shared_fixtures: Path) -> None:
+    """Every Java-written manifest (and manifest list), picked as the planner picks data file
+    entries: the values `read_records` reads."""
+    from paimon_schema.table.manifests import _ENTRY_FIELDS
+
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    files = [p for p in sorted(shared_fixtures.rglob("manifest/*")) if p.is_file()]
+    assert len(files) > 100
+    for path in files:
+        raw = path.read_bytes()
+        assert read_fields(raw, str(path), _ENTRY_FIELDS) == \
+            [project(r, _ENTRY_FIELDS) for r in read_records(raw, str(path))], path
+
+
+@given(st.data())
+def test_damaged_files_pick_as_they_read_or_raise_format_errors(data: st.DataObject) -> None:
+    """On damaged bytes `read_fields` reads what `read_records` reads, or raises a
+    FormatError; it fails only where `read_records` fails too (it may read on where a skipped
+    string is not UTF-8 or a skipped logical type does not convert)."""
+    raw = bytearray(_avro(data.draw(st.lists(RECORDS, min_size=1, max_size=3)),
+                          data.draw(st.sampled_from(["null", "zstandard"])), block=1))
+    for _ in range(data.draw(st.integers(1, 4))):
+        raw[data.draw(st.integers(0, len(raw) - 1))] = data.draw(st.integers(0, 255))
+    damaged = bytes(raw[:data.draw(st.integers(0, len(raw)))])
+    paths = tuple(data.draw(st.lists(st.sampled_from([p for p in PATHS if p != ("n",)]),
+                                     min_size=1, max_size=6, unique=True)))
+    try:
+        expected: list | None = [project(r, paths) for r in read_records(damaged, "f.avro")]
+    except FormatError:
+        expected = None
+    try:
+        picked = read_fields(damaged, "f.avro", paths)
+    except FormatError:
+        assert expected is None
+    else:
+        assert expected is None or picked == expected
+
+
+@pytest.mark.parametrize("items", ["null", {"type": "record", "name": "empty", "fields": []}])
+def test_skipped_items_of_no_bytes_cannot_be_claimed_by_the_million(items: Any) -> None:
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    schema = {"type": "record", "name": "r", "fields": [
+        {"name": "a", "type": {"type": "array", "items": items}}, {"name": "k", "type": "int"}]}
+    body = _zigzag(1 << 24) * 3 + _zigzag(0) + _zigzag(7)
+    with pytest.raises(FormatError, match="block count beyond the block") as info:
+        read_fields(_one_block(schema, body), "bomb.avro", (("k",),))
+    assert info.value.path == "[0].a"

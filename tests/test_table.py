@@ -393,13 +393,29 @@ def test_recent_data_files_hold_a_bounded_number_of_bytes() -> None:
     one = held_bytes((f,))
     assert held_bytes((f, f)) == 2 * one > len(f.path)
     recent = _RecentDataFiles(3 * one)
-    assert recent.put(("a",), (f, f)) == (f, f) and recent.get(("a",)) == (f, f)
-    recent.put(("b",), (f,))
+    recent.put(("a",), (f, f), 2 * one)
+    assert recent.get(("a",)) == (f, f)
+    recent.put(("b",), (f,), one)
     recent.get(("a",))                                   # a is now the most recent
-    recent.put(("c",), (f, f))                           # 5 files: b goes, then still 4: a goes
+    recent.put(("c",), (f, f), 2 * one)                  # 5 files: b goes, then still 4: a goes
     assert recent.get(("a",)) is None and recent.get(("b",)) is None
     assert recent.get(("c",)) == (f, f) and recent.held == 2 * one
-    assert recent.put(("d",), (f,) * 4) == (f,) * 4      # more than the budget alone: not held
+    recent.put(("d",), (f,) * 4, 4 * one)                # more than the budget alone: not held
     assert recent.get(("d",)) is None and recent.held == 2 * one
-    assert recent.put(("d",), (f,) * 4) == (f,) * 4      # more than the limit: not held
-    assert recent.get(("d",)) is None and recent.get(("c",)) == (f, f)
+
+
+def test_a_folded_snapshot_goes_with_the_manifests_it_needs() -> None:
+    """A snapshot's files are its manifests' objects, charged as references: once a manifest
+    it needs is evicted, the snapshot goes too (else it would keep uncounted files alive)."""
+    from paimon_schema.table.manifests import _RecentDataFiles
+
+    recent = _RecentDataFiles(100)
+    recent.put(("m1",), "one", 40)
+    recent.put(("m2",), "two", 40)
+    recent.put(("s",), "folded", 10, (("m1",), ("m2",)))
+    recent.put(("x",), "other", 10, (("gone",),))        # needs what is not held: not held
+    assert recent.get(("x",)) is None and recent.held == 90
+    assert recent.get(("s",)) == "folded"                # m1, m2, s now the most recent
+    recent.put(("m3",), "three", 40)                     # m1 evicted: s goes with it
+    assert recent.get(("m1",)) is None and recent.get(("s",)) is None
+    assert recent.get(("m2",)) == "two" and recent.held == 80

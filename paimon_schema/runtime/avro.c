@@ -39,6 +39,7 @@ typedef struct {
     const char *reason;         /* set with pos at the failure, NULL while none */
     Py_ssize_t at;
     int64_t items;              /* array and map items so far: bounded by the bytes (below) */
+    int tuples;                 /* arrays as tuples (`pick`), else lists */
 } Reader;
 
 /* Items that take no bytes (nulls, empty records, fixed(0)) cost nothing to claim: the items
@@ -284,8 +285,14 @@ decode(Reader *r, PyObject *schema)
         return decode(r, choice);
     }
     case ARRAY:
-    case MAP:
-        return decode_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
+    case MAP: {
+        PyObject *items = decode_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
+        if (items == NULL || kind == MAP || !r->tuples)
+            return items;
+        PyObject *tuple = PyList_AsTuple(items);      /* an empty one: the () singleton */
+        Py_DECREF(items);
+        return tuple;
+    }
     case CONVERT: {
         PyObject *value = decode(r, PyTuple_GET_ITEM(schema, 1));
         if (value == NULL || value == Py_None)
@@ -310,7 +317,7 @@ records(PyObject *self, PyObject *args)
     PyObject *schema;
     if (!PyArg_ParseTuple(args, "y*nO!:records", &view, &count, &PyTuple_Type, &schema))
         return NULL;
-    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0};
+    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0, 0};
     PyObject *out = NULL;
     r.path = PyList_New(0);
     if (r.path == NULL)
@@ -331,6 +338,237 @@ records(PyObject *self, PyObject *args)
             goto error;
         }
         PyList_SET_ITEM(out, i, record);
+    }
+    if (r.pos != r.size) {
+        fail(&r, "bytes after the block's records", r.pos);
+        goto error;
+    }
+    goto done;
+error:
+    Py_CLEAR(out);
+    if (r.reason != NULL && !PyErr_Occurred()) {
+        PyObject *err = Py_BuildValue("(snO)", r.reason, r.at, r.path);
+        if (err != NULL) {
+            PyErr_SetObject(PyExc_ValueError, err);
+            Py_DECREF(err);
+        }
+    }
+done:
+    Py_XDECREF(r.path);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Some fields only: the manifest entries of a plan.
+ *
+ * A plan needs ~20 of a manifest entry's ~30 values, some nested (`_FILE._VALUE_STATS`), and
+ * builds one object of them: the dicts `records` builds (three an entry) and the values it
+ * converts (`_CREATION_TIME` to a datetime) were most of a manifest's decode. `pick` decodes
+ * each record into one flat tuple of the fields `picks` names and walks over the others
+ * building nothing (`skip`: every length, count, branch and range checked as `decode` checks
+ * them, except that a skipped string's UTF-8 and a skipped logical type's conversion are not).
+ *
+ * `picks` parallels a RECORD's fields: None (skipped), an int (the slot of the output tuple
+ * the value goes to) or a tuple (the picks of a nested RECORD field); slots no field names
+ * stay None. Arrays come as tuples (immutable, kept: an empty one is no new object).
+ */
+
+static int
+skip(Reader *r, PyObject *schema);
+
+static int
+skip_blocks(Reader *r, PyObject *item, int is_map)
+{
+    Py_ssize_t index = 0;
+    while (1) {
+        Py_ssize_t start = r->pos;
+        int64_t count;
+        if (read_long(r, &count) < 0)
+            return -1;
+        if (count == 0)
+            return 0;
+        if (count < 0) {
+            int64_t bytes;
+            if (count == INT64_MIN)
+                return fail(r, "bad block count", start);
+            count = -count;
+            if (read_long(r, &bytes) < 0)
+                return -1;
+        }
+        r->items += count;
+        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS)
+            return fail(r, "block count beyond the block", start);
+        for (int64_t j = 0; j < count; j++, index++) {
+            if (is_map) {
+                Py_ssize_t length;
+                if (read_length(r, &length) < 0)
+                    return -1;
+                r->pos += length;
+            }
+            if (skip(r, item) < 0) {
+                PyObject *where = PyLong_FromSsize_t(index);
+                note(r, where);
+                Py_XDECREF(where);
+                return -1;
+            }
+        }
+    }
+}
+
+static int
+skip(Reader *r, PyObject *schema)
+{
+    long kind = PyLong_AsLong(PyTuple_GET_ITEM(schema, 0));
+    Py_ssize_t start = r->pos;
+    switch (kind) {
+    case NUL:
+        return 0;
+    case BOOLEAN:
+        if (r->pos >= r->size)
+            return fail(r, "truncated boolean", start);
+        if (r->data[r->pos] > 1)
+            return fail(r, "a boolean is neither 0 nor 1", start);
+        r->pos++;
+        return 0;
+    case INT:
+    case LONG: {
+        int64_t value;
+        if (read_long(r, &value) < 0)
+            return -1;
+        if (kind == INT && (value < INT32_MIN || value > INT32_MAX))
+            return fail(r, "an int beyond 32 bits", start);
+        return 0;
+    }
+    case FLOAT:
+    case DOUBLE: {
+        Py_ssize_t width = kind == FLOAT ? 4 : 8;
+        if (r->size - r->pos < width)
+            return fail(r, "truncated floating-point number", start);
+        r->pos += width;
+        return 0;
+    }
+    case BYTES:
+    case STRING: {
+        Py_ssize_t length;
+        if (read_length(r, &length) < 0)
+            return -1;
+        r->pos += length;
+        return 0;
+    }
+    case FIXED: {
+        Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(schema, 1));
+        if (length < 0 || r->size - r->pos < length)
+            return fail(r, "truncated fixed", start);
+        r->pos += length;
+        return 0;
+    }
+    case RECORD: {
+        PyObject *names = PyTuple_GET_ITEM(schema, 1), *types = PyTuple_GET_ITEM(schema, 2);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
+            if (skip(r, PyTuple_GET_ITEM(types, i)) < 0)
+                return note(r, PyTuple_GET_ITEM(names, i));
+        return 0;
+    }
+    case UNION:
+    case ENUM: {
+        PyObject *choices = PyTuple_GET_ITEM(schema, 1);
+        int64_t index;
+        if (read_long(r, &index) < 0)
+            return -1;
+        if (index < 0 || index >= PyTuple_GET_SIZE(choices))
+            return fail(r, kind == UNION ? "union branch out of range" : "enum symbol out of range",
+                        start);
+        return kind == UNION ? skip(r, PyTuple_GET_ITEM(choices, (Py_ssize_t)index)) : 0;
+    }
+    case ARRAY:
+    case MAP:
+        return skip_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
+    case CONVERT:
+        return skip(r, PyTuple_GET_ITEM(schema, 1));
+    default:
+        PyErr_Format(PyExc_TypeError, "unknown compiled Avro kind %ld", kind);
+        return -1;
+    }
+}
+
+/* A RECORD's fields: the picked ones decoded into `slots` (a tuple's items, `width` of them),
+ * the others skipped. */
+static int
+decode_picked(Reader *r, PyObject *schema, PyObject *picks, PyObject **slots, Py_ssize_t width)
+{
+    if (PyLong_AsLong(PyTuple_GET_ITEM(schema, 0)) != RECORD || !PyTuple_Check(picks)
+            || PyTuple_GET_SIZE(picks) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(schema, 1))) {
+        PyErr_SetString(PyExc_TypeError, "picks do not match the record's fields");
+        return -1;
+    }
+    PyObject *names = PyTuple_GET_ITEM(schema, 1), *types = PyTuple_GET_ITEM(schema, 2);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++) {
+        PyObject *pick = PyTuple_GET_ITEM(picks, i), *type = PyTuple_GET_ITEM(types, i);
+        if (pick == Py_None) {
+            if (skip(r, type) < 0)
+                return note(r, PyTuple_GET_ITEM(names, i));
+        } else if (PyLong_Check(pick)) {
+            Py_ssize_t slot = PyLong_AsSsize_t(pick);
+            if (slot < 0 || slot >= width) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "a pick's slot is out of range");
+                return -1;
+            }
+            PyObject *value = decode(r, type);
+            if (value == NULL)
+                return note(r, PyTuple_GET_ITEM(names, i));
+            Py_XSETREF(slots[slot], value);
+        } else if (decode_picked(r, type, pick, slots, width) < 0) {
+            return note(r, PyTuple_GET_ITEM(names, i));
+        }
+    }
+    return 0;
+}
+
+/* pick(data, count, schema, picks, width, /) -> list[tuple]: `count` records of `schema` (a
+ * RECORD) filling `data` exactly, each as a tuple of `width` slots filled by `picks`, arrays
+ * as tuples. */
+static PyObject *
+pick(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t count, width;
+    PyObject *schema, *picks;
+    if (!PyArg_ParseTuple(args, "y*nO!O!n:pick", &view, &count, &PyTuple_Type, &schema,
+                          &PyTuple_Type, &picks, &width))
+        return NULL;
+    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0, 1};
+    PyObject *out = NULL;
+    r.path = PyList_New(0);
+    if (r.path == NULL)
+        goto done;
+    if (width < 0 || width > 1024) {
+        PyErr_SetString(PyExc_ValueError, "width must be 0 to 1024");
+        goto done;
+    }
+    if (count < 0 || count > view.len) {
+        fail(&r, "record count beyond the block", 0);
+        goto error;
+    }
+    out = PyList_New(count);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *row = PyTuple_New(width);
+        if (row == NULL)
+            goto error;
+        for (Py_ssize_t k = 0; k < width; k++) {
+            Py_INCREF(Py_None);
+            PyTuple_SET_ITEM(row, k, Py_None);
+        }
+        PyList_SET_ITEM(out, i, row);
+        if (decode_picked(&r, schema, picks, &PyTuple_GET_ITEM(row, 0), width) < 0) {
+            PyObject *where = PyLong_FromSsize_t(i);
+            note(&r, where);
+            Py_XDECREF(where);
+            goto error;
+        }
     }
     if (r.pos != r.size) {
         fail(&r, "bytes after the block's records", r.pos);
@@ -736,6 +974,7 @@ probe_bitmap(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"records", records, METH_VARARGS, "Decode a block's records with a compiled schema."},
+    {"pick", pick, METH_VARARGS, "Decode some fields of a block's records into flat tuples."},
     {"probe_bitmap", probe_bitmap, METH_VARARGS,
      "One key's answer from a file-index container's bitmap index, or None (see avro.c)."},
     {NULL, NULL, 0, NULL},

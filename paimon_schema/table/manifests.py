@@ -3,23 +3,26 @@ manifest list) folded ADD/DELETE into `DataFile`s, the index manifest into `Inde
 data file with its deletion vector (`DeletionFile`). Nothing here lists data directories:
 compacted files stay on disk until they expire, so only the manifests say which files are live.
 
-Manifests are Avro (fastavro). Manifests are never rewritten (their names carry a UUID), so the
-files of a snapshot are folded once per process and kept in a bounded cache.
+Manifests are Avro, decoded in C (`runtime.avro_blocks.read_fields`: only the values a
+`DataFile` takes). Manifests are never rewritten (their names carry a UUID), so each is decoded
+once per process and kept in a bounded cache, shared by the snapshots that name it: the next
+snapshot's plan decodes only its new manifests, and a plan filtered by partition decodes only
+the manifests whose partition statistics it may match (`manifest_filter`).
 """
 
 from __future__ import annotations
 
-import dataclasses
+import itertools
 import posixpath
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
-from paimon_schema.runtime.avro_blocks import read_records
+from paimon_schema.runtime.avro_blocks import project, read_fields, read_records
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -28,7 +31,7 @@ from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values.errors import FormatError
 
 __all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
-           "Manifests", "read_avro"]
+           "Listing", "Manifests", "PartitionFilter", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
 _DELETED = object()                     # a DELETE folded before its file's ADD
@@ -122,52 +125,62 @@ class IndexFile:
 
 
 class _RecentDataFiles:
-    """The data files of the last snapshots read (a thread-safe LRU map), at most about
-    `budget` bytes of them in all (`held_bytes` estimates a snapshot's files): a snapshot that
-    alone exceeds it is folded at each read rather than held, and planning one snapshot after
-    another (time travel, a table being written to) keeps the latest ones only. Orders of a
-    snapshot's files (`attach`) live and go with its files."""
+    """What the last plans decoded and folded (a thread-safe LRU map), at most about `budget`
+    bytes of it in all: decoded manifests (immutable: keyed by filesystem, table, schema and
+    name), charged what their files and fold keys hold; and folded snapshots (their live
+    files, in manifest or read order), charged their references only, since their files are
+    the manifests' (a file given its deletion vector is charged in full). A folded snapshot
+    `needs` its manifests: evicting one drops it too, so nothing the budget does not count
+    stays reachable from the cache. A value that alone exceeds the budget is not held."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.held = 0
-        self.items: OrderedDict[tuple, tuple[tuple[DataFile, ...], int, dict[str, Any]]] = OrderedDict()
+        self.items: OrderedDict[tuple, tuple[Any, int, tuple[tuple, ...]]] = OrderedDict()
         self.lock = threading.Lock()
 
-    def get(self, key: tuple, view: str | None = None) -> tuple[DataFile, ...] | None:
-        """The files held under `key` (or their `view` attached), None when not held."""
+    def get(self, key: tuple) -> Any:
+        """The value held under `key` (and the manifests it needs, now the most recent),
+        None when not held."""
         with self.lock:
-            value = self.items.get(key)
-            if value is None:
+            item = self.items.get(key)
+            if item is None:
                 return None
+            for need in item[2]:
+                self.items.move_to_end(need)
             self.items.move_to_end(key)
-            return value[0] if view is None else value[2].get(view)
+            return item[0]
 
-    def put(self, key: tuple, value: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
-        size = held_bytes(value)
+    def put(self, key: tuple, value: Any, size: int, needs: tuple[tuple, ...] = ()) -> None:
+        """Hold `value`, charged `size` bytes, unless it alone exceeds the budget or a
+        manifest it needs is no longer held."""
         if size > self.budget:
-            return value
+            return
         with self.lock:
-            if key not in self.items:
-                self.items[key] = (value, size, {})
-                self.held += size
+            if key in self.items or any(need not in self.items for need in needs):
+                return
+            self.items[key] = (value, size, needs)
+            self.held += size
+            evicted = False
             while self.held > self.budget:
                 _, (_, dropped, _) = self.items.popitem(last=False)
                 self.held -= dropped
-        return value
-
-    def attach(self, key: tuple, view: str, files: tuple[DataFile, ...]) -> None:
-        """Keep `files` (the same files in another order) as `view` of the entry `key`, if
-        it is held (a reference per file: not counted)."""
-        with self.lock:
-            value = self.items.get(key)
-            if value is not None:
-                value[2][view] = files
+                evicted = True
+            if evicted:
+                for other in [k for k, (_, _, n) in self.items.items()
+                              if any(need not in self.items for need in n)]:
+                    self.held -= self.items.pop(other)[1]
 
 
 #: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
 #: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
 _FILE_OVERHEAD = 900
+#: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7),
+#: the kind, and until the file is made its values (a tuple of 22 and what only it holds).
+#: With `_FILE_OVERHEAD`, 1.5 KiB an entry of the forged tables (tracemalloc: 1.47).
+_ENTRY_OVERHEAD = 200
+#: What a folded snapshot holds per file: a reference in its tuple (and one in a view).
+_REFERENCE = 8
 
 
 def held_bytes(files: tuple[DataFile, ...]) -> int:
@@ -180,10 +193,81 @@ def held_bytes(files: tuple[DataFile, ...]) -> int:
     return total
 
 
-#: The snapshot cache's budget: a 100k-file snapshot with statistics and embedded indexes
-#: (~110 MiB) fits; the cache never holds more than this, whatever is planned.
+#: The cache's budget: a 100k-file table's manifests with statistics and embedded indexes
+#: (~120 MiB decoded) fit; the cache never holds more than this, whatever is planned.
 DATA_FILES_CACHE_BYTES = 160 << 20
 _DATA_FILES = _RecentDataFiles(DATA_FILES_CACHE_BYTES)
+
+
+class PartitionFilter(Protocol):
+    """What a scan's filter says of partitions (`table.manifest_filter`): `manifest` is False
+    when no partition within a manifest's `_PARTITION_STATS` can match, `partition` when the
+    partition (a BinaryRow) cannot, `useful` when it names no partition column (it cannot
+    skip anything); `key` names the filter in the cache (None: not cached)."""
+
+    key: Hashable | None
+
+    def useful(self, schema: TableSchema) -> bool: ...
+
+    def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool: ...
+
+    def partition(self, raw: bytes, schema: TableSchema) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The live data files of a snapshot a filter may match (all without one) and how many
+    live files the filter's partitions exclude (counted from the manifest list for the
+    manifests it skips: `_NUM_ADDED_FILES - _NUM_DELETED_FILES`)."""
+
+    files: tuple[DataFile, ...]
+    excluded: int = 0
+
+
+#: The values of a manifest entry a `DataFile` takes (`avro_blocks.read_fields`): the first
+#: eleven but `_TOTAL_BUCKETS` are required of a data file's entry.
+_ENTRY_FIELDS = (
+    ("_KIND",), ("_PARTITION",), ("_BUCKET",), ("_TOTAL_BUCKETS",), ("_FILE", "_FILE_NAME"),
+    ("_FILE", "_FILE_SIZE"), ("_FILE", "_ROW_COUNT"), ("_FILE", "_LEVEL"), ("_FILE", "_SCHEMA_ID"),
+    ("_FILE", "_MIN_SEQUENCE_NUMBER"), ("_FILE", "_MAX_SEQUENCE_NUMBER"), ("_FILE", "_EXTRA_FILES"),
+    ("_FILE", "_EMBEDDED_FILE_INDEX"), ("_FILE", "_EXTERNAL_PATH"), ("_FILE", "_DELETE_ROW_COUNT"),
+    ("_FILE", "_FILE_SOURCE"), ("_FILE", "_FIRST_ROW_ID"), ("_FILE", "_WRITE_COLS"),
+    ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
+    ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
+
+
+class _Decoded:
+    """A decoded manifest: each entry's kind and fold key, and each ADD's `DataFile`, made
+    when a fold first finds it live (an ADD a later DELETE cancels, or of a partition no
+    filter wanted, is never made: its entry's values wait in `rows`). `size` estimates what
+    it holds, its files made."""
+
+    __slots__ = ("path", "kinds", "keys", "rows", "files", "shared", "size")
+
+    def __init__(self, path: str, rows: list[tuple]) -> None:
+        self.path = path
+        self.shared: dict[Any, Any] = {}
+        self.files: list[DataFile | None] = [None] * len(rows)
+        with collector.paused():
+            # an ADD's values until its file is made; a DELETE's key says all the fold needs
+            self.rows: list[tuple | None] = [row if row[0] == ADD else None for row in rows]
+            self.kinds: list[int] = [row[0] for row in rows]
+            self.keys: list[tuple] = [(row[1], row[2], row[7], row[4], tuple(row[11]) if row[11] else (),
+                                       row[12], row[13]) for row in rows]
+            size = 200 + sum(_ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
+                             + (_FILE_OVERHEAD + 100 + len(row[18] or b"") + len(row[19] or b"")
+                                if row[0] == ADD else 0) for row in rows)
+        self.size = size
+
+    def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
+        """The `DataFile` of ADD entry `i`, made once."""
+        row = self.rows[i]
+        if row is None:                 # made meanwhile by another thread
+            return cast(DataFile, self.files[i])
+        data_file = manifests._data_file(row, self.keys[i][4], schema, self.shared, self.path)
+        self.files[i] = data_file
+        self.rows[i] = None
+        return data_file
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:
@@ -210,72 +294,116 @@ class Manifests:
 
     def data_files(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None
                    ) -> list[DataFile]:
+        """The live data files of a snapshot, each with its deletion vector (see `listing`)."""
+        return list(self.listing(snap, order).files)
+
+    def listing(self, snap: Snapshot, order: Callable[[DataFile], Any] | None = None,
+                partitions: PartitionFilter | None = None) -> Listing:
         """The live data files of a snapshot, each with its deletion vector: the base and delta
         manifest lists' entries folded in order, a DELETE removing the ADD of the same file
         (partition, bucket, level, name, extra files, embedded index, external path: a
         compaction that only moves a file to another level re-adds it). In manifest order,
         or sorted by `order` (a module-level function: the sorted files are cached too, a
-        reference per file, for the next plan of the snapshot)."""
-        key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
-               snap.delta_manifest_list, snap.index_manifest)
-        if order is not None:
-            view = f"{order.__module__}.{order.__qualname__}"
-            ordered = _DATA_FILES.get(key, view)
-            if ordered is None:
-                files = self.data_files(snap)
-                with collector.paused():
-                    ordered = tuple(sorted(files, key=order))
-                _DATA_FILES.attach(key, view, ordered)
-            return list(ordered)
-        cached = _DATA_FILES.get(key)
-        if cached is None:
-            with collector.paused():
-                folded = tuple(self._fold_data_files(snap))
-            cached = _DATA_FILES.put(key, folded)
-        return list(cached)
+        reference per file, for the next plan of the snapshot).
 
-    def _fold_data_files(self, snap: Snapshot) -> Iterator[DataFile]:
+        With `partitions`, only the files of partitions it may match: a manifest whose
+        partition statistics exclude them all is not read, and the entries of excluded
+        partitions in the others are not folded (an ADD and its DELETE are in the same
+        partition, so the files of the partitions kept fold the same)."""
+        if partitions is not None and not partitions.useful(self.schema(snap.schema_id)):
+            partitions = None
+        filter_key = None if partitions is None else partitions.key
+        cacheable = partitions is None or filter_key is not None
+        key = (self.io.name, self.root, snap.id, snap.schema_id, snap.base_manifest_list,
+               snap.delta_manifest_list, snap.index_manifest, filter_key)
+        view = None if order is None else f"{order.__module__}.{order.__qualname__}"
+        held = _DATA_FILES.get((*key, view)) if cacheable else None
+        if held is not None:
+            return cast(Listing, held[0])
+        folded = _DATA_FILES.get((*key, None)) if cacheable and view is not None else None
+        if folded is None:
+            with collector.paused():
+                folded = self._fold_data_files(snap, partitions)
+            listing, needs, size = folded
+            if cacheable:
+                _DATA_FILES.put((*key, None), folded, size, needs)
+        listing, needs, _ = folded
+        if order is not None:
+            with collector.paused():
+                listing = Listing(tuple(sorted(listing.files, key=order)), listing.excluded)
+            if cacheable:
+                _DATA_FILES.put((*key, view), (listing,), _REFERENCE * len(listing.files),
+                                (*needs, (*key, None)))
+        return listing
+
+    def _fold_data_files(self, snap: Snapshot, partitions: PartitionFilter | None
+                         ) -> tuple[Listing, tuple[tuple, ...], int]:
+        """The listing, the cache keys of the decoded manifests it was folded from (what it
+        needs held) and the bytes it holds beyond theirs."""
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
-        shared: dict[Any, Any] = {}
-        for data_file in self._fold(snap, lambda entry: self.data_file(entry, schema, shared)):
+        needs: list[tuple] = []
+        excluded = [0]
+
+        def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:
+            verdicts: dict[bytes, bool] = {}
+            for meta in self._manifest_metas(snap):
+                counts = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
+                if partitions is not None and isinstance(counts[0], int) \
+                        and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
+                    excluded[0] += counts[0] - counts[1]
+                    continue
+                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema)
+                needs.append(cache_key)
+                at = zip(itertools.repeat(decoded), range(len(decoded.kinds)))
+                if partitions is None:
+                    yield from zip(decoded.kinds, decoded.keys, at)
+                    continue
+                for kind, fold_key, where in zip(decoded.kinds, decoded.keys, at):
+                    wanted = verdicts.get(fold_key[0])
+                    if wanted is None:
+                        wanted = verdicts[fold_key[0]] = partitions.partition(fold_key[0], schema)
+                    if wanted:
+                        yield kind, fold_key, where
+                    else:
+                        excluded[0] += 1 if kind == ADD else -1
+
+        out = []
+        size = 200
+        for decoded, i in _fold(snap, entries()):
+            data_file = decoded.files[i] or decoded.convert(i, self, schema)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            yield dataclasses.replace(data_file, deletion_file=deletion) if deletion else data_file
+            if deletion:
+                data_file = _new_data_file({**data_file.__dict__, "deletion_file": deletion})
+                size += held_bytes((data_file,))
+            out.append(data_file)
+        size += _REFERENCE * len(out)
+        return Listing(tuple(out), excluded[0]), tuple(needs), size
+
+    def _manifest_metas(self, snap: Snapshot) -> Iterator[dict]:
+        yield from read_avro(self.io, self._manifest(snap.base_manifest_list))
+        yield from read_avro(self.io, self._manifest(snap.delta_manifest_list))
+
+    def _decoded(self, name: str, schema_id: int, schema: TableSchema) -> tuple[tuple, _Decoded]:
+        """A manifest's entries decoded (from the cache when held), with its cache key."""
+        key = (self.io.name, self.root, schema_id, name)
+        held = _DATA_FILES.get(key)
+        if held is not None:
+            return key, cast(_Decoded, held)
+        path = self._manifest(name)
+        decoded = _Decoded(path, read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS))
+        _DATA_FILES.put(key, decoded, decoded.size)
+        return key, decoded
 
     def live_entries(self, snap: Snapshot) -> list[dict]:
         """The ADD entries (raw manifest records) of the snapshot's live data files, in
         manifest order: what a writer re-commits with changes."""
-        return self._fold(snap, lambda entry: entry)
+        def entries() -> Iterator[tuple[int, tuple, dict]]:
+            for meta in self._manifest_metas(snap):
+                for entry in read_avro(self.io, self._manifest(meta["_FILE_NAME"])):
+                    yield entry["_KIND"], _fold_key(entry), entry
 
-    def _fold(self, snap: Snapshot, convert: Callable[[dict], _Live]) -> list[_Live]:
-        """`convert` of each live ADD entry, in manifest order. Each ADD is converted as it
-        is read, so that a manifest's records are dropped once folded: a snapshot's records
-        all at once weighed twice its `DataFile`s (an ADD a later DELETE cancels is converted
-        for nothing: a few percent of a snapshot's entries)."""
-        live: dict[tuple, Any] = {}
-        for entry in self._fold_order(snap):
-            meta = entry["_FILE"]
-            key = (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
-                   tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
-                   meta.get("_EXTERNAL_PATH"))
-            kind = entry["_KIND"]
-            if kind == ADD:
-                if live.get(key, _DELETED) is not _DELETED:
-                    raise TableError(f"snapshot {snap.id} adds {meta['_FILE_NAME']} twice")
-                live[key] = convert(entry)
-            elif kind == DELETE:
-                if live.get(key, _DELETED) is not _DELETED:
-                    del live[key]
-                else:
-                    live[key] = _DELETED
-            else:
-                raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE",
-                                  path="_KIND")
-        return [value for value in live.values() if value is not _DELETED]
-
-    def _fold_order(self, snap: Snapshot) -> Iterator[dict]:
-        yield from self.entries(snap.base_manifest_list)
-        yield from self.entries(snap.delta_manifest_list)
+        return _fold(snap, entries())
 
     def index_files(self, snap: Snapshot) -> list[IndexFile]:
         """The live entries of a snapshot's index manifest (deletion vectors, hash indexes and
@@ -309,37 +437,51 @@ class Manifests:
     def data_file(self, entry: dict, schema: TableSchema,
                   shared: dict[Any, Any] | None = None) -> DataFile:
         """The `DataFile` of a raw manifest entry (without its deletion vector); `schema` is
-        the snapshot's. `shared` keeps, for the next entries of the same snapshot, each
+        the snapshot's. `shared` keeps, for the next entries of the same manifest, each
         (partition, bucket)'s values and directory (a table has far fewer partitions than
         files, and their BinaryRows decode in Python) and one copy of the small tuples files
         repeat (statistics' column names, null counts): the files of one partition share its
         dict, which nothing changes."""
-        meta = entry["_FILE"]
-        shared = {} if shared is None else shared
-        where = (entry["_PARTITION"], entry["_BUCKET"])
-        place = shared.get(where)
+        row = project(entry, _ENTRY_FIELDS)
+        return self._data_file(row, tuple(row[11]) if row[11] else (), schema,
+                               {} if shared is None else shared, "the manifest entry")
+
+    def _data_file(self, row: tuple, extra: tuple[str, ...], schema: TableSchema,
+                   shared: dict[Any, Any], where: str) -> DataFile:
+        """`data_file` of an entry's `_ENTRY_FIELDS` (its `_EXTRA_FILES` as a tuple)."""
+        (_, partition_row, bucket, total_buckets, name, file_size, row_count, level, schema_id,
+         min_sequence, max_sequence, _, embedded, external, delete_rows, source, first_row_id,
+         write_cols, minimum, maximum, nulls, names) = row
+        if partition_row is None or bucket is None or name is None or file_size is None \
+                or row_count is None or level is None or schema_id is None \
+                or min_sequence is None or max_sequence is None:
+            missing = [field for i, field in enumerate(_ENTRY_FIELDS[:11]) if i != 3 and row[i] is None]
+            raise FormatError(f"{where}: a data file entry without {'.'.join(missing[0])}",
+                              path=".".join(missing[0]))
+        place = shared.get((partition_row, bucket))
         if place is None:
-            partition, partition_path = partition_of(entry["_PARTITION"], schema)
-            place = shared[where] = (partition, partition_path,
-                                     bucket_dir(self.root, partition_path, entry["_BUCKET"], schema))
-        partition, partition_path, directory = place
-        external = meta.get("_EXTERNAL_PATH")
-        name = meta["_FILE_NAME"]
-        path = external or f"{directory}/{name}"
-        write_cols = meta.get("_WRITE_COLS")
-        return _new_data_file({
-            "partition": partition, "partition_path": partition_path, "bucket": entry["_BUCKET"],
-            "total_buckets": entry.get("_TOTAL_BUCKETS", -1), "file_name": name, "path": path,
-            "file_size": meta["_FILE_SIZE"], "row_count": meta["_ROW_COUNT"],
-            "level": meta["_LEVEL"], "schema_id": meta["_SCHEMA_ID"],
-            "min_sequence_number": meta["_MIN_SEQUENCE_NUMBER"],
-            "max_sequence_number": meta["_MAX_SEQUENCE_NUMBER"],
-            "extra_files": tuple(meta.get("_EXTRA_FILES") or ()),
-            "embedded_index": meta.get("_EMBEDDED_FILE_INDEX"), "external_path": external,
-            "delete_row_count": meta.get("_DELETE_ROW_COUNT"),
-            "file_source": meta.get("_FILE_SOURCE"), "first_row_id": meta.get("_FIRST_ROW_ID"),
+            partition, partition_path = partition_of(partition_row, schema)
+            place = shared[(partition_row, bucket)] = (
+                partition, partition_path, bucket_dir(self.root, partition_path, bucket, schema))
+        if minimum is None and maximum is None and nulls is None:
+            stats = None
+        else:
+            nulls = None if nulls is None else tuple(nulls)
+            names = None if names is None else tuple(names)
+            stats = (minimum or b"", maximum or b"", shared.setdefault(nulls, nulls),
+                     shared.setdefault(names, names))
+        data_file = object.__new__(DataFile)
+        data_file.__dict__.update({
+            "partition": place[0], "partition_path": place[1], "bucket": bucket,
+            "total_buckets": -1 if total_buckets is None else total_buckets, "file_name": name,
+            "path": external or f"{place[2]}/{name}", "file_size": file_size,
+            "row_count": row_count, "level": level, "schema_id": schema_id,
+            "min_sequence_number": min_sequence, "max_sequence_number": max_sequence,
+            "extra_files": extra, "embedded_index": embedded, "external_path": external,
+            "delete_row_count": delete_rows, "file_source": source, "first_row_id": first_row_id,
             "write_cols": None if write_cols is None else tuple(write_cols),
-            "deletion_file": None, "value_stats": _value_stats(meta, shared)})
+            "deletion_file": None, "value_stats": stats})
+        return data_file
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -359,6 +501,34 @@ class Manifests:
                          path, entry["_FILE_SIZE"], entry["_ROW_COUNT"], ranges, global_index)
 
 
+def _fold_key(entry: Mapping[str, Any]) -> tuple:
+    """What identifies a file in the fold: partition, bucket, level, name, extra files,
+    embedded index, external path."""
+    meta = entry["_FILE"]
+    return (entry["_PARTITION"], entry["_BUCKET"], meta["_LEVEL"], meta["_FILE_NAME"],
+            tuple(meta.get("_EXTRA_FILES") or ()), meta.get("_EMBEDDED_FILE_INDEX"),
+            meta.get("_EXTERNAL_PATH"))
+
+
+def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_Live]:
+    """The live values of (kind, fold key, value) entries in manifest order: an ADD's value
+    unless a DELETE of the same key cancels it (before or after it)."""
+    live: dict[tuple, Any] = {}
+    for kind, key, value in entries:
+        if kind == ADD:
+            if live.get(key, _DELETED) is not _DELETED:
+                raise TableError(f"snapshot {snap.id} adds {key[3]} twice")
+            live[key] = value
+        elif kind == DELETE:
+            if live.get(key, _DELETED) is not _DELETED:
+                del live[key]
+            else:
+                live[key] = _DELETED
+        else:
+            raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE", path="_KIND")
+    return [value for value in live.values() if value is not _DELETED]
+
+
 def _new_data_file(values: dict[str, Any]) -> DataFile:
     """`DataFile(**values)` at a fifth of the cost (a frozen dataclass's `__init__` sets each
     of its 21 fields through `object.__setattr__`: 9 us a file, most of a big table's fold);
@@ -366,15 +536,3 @@ def _new_data_file(values: dict[str, Any]) -> DataFile:
     data_file = object.__new__(DataFile)
     data_file.__dict__.update(values)
     return data_file
-
-
-def _value_stats(meta: Mapping[str, Any], shared: dict[Any, Any]) -> tuple | None:
-    stats = meta.get("_VALUE_STATS")
-    if not stats:
-        return None
-    nulls = stats.get("_NULL_COUNTS")
-    names = meta.get("_VALUE_STATS_COLS")
-    nulls = None if nulls is None else tuple(nulls)
-    names = None if names is None else tuple(names)
-    return (stats.get("_MIN_VALUES") or b"", stats.get("_MAX_VALUES") or b"",
-            shared.setdefault(nulls, nulls), shared.setdefault(names, names))

@@ -58,6 +58,7 @@ from paimon_schema.table.fileio import FileIO, FileSystemLike
 from paimon_schema.table.global_indexes import GlobalIndexPruning
 from paimon_schema.table.indexes import deletion_bytes
 from paimon_schema.table.kept_rows import kept_rows
+from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
 from paimon_schema.table.schema import TableSchema
@@ -88,8 +89,9 @@ REMOTE_WORKERS_PER_CPU = 4
 @dataclass
 class ReadStats:
     """What a read skipped. `rows` counts the rows of the files the plan reads (deleted rows
-    included); `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled
-    out inside read files; `rows_deleted` the rows deletion vectors remove from read files: the
+    included; not those of the partitions the filter excludes, which the plan does not list);
+    `rows_skipped` the rows of skipped files plus the rows that bitmap results ruled out inside
+    read files; `rows_deleted` the rows deletion vectors remove from read files: the
     cardinality the index manifest records, or (Paimon 0.9 and 1.0 snapshot builds record
     none) the deletion vector's own count."""
 
@@ -187,7 +189,7 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     tab = Table.open(table, filesystem)
-    plan = tab.plan(snapshot)
+    plan = tab.plan(snapshot, None if where is None else PartitionFilter(where))
     schema = plan.schema
     if where is not None:
         preds.check_columns(where, schema)
@@ -197,7 +199,8 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     if where is not None and with_filter_columns:
         out_columns += [c for c in sorted({leaf.column for leaf in preds.leaves(where)})
                         if c not in out_columns]
-    stats = ReadStats(files=len(plan.files), rows=sum(f.row_count for f in plan.files))
+    stats = ReadStats(files=len(plan.files) + plan.excluded, rows=sum(f.row_count for f in plan.files),
+                      files_skipped_by_partition=plan.excluded)
     global_pruning = None if where is None else global_index_pruning(tab, plan, where, mode, stats)
     kept: list[tuple[DataFile, BitMap | None]] = []
     # per partition (its dict, shared by its files) and per file schema, not per file

@@ -25,7 +25,8 @@ from paimon_schema.table import indexes
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import ArrowFileIO, FileIO, FileSystemLike, filesystem_for, open_fileio
 from paimon_schema.table.global_indexes import GlobalIndexFile, global_index_files
-from paimon_schema.table.manifests import ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests
+from paimon_schema.table.manifests import (ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests,
+                                           PartitionFilter)
 from paimon_schema.table.plan import read_files, read_order
 from paimon_schema.table.schema import DataField, TableSchema, latest_schema_id, load_schema, type_root
 from paimon_schema.table.snapshots import (
@@ -61,6 +62,8 @@ class ReadPlan:
     schema: TableSchema
     files: tuple[DataFile, ...]
     live_files: tuple[DataFile, ...]
+    #: live files of partitions the plan's `partitions` filter excludes (not in `live_files`)
+    excluded: int = 0
 
 
 class Table:
@@ -234,16 +237,22 @@ class Table:
 
     # ----------------------------------------------------------------- what a read reads
 
-    def plan(self, snapshot: Snapshot | int | None = None) -> ReadPlan:
+    def plan(self, snapshot: Snapshot | int | None = None,
+             partitions: PartitionFilter | None = None) -> ReadPlan:
         """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
         `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
-        schema is the snapshot's when one is named, else the latest."""
+        schema is the snapshot's when one is named, else the latest. With `partitions`
+        (`manifest_filter.PartitionFilter`), only the files of partitions it may match (but
+        for primary-key tables)."""
         snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
-        live = tuple(self._manifests.data_files(snap, order=read_order))
-        return ReadPlan(self, snap, schema, read_files(self.path, schema, live), live)
+        if schema.primary_keys:         # its read skips level-0 files, which a count of the
+            partitions = None           # files of skipped manifests cannot tell apart
+        listing = self._manifests.listing(snap, read_order, partitions)
+        return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files),
+                        listing.files, listing.excluded)
 
     def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,
              snapshot: int | None = None, tag: str | None = None,

@@ -7,14 +7,21 @@ and memory at 1k-100k files: `benchmarks/table_plan.py`.)"""
 from __future__ import annotations
 
 import gc
+import tempfile
+import tracemalloc
 import weakref
-
+from pathlib import Path
 
 import pytest
 from forged_history import ForgedHistory, day, write_history
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import partition_filters
 
 from paimon_schema.table import Table
-from paimon_schema.table import manifests, merge
+from paimon_schema.table import manifests, merge, plan
+from paimon_schema.table.manifest_filter import PartitionFilter
+from paimon_schema.table.predicates import partition_verdict
 
 FILES, PARTITIONS = 3_000, 30
 
@@ -91,19 +98,75 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
 
 def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
         history: ForgedHistory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A cache of each snapshot's folded files grew with every snapshot planned; the budget
-    holds it to about two of these snapshots, and a snapshot beyond it is not held at all."""
+    """A cache of each snapshot's folded files grew with every snapshot planned; decoded
+    manifests are cached instead (shared by the snapshots that name them, a folded snapshot
+    charged its references only), always within the budget, and nothing is held beyond it."""
     table = Table.open(history.root)
     one = manifests.held_bytes(tuple(table.data_files()))
     recent = manifests._RecentDataFiles(2 * one + one // 2)
     monkeypatch.setattr(manifests, "_DATA_FILES", recent)
     snapshots = sorted(history.live_by_snapshot)[-20:]
-    gone = weakref.ref(table.plan(snapshots[0]).live_files[0])    # held in read order too
-    for snapshot in snapshots[1:]:
-        table.plan(snapshot)
-        assert recent.held <= recent.budget and len(recent.items) <= 3
-    gc.collect()
-    assert gone() is None                   # nothing else kept the evicted snapshot's files
-    small = manifests._RecentDataFiles(one // 2)
+    for snapshot in snapshots:
+        assert {f.file_name for f in table.plan(snapshot).live_files} == \
+            history.live_by_snapshot[snapshot]
+        assert recent.held <= recent.budget
+    latest = table.plan(snapshots[-1]).live_files
+    assert table.plan(snapshots[-1]).live_files is latest       # held, in read order
+    small = manifests._RecentDataFiles(one // 4)
     monkeypatch.setattr(manifests, "_DATA_FILES", small)
-    assert len(table.data_files()) == FILES and not small.items
+    for snapshot in snapshots[-3:]:
+        assert {f.file_name for f in table.data_files(snapshot)} == history.live_by_snapshot[snapshot]
+        assert small.held <= small.budget
+    none = manifests._RecentDataFiles(1000)
+    monkeypatch.setattr(manifests, "_DATA_FILES", none)
+    gone = weakref.ref(table.plan(snapshots[0]).live_files[0])
+    gc.collect()
+    assert gone() is None and not none.items     # nothing kept what the budget cannot hold
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_filtered_listing_is_the_fold_of_the_partitions_it_may_match(
+        data: st.DataObject, tmp_path: Path) -> None:
+    """Skipping manifests by their partition statistics and entries by their partition lists
+    exactly the unskipped fold's files whose partition the filter may match, and counts the
+    others: drawn histories (small full manifests, so that merged ones span partitions and
+    hold DELETEs) and drawn filters over `dt` (and other columns, which skip nothing)."""
+    partitions = data.draw(st.integers(2, 12))
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "t"
+    write_history(root, data.draw(st.integers(partitions, 8 * partitions)), partitions=partitions,
+                  compact_every=data.draw(st.integers(2, 6)), merge_min_count=data.draw(st.integers(2, 8)),
+                  manifest_entries=data.draw(st.integers(4, 64)), seed=data.draw(st.integers(0, 99)))
+    table = Table.open(root)
+    snap = table.snapshot(data.draw(st.integers(1, table.latest_snapshot_id() or 1)))
+    assert snap is not None
+    where = data.draw(partition_filters("dt", [day(p) for p in range(partitions)],
+                                        {"city": ["Lima", "Rome"], "id": [1, 5]}))
+    everything = table._manifests.listing(snap)
+    listing = table._manifests.listing(snap, partitions=PartitionFilter(where))
+    expected = [f for f in everything.files if partition_verdict(where, f.partition) is not False]
+    assert list(listing.files) == expected
+    assert listing.excluded == len(everything.files) - len(expected)
+    again = table._manifests.listing(snap, plan.read_order, PartitionFilter(where))   # held
+    assert sorted(f.file_name for f in again.files) == sorted(f.file_name for f in expected)
+    assert again.excluded == listing.excluded
+
+
+def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budget bounds memory only if the charges are near what decoded manifests and
+    folded snapshots hold (charged too high, a 100k-file table's manifests missed the
+    budget and every plan decoded them all again)."""
+    table = Table.open(history.root)
+    table.data_files(1)                     # imports, first calls
+    recent = manifests._RecentDataFiles(1 << 40)
+    monkeypatch.setattr(manifests, "_DATA_FILES", recent)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        files = table.data_files()
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(files) == FILES and 0.9 * held < recent.held < 1.1 * held
