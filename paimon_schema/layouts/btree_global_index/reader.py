@@ -35,8 +35,8 @@ from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
-    lookup_block, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
+    _PREAD, FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
+    lookup_block, open_tail, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
@@ -90,8 +90,39 @@ class BTreeGlobalIndexReader:
         read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
         0: every lookup reads and checks its block again). `size`: the file's size where the
         caller knows it (the index manifest's `_FILE_SIZE`, as Java's reader takes it)."""
-        return cls(Source(data, size), btree_keys(data_type), verify_checksum=verify_checksum,
-                   cache_size=cache_size)
+        keys = btree_keys(data_type)
+        if _PREAD and isinstance(data, (str, Path)):
+            source, found = open_tail(data, size, verify_checksum)
+            try:
+                if found is not None:
+                    return cls._checked(source, keys, found, verify_checksum, cache_size)
+                return cls(source, keys, verify_checksum=verify_checksum, cache_size=cache_size)
+            except BaseException:
+                source.close()
+                raise
+        return cls(Source(data, size), keys, verify_checksum=verify_checksum, cache_size=cache_size)
+
+    @classmethod
+    def _checked(cls, source: Source, keys: BTreeKeys, found: Any, verify_checksum: bool,
+                 cache_size: int) -> BTreeGlobalIndexReader:
+        """`__init__` over a footer and index block the kernels checked (`sst.open_tail`)."""
+        fields, start, count, len_entries, aligned = found
+        reader = cls.__new__(cls)
+        reader.source = source
+        reader.cache_size = cache_size
+        reader._cache = {}
+        reader._cached_bytes = 0
+        reader.keys = keys
+        reader.verify_checksum = verify_checksum
+        reader.footer = f = tuple.__new__(Footer, fields)
+        assert source._tail is not None
+        reader._index = Block(source._tail[start:start + fields[4]], count, len_entries, aligned, fields[3],
+                              "index_block.contents", True, True)
+        reader._all = None
+        reader._bloom = None
+        reader._has_bloom = f.has_bloom_filter
+        reader._blocks_end = fields[3]      # the index block lies before the footer
+        return reader
 
     @property
     def blocks(self) -> list[DataBlockHandle]:

@@ -97,8 +97,11 @@ class Source:
             self._closed = True
 
     def read_tail(self, length: int) -> memoryview:
-        """The file's last `length` bytes (at most its size), kept for later reads inside them."""
+        """The file's last `length` bytes (at most its size), kept for later reads inside them
+        (read once: `open_tail` may have read them)."""
         length = min(length, self.size)
+        if self._tail is not None and len(self._tail) == length:
+            return self._tail
         if self._fd >= 0:       # `read`, one call less for a reader opened per lookup
             self.bytes_read += length
             tail = self._tail = memoryview(os.pread(self._fd, length, self.size - length))
@@ -120,6 +123,34 @@ class Source:
             raise ValueError("read from a closed btree index file")
         self._file.seek(offset)
         return self._file.read(length)
+
+
+def open_tail(path: str | Path, size: int | None, verify_checksum: bool) -> tuple[Source, Any]:
+    """A `Source` over the file at `path` with its last `TAIL` bytes read (`Source.read_tail`,
+    one `pread`), and the kernels' reading of them: `_kernels.btree_tail`'s (the footer and the
+    index block checked, `verify_checksum`: its CRC32 too), or None where it declines or the
+    kernels are not built (`read_footer` and `parse_block` then read the kept bytes, locating
+    any error). A reader opened per point lookup: one open, one read, one call."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        if size is None:
+            size = os.lseek(fd, 0, os.SEEK_END)
+        length = min(TAIL, size)
+        tail = memoryview(os.pread(fd, length, size - length))
+        found = (_kernels.btree_tail(tail, size, crc32 if verify_checksum else None)
+                 if _kernels is not None else None)
+    except BaseException:
+        os.close(fd)
+        raise
+    source = Source.__new__(Source)     # `Source(path, size)` without its checks of what `path` is
+    source._file = source._owned = source._view = None
+    source._fd = fd
+    source._closed = False
+    source.size = size
+    source.bytes_read = length
+    source._tail = tail
+    source._tail_at = size - len(tail)
+    return source, found
 
 
 class Footer(NamedTuple):
