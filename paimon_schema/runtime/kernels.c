@@ -27,8 +27,10 @@
  *   into a list, checked as `sst.row_ids_of` checks it; a dozen varints cost ~15 us in Python.
  * - `lookup_block`: a cold point lookup's data block step in one call (its trailer and table
  *   checked, then searched and decoded as `find_row_ids` does): no block object per lookup.
- * - `btree_tail`: a btree file's footer and index block checked from the file's last bytes
- *   (one read) in one call: a reader opened per point lookup builds no object to check them.
+ * - `btree_tail`, `btree_lookup`: a btree file's footer and index block checked from the
+ *   file's last bytes (one read) in one call, and a point lookup's data block found, read
+ *   (one pread), checked and searched in one more: a reader opened per lookup builds no
+ *   object to check them, and its lookup makes one call where it made five.
  *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.
@@ -1423,6 +1425,33 @@ crc_matches(PyObject *crc, const unsigned char *data, Py_ssize_t n, uint32_t sto
     return computed == stored;
 }
 
+/* The table at the end of the `length` stored bytes of an uncompressed block: its entry count,
+ * the entries' length and the aligned entry size (0: unaligned, the entries' starts before the
+ * table); 0 unless it describes entries (as `sst.parse_block`'s fast path checks). */
+static int
+block_table(const unsigned char *block, Py_ssize_t length, Py_ssize_t *count, Py_ssize_t *len_entries,
+            Py_ssize_t *aligned)
+{
+    if (length < 5)
+        return 0;
+    uint32_t table = le32(block + length - 5);
+    if (block[length - 1] == 1) {       /* unaligned: entries, their starts, their count */
+        if (table == 0 || (uint64_t)table > (uint64_t)(length - 5) / 4 || length - 5 - 4 * (Py_ssize_t)table <= 0)
+            return 0;
+        *len_entries = length - 5 - 4 * (Py_ssize_t)table;
+        *count = table;
+        *aligned = 0;
+        return 1;
+    }
+    if (block[length - 1] == 0 && table && (length - 5) % table == 0) {      /* aligned */
+        *len_entries = length - 5;
+        *count = (length - 5) / table;
+        *aligned = table;
+        return 1;
+    }
+    return 0;
+}
+
 PyDoc_STRVAR(btree_tail_doc,
 "btree_tail(tail, size, crc, /) -> tuple[tuple[int, ...], int, int, int, int] | None\n\n"
 "`tail`: the last bytes of a btree global index file of `size` bytes. When they hold the\n"
@@ -1469,20 +1498,7 @@ btree_tail(PyObject *Py_UNUSED(module), PyObject *args)
         if (!matches)
             goto decline;
     }
-    uint32_t table = le32(block + length - 5);
-    if (block[length - 1] == 1) {       /* unaligned: entries, their starts, their count */
-        if (table == 0 || (uint64_t)table > (uint64_t)(length - 5) / 4)
-            goto decline;
-        len_entries = length - 5 - 4 * (Py_ssize_t)table;
-        if (len_entries <= 0)
-            goto decline;
-        count = table;
-        aligned = 0;
-    } else if (block[length - 1] == 0 && table && (length - 5) % table == 0) {     /* aligned */
-        len_entries = length - 5;
-        count = (length - 5) / table;
-        aligned = table;
-    } else
+    if (!block_table(block, length, &count, &len_entries, &aligned))
         goto decline;
     result = Py_BuildValue("((KKKKKKKK)nnnn)", (unsigned long long)ofs_bloom, (unsigned long long)len_bloom,
                            (unsigned long long)num_expected, (unsigned long long)ofs_index,
@@ -1493,6 +1509,95 @@ decline:
     result = Py_NewRef(Py_None);
 done:
     PyBuffer_Release(&tail);
+    return result;
+}
+
+PyDoc_STRVAR(btree_lookup_doc,
+"btree_lookup(fd, index, len_entries, count, aligned_size, kind, width, probe, longest, crc,\n"
+"             blocks_end, /) -> list[int] | tuple[int, int, int, bytes, list[int] | None] | None\n\n"
+"A point lookup's whole data step from an open file `fd`: the index block `index` (as\n"
+"`btree_tail` found it) searched for `probe` as `find_handle` searches it; [] when every key is\n"
+"below it; None when an entry on the way is malformed or the data block's handle does not end\n"
+"by `blocks_end` (the caller's path checks it, locating any error; nothing read). Else the data\n"
+"block and its trailer read with one pread at its offset (OSError as `os.pread` raises it) and\n"
+"(i, offset, size, the bytes read, the probe's row ids): the row ids as `lookup_block` finds\n"
+"them with the CRC32 `crc(stored bytes and compression byte)` (`crc` None: not checked), or\n"
+"None where it declines (the caller reads the bytes step by step).");
+
+static PyObject *
+btree_lookup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer index;
+    Py_ssize_t len_entries, count, aligned, longest, blocks_end, key, len, start, end;
+    int fd, kind, width;
+    uint64_t offset, size;
+    PyObject *probe, *crc, *raw = NULL, *ids = NULL, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "iy*nnniiOnOn:btree_lookup", &fd, &index, &len_entries, &count, &aligned,
+                          &kind, &width, &probe, &longest, &crc, &blocks_end))
+        return NULL;
+    if (!search_init(&s, &index, len_entries, count, aligned, kind, width, probe))
+        goto done;
+    Py_ssize_t i = search_entries(&s, 1);
+    if (i == count) {
+        result = PyList_New(0);
+        goto done;
+    }
+    if (i < 0 || !entry_key(&s, i, &key, &len) || !entry_value(&s, key, len, &start, &end)
+        || !varint(s.data, &start, end, 9, &offset) || !varint(s.data, &start, end, 5, &size)
+        || start != end || size > 0x7FFFFFFF || blocks_end < 0 || !fits(offset, size + 5, (uint64_t)blocks_end)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+#ifdef _WIN32
+    result = Py_NewRef(Py_None);        /* no pread: the caller reads it */
+    goto done;
+#else
+    Py_ssize_t n = (Py_ssize_t)size + 5, got;
+    raw = PyBytes_FromStringAndSize(NULL, n);
+    if (raw == NULL)
+        goto done;
+    for (;;) {                          /* as os.pread: retried when a signal interrupts it */
+        Py_BEGIN_ALLOW_THREADS
+        got = pread(fd, PyBytes_AS_STRING(raw), (size_t)n, (off_t)offset);
+        Py_END_ALLOW_THREADS
+        if (got >= 0 || errno != EINTR)
+            break;
+        if (PyErr_CheckSignals() < 0)
+            goto done;
+    }
+    if (got < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
+    if (got < n) {                      /* cut short: the caller's path refuses it, located */
+        if (_PyBytes_Resize(&raw, got) < 0)
+            goto done;
+        ids = Py_NewRef(Py_None);
+    } else {
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+        Py_ssize_t length = (Py_ssize_t)size, block_count, block_entries, block_aligned;
+        int matches = p[length] != 0 ? 0 : crc == Py_None ? 1 : crc_matches(crc, p, length + 1, le32(p + length + 1));
+        if (matches < 0)
+            goto done;
+        if (matches && block_table(p, length, &block_count, &block_entries, &block_aligned)) {
+            Py_buffer stored = {.buf = (void *)p, .len = length};
+            Search b;
+            if (!search_init(&b, &stored, block_entries, block_count, block_aligned, kind, width, probe))
+                goto done;
+            ids = lookup_entries(&b, longest);
+            if (ids == NULL)
+                goto done;
+        } else
+            ids = Py_NewRef(Py_None);
+    }
+    result = Py_BuildValue("(nKKNN)", i, (unsigned long long)offset, (unsigned long long)size, raw, ids);
+    raw = ids = NULL;
+#endif
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(ids);
+    PyBuffer_Release(&index);
     return result;
 }
 
@@ -1852,6 +1957,7 @@ static PyMethodDef methods[] = {
     {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
     {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
     {"btree_tail", btree_tail, METH_VARARGS, btree_tail_doc},
+    {"btree_lookup", btree_lookup, METH_VARARGS, btree_lookup_doc},
     {NULL, NULL, 0, NULL},
 };
 

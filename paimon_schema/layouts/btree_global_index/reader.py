@@ -35,8 +35,8 @@ from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    _PREAD, FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
-    lookup_block, open_tail, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
+    _PREAD, FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, fetch_row_ids, find_handle,
+    find_row_ids, lookup_block, open_tail, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
@@ -343,6 +343,15 @@ class BTreeGlobalIndexReader:
         handle = None
         if self._all is not None:
             b = bisect_left(self._all[1], order)
+        elif not self._cache and (found := fetch_row_ids(self.source, self._index, keys.search_kind, keys.width,
+                                                         order, self.verify_checksum, self._blocks_end)) is not None:
+            # a reader's first lookup, from a path: the index searched, the data block read,
+            # checked and searched in one compiled call, where it answers
+            if type(found) is list:
+                return found
+            b, offset, size, stored, ids = found
+            self.source.bytes_read += size + TRAILER_SIZE
+            return self._checked_block(b, offset, size, memoryview(stored), ids, order)
         else:       # a binary search over the index block's keys
             handle = find_handle(self._index, keys.search_kind, keys.width, order)
             b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
@@ -358,17 +367,7 @@ class BTreeGlobalIndexReader:
                 # `sst.lookup_block` without its checks: `find_handle` answered, so the kernels can
                 found = sst._kernels.lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
                                                   keys.search_kind or 0, keys.width or 0, order, SHORT_VALUE)
-                if found is not None:
-                    if self.cache_size:
-                        self._cached_bytes += size
-                        self._cache[b] = raw
-                        if self._cached_bytes > self.cache_size:
-                            self._keep(b, raw)      # trims the cache
-                    return found
-                block = parse_block(raw, offset, size, f"data_blocks[{b}].block",
-                                    verify_checksum=self.verify_checksum)
-                self._cached_bytes += len(block.data)
-                self._keep(b, block)
+                return self._checked_block(b, offset, size, raw, found, order)
             elif not isinstance(raw, Block):
                 found = lookup_block(raw, len(raw) - TRAILER_SIZE, -1, keys.search_kind, keys.width, order)
                 if found is not None:
@@ -379,6 +378,28 @@ class BTreeGlobalIndexReader:
                 block = self._data_block(b, handle)
         else:
             block = self._data_block(b, handle)
+        return self._block_lookup(block, order)
+
+    def _checked_block(self, b: int, offset: int, size: int, raw: memoryview, found: list[int] | None,
+                       order: Any) -> list[int] | np.ndarray:
+        """Data block `b` (`size` stored bytes at `offset`, read as `raw` with its trailer) as a
+        compiled lookup left it: its row ids `found` (the block checked: its bytes cached), or
+        None (parsed, checked and searched step by step, locating any error)."""
+        if found is not None:
+            if self.cache_size:
+                self._cached_bytes += size
+                self._cache[b] = raw
+                if self._cached_bytes > self.cache_size:
+                    self._keep(b, raw)      # trims the cache
+            return found
+        block = parse_block(raw, offset, size, f"data_blocks[{b}].block", verify_checksum=self.verify_checksum)
+        self._cached_bytes += len(block.data)
+        self._keep(b, block)
+        return self._block_lookup(block, order)
+
+    def _block_lookup(self, block: Block, order: Any) -> list[int] | np.ndarray:
+        """Row ids of the key whose order is `order` in a data block ([]: none)."""
+        keys = self.keys
         if block.orders is None:
             found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:
