@@ -1513,10 +1513,12 @@ done:
 }
 
 PyDoc_STRVAR(btree_lookup_doc,
-"btree_lookup(fd, index, len_entries, count, aligned_size, kind, width, probe, longest, crc,\n"
-"             blocks_end, /) -> list[int] | tuple[int, int, int, bytes, list[int] | None] | None\n\n"
-"A point lookup's whole data step from an open file `fd`: the index block `index` (as\n"
-"`btree_tail` found it) searched for `probe` as `find_handle` searches it; [] when every key is\n"
+"btree_lookup(fd, buffer, at, length, len_entries, count, aligned_size, kind, width, probe,\n"
+"             longest, crc, blocks_end, /)\n"
+"    -> list[int] | tuple[int, int, int, bytes, list[int] | None] | None\n\n"
+"A point lookup's whole data step from an open file `fd`: the index block (`length` bytes at\n"
+"`at` in `buffer`, its table as `btree_tail` found it) searched for `probe` as `find_handle`\n"
+"searches it; [] when every key is\n"
 "below it; None when an entry on the way is malformed or the data block's handle does not end\n"
 "by `blocks_end` (the caller's path checks it, locating any error; nothing read). Else the data\n"
 "block and its trailer read with one pread at its offset (OSError as `os.pread` raises it) and\n"
@@ -1527,15 +1529,20 @@ PyDoc_STRVAR(btree_lookup_doc,
 static PyObject *
 btree_lookup(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    Py_buffer index;
-    Py_ssize_t len_entries, count, aligned, longest, blocks_end, key, len, start, end;
+    Py_buffer buffer;
+    Py_ssize_t at, length, len_entries, count, aligned, longest, blocks_end, key, len, start, end;
     int fd, kind, width;
     uint64_t offset, size;
     PyObject *probe, *crc, *raw = NULL, *ids = NULL, *result = NULL;
     Search s;
-    if (!PyArg_ParseTuple(args, "iy*nnniiOnOn:btree_lookup", &fd, &index, &len_entries, &count, &aligned,
-                          &kind, &width, &probe, &longest, &crc, &blocks_end))
+    if (!PyArg_ParseTuple(args, "iy*nnnnniiOnOn:btree_lookup", &fd, &buffer, &at, &length, &len_entries, &count,
+                          &aligned, &kind, &width, &probe, &longest, &crc, &blocks_end))
         return NULL;
+    if (at < 0 || length < 0 || at > buffer.len || length > buffer.len - at) {
+        PyErr_SetString(PyExc_ValueError, "btree_lookup: the index block is not inside the buffer");
+        goto done;
+    }
+    Py_buffer index = {.buf = (char *)buffer.buf + at, .len = length};
     if (!search_init(&s, &index, len_entries, count, aligned, kind, width, probe))
         goto done;
     Py_ssize_t i = search_entries(&s, 1);
@@ -1597,7 +1604,7 @@ btree_lookup(PyObject *Py_UNUSED(module), PyObject *args)
 done:
     Py_XDECREF(raw);
     Py_XDECREF(ids);
-    PyBuffer_Release(&index);
+    PyBuffer_Release(&buffer);
     return result;
 }
 

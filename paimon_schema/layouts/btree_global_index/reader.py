@@ -47,6 +47,13 @@ DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
 _MAX_BUCKETS = 0x7FFFFFFF           # of a 64-bit bitmap (deletion_vectors.ksy `bitmap64`)
 
 
+#: `_kernels.btree_tail`'s reading of a file's last bytes: (the footer's fields, where the index
+#: block starts in them, its entry count, its entries' length, its aligned entry size)
+TailReading = tuple[tuple[int, ...], int, int, int, int]
+#: the index block as `sst.fetch_row_ids` takes it (`BTreeGlobalIndexReader._index_table`)
+IndexTable = tuple[bytes | memoryview, int, int, int, int, int]
+
+
 @dataclass(frozen=True)
 class DataBlockHandle:
     """Index entry `i`: data block `offset`, `size` (stored, without trailer), its last key."""
@@ -59,8 +66,8 @@ class DataBlockHandle:
 class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
-    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "footer", "_index",
-                 "_all", "_bloom", "_has_bloom", "_blocks_end")    # a reader per lookup: cheaper to build
+    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "_footer",
+                 "_index_block", "_all", "_bloom", "_has_bloom", "_blocks_end", "_pending")   # cheaper to build
 
     def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
@@ -71,10 +78,12 @@ class BTreeGlobalIndexReader:
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
-        self.footer: Footer = (f := read_footer(source))
-        self._index = parse_block(memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)),
-                                  f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
-                                  verify_checksum=verify_checksum)     # `read_block`, one call less
+        self._footer: Footer | None = (f := read_footer(source))
+        self._index_block: Block | None = parse_block(
+            memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)), f.ofs_index_block,
+            f.len_index_block, "index_block", is_index=True, verify_checksum=verify_checksum)    # `read_block`
+        # what `_kernels.btree_tail` read of the file's last bytes, until `footer` and `_index` are built
+        self._pending: TailReading | None = None
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
         self._has_bloom = f.has_bloom_filter
@@ -103,10 +112,11 @@ class BTreeGlobalIndexReader:
         return cls(Source(data, size), keys, verify_checksum=verify_checksum, cache_size=cache_size)
 
     @classmethod
-    def _checked(cls, source: Source, keys: BTreeKeys, found: Any, verify_checksum: bool,
+    def _checked(cls, source: Source, keys: BTreeKeys, found: TailReading, verify_checksum: bool,
                  cache_size: int) -> BTreeGlobalIndexReader:
-        """`__init__` over a footer and index block the kernels checked (`sst.open_tail`)."""
-        fields, start, count, len_entries, aligned = found
+        """`__init__` over a footer and index block the kernels checked (`sst.open_tail`): their
+        objects are built when something other than a first point lookup needs them."""
+        fields = found[0]
         reader = cls.__new__(cls)
         reader.source = source
         reader.cache_size = cache_size
@@ -114,15 +124,42 @@ class BTreeGlobalIndexReader:
         reader._cached_bytes = 0
         reader.keys = keys
         reader.verify_checksum = verify_checksum
-        reader.footer = f = tuple.__new__(Footer, fields)
-        assert source._tail is not None
-        reader._index = Block(source._tail[start:start + fields[4]], count, len_entries, aligned, fields[3],
-                              "index_block.contents", True, True)
-        reader._all = None
-        reader._bloom = None
-        reader._has_bloom = f.has_bloom_filter
+        reader._footer = reader._index_block = reader._all = reader._bloom = None
+        reader._has_bloom = bool(fields[0] or fields[1] or fields[2])     # `Footer.has_bloom_filter`
         reader._blocks_end = fields[3]      # the index block lies before the footer
+        reader._pending = found
         return reader
+
+    @property
+    def footer(self) -> Footer:
+        """The file's footer (checked when the reader was opened)."""
+        footer = self._footer
+        if footer is None:
+            assert self._pending is not None
+            footer = self._footer = tuple.__new__(Footer, self._pending[0])
+        return footer
+
+    @property
+    def _index(self) -> Block:
+        """The index block (checked when the reader was opened)."""
+        index = self._index_block
+        if index is None:
+            assert self._pending is not None and self.source._tail is not None
+            fields, start, count, len_entries, aligned = self._pending
+            index = self._index_block = Block(self.source._tail[start:start + fields[4]], count, len_entries,
+                                              aligned, fields[3], "index_block.contents", True, True)
+        return index
+
+    def _index_table(self) -> IndexTable:
+        """The index block as the kernels search it, without building its object where it is
+        not built: (buffer, where the block starts in it, its length, its entries' length, its
+        entry count, its aligned entry size)."""
+        pending = self._pending
+        if self._index_block is None and pending is not None and self.source._tail is not None:
+            fields, start, count, len_entries, aligned = pending
+            return self.source._tail, start, fields[4], len_entries, count, aligned
+        index = self._index
+        return index.data, 0, len(index.data), index.len_entries, index.count, index.aligned_size
 
     @property
     def blocks(self) -> list[DataBlockHandle]:
@@ -343,20 +380,24 @@ class BTreeGlobalIndexReader:
         handle = None
         if self._all is not None:
             b = bisect_left(self._all[1], order)
-        elif not self._cache and (found := fetch_row_ids(self.source, self._index, keys.search_kind, keys.width,
-                                                         order, self.verify_checksum, self._blocks_end)) is not None:
+            if b == len(self._all[1]):
+                return []
+        elif not self._cache and (found := fetch_row_ids(self.source, self._index_table(), keys.search_kind,
+                                                         keys.width, order, self.verify_checksum,
+                                                         self._blocks_end)) is not None:
             # a reader's first lookup, from a path: the index searched, the data block read,
             # checked and searched in one compiled call, where it answers
-            if type(found) is list:
+            if isinstance(found, list):
                 return found
             b, offset, size, stored, ids = found
             self.source.bytes_read += size + TRAILER_SIZE
             return self._checked_block(b, offset, size, memoryview(stored), ids, order)
         else:       # a binary search over the index block's keys
-            handle = find_handle(self._index, keys.search_kind, keys.width, order)
-            b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
-        if b == self._index.count:
-            return []
+            index = self._index
+            handle = find_handle(index, keys.search_kind, keys.width, order)
+            b = handle[0] if handle is not None else self._first_at_or_above(index, order, True)
+            if b == index.count:
+                return []
         if handle is not None:      # the whole data block step in one compiled call, where it answers
             raw = self._cache.get(b)
             if raw is None:

@@ -587,10 +587,12 @@ def lookup_block(raw: bytes | memoryview, length: int, crc: int, kind: int | Non
     return _kernels.lookup_block(raw, length, crc, kind, width or 0, order, SHORT_VALUE)
 
 
-def fetch_row_ids(source: Source, index: Block, kind: int | None, width: int | None, order: Any,
-                  verify_checksum: bool, blocks_end: int) -> list[int] | tuple[int, int, int, bytes, Any] | None:
+def fetch_row_ids(source: Source, index: tuple[bytes | memoryview, int, int, int, int, int], kind: int | None,
+                  width: int | None, order: Any, verify_checksum: bool,
+                  blocks_end: int) -> list[int] | tuple[int, int, int, bytes, Any] | None:
     """A point lookup's data step from a file opened by path, compiled (`_kernels.btree_lookup`):
-    the index block searched as `find_handle` searches it, then the data block read with one
+    the index block (`index`: a buffer, where the block starts in it, its length, its entries'
+    length, entry count and aligned entry size) searched as `find_handle` searches it, then the data block read with one
     `pread` (not counted in `bytes_read`: the caller counts it), checked and searched as
     `lookup_block` does: [] when every key is below `order`, else (i, offset, stored size, the
     bytes read, the row ids or None where `lookup_block` would decline). None (nothing read)
@@ -599,9 +601,8 @@ def fetch_row_ids(source: Source, index: Block, kind: int | None, width: int | N
     if source._fd < 0 or kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
                                               and _kernels is not None or _compiled(kind, order)):
         return None
-    return _kernels.btree_lookup(source._fd, index.data, index.len_entries, index.count, index.aligned_size, kind,
-                                 width or 0, order, SHORT_VALUE, crc32 if verify_checksum else None,
-                                 min(blocks_end, source._tail_at))
+    return _kernels.btree_lookup(source._fd, *index, kind, width or 0, order, SHORT_VALUE,
+                                 crc32 if verify_checksum else None, min(blocks_end, source._tail_at))
 
 
 def _compiled(kind: int, order: Any) -> bool:
