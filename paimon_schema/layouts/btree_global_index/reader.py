@@ -155,9 +155,9 @@ class BTreeGlobalIndexReader:
         not built: (buffer, where the block starts in it, its length, its entries' length, its
         entry count, its aligned entry size)."""
         pending = self._pending
-        if self._index_block is None and pending is not None and self.source._tail is not None:
+        if pending is not None and self._index_block is None:
             fields, start, count, len_entries, aligned = pending
-            return self.source._tail, start, fields[4], len_entries, count, aligned
+            return self.source._tail or b"", start, fields[4], len_entries, count, aligned
         index = self._index
         return index.data, 0, len(index.data), index.len_entries, index.count, index.aligned_size
 
@@ -385,7 +385,8 @@ class BTreeGlobalIndexReader:
         elif not self._cache and (found := fetch_row_ids(self.source, self._index_table(), keys.search_kind,
                                                          keys.width, order, self.verify_checksum,
                                                          self._blocks_end)) is not None:
-            # a reader's first lookup, from a path: the index searched, the data block read,
+            # a reader's first lookup, from a path: the index searched (in the file's kept last
+            # bytes, as the kernels checked it at opening, where they did), the data block read,
             # checked and searched in one compiled call, where it answers
             if isinstance(found, list):
                 return found
