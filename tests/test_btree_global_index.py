@@ -652,6 +652,23 @@ def test_a_reader_opened_from_a_path_answers_and_fails_as_the_python_path(
         assert compiled == _lookups(data, data_type, chosen, path, verify)
 
 
+@pytest.mark.parametrize("size", [-5, 0, 51])
+def test_a_path_reader_told_a_size_too_small_for_a_footer_refuses_it_and_closes(size: int, tmp_path: Path) -> None:
+    path = tmp_path / "btree.index"
+    path.write_bytes(_sample())
+    opened: list[int] = []
+    real_open = sst.os.open
+
+    def counted_open(*args: Any) -> int:
+        opened.append(real_open(*args))
+        return opened[-1]
+
+    with mock.patch.object(sst.os, "open", counted_open), pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(path, "INT", size=size)
+    assert (info.value.path, info.value.offset) == ("footer", size)
+    assert len(opened) == 1 and _closed(opened[0])
+
+
 def _closed(fd: int) -> bool:
     try:
         os.fstat(fd)

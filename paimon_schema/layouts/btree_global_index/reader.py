@@ -13,7 +13,11 @@ extension both searches and the row-id decoding run in place too (`sst.find_hand
 `sst.find_row_ids`), and a data block not yet read is checked and searched in one call
 (`sst.lookup_block`: no block object; the cache keeps its checked bytes until a range needs
 the block); a reader opened per lookup costs one open, two reads (the file's tail, with the
-footer and the index block; one data block) and two CRCs.
+footer and the index block; one data block) and two CRCs. Opened from a path, two compiled
+calls do the rest (`sst.open_tail`: the footer and index block checked in the tail;
+`sst.fetch_row_ids`: the index searched, the data block read, checked and searched), and the
+footer and index block objects are built only when something else needs them; whatever the
+kernels do not check, the Python path reads and locates.
 """
 
 from __future__ import annotations

@@ -132,13 +132,15 @@ def open_tail(path: str | Path, size: int | None, verify_checksum: bool) -> tupl
     kernels are not built (`read_footer` and `parse_block` then read the kept bytes, locating
     any error). A reader opened per point lookup: one open, one read, one call."""
     fd = os.open(path, os.O_RDONLY)
+    tail: memoryview | None = None
+    found = None
     try:
         if size is None:
             size = os.lseek(fd, 0, os.SEEK_END)
-        length = min(TAIL, size)
-        tail = memoryview(os.pread(fd, length, size - length))
-        found = (_kernels.btree_tail(tail, size, crc32 if verify_checksum else None)
-                 if _kernels is not None else None)
+        if size >= FOOTER_SIZE:     # else nothing to read: `read_footer` refuses the size
+            tail = memoryview(os.pread(fd, min(TAIL, size), size - min(TAIL, size)))
+            found = (_kernels.btree_tail(tail, size, crc32 if verify_checksum else None)
+                     if _kernels is not None else None)
     except BaseException:
         os.close(fd)
         raise
@@ -147,9 +149,9 @@ def open_tail(path: str | Path, size: int | None, verify_checksum: bool) -> tupl
     source._fd = fd
     source._closed = False
     source.size = size
-    source.bytes_read = length
+    source.bytes_read = 0 if tail is None else min(TAIL, size)
     source._tail = tail
-    source._tail_at = size - len(tail)
+    source._tail_at = size - (0 if tail is None else len(tail))
     return source, found
 
 
@@ -592,9 +594,9 @@ def fetch_row_ids(source: Source, index: tuple[bytes | memoryview, int, int, int
                   blocks_end: int) -> list[int] | tuple[int, int, int, bytes, Any] | None:
     """A point lookup's data step from a file opened by path, compiled (`_kernels.btree_lookup`):
     the index block (`index`: a buffer, where the block starts in it, its length, its entries'
-    length, entry count and aligned entry size) searched as `find_handle` searches it, then the data block read with one
-    `pread` (not counted in `bytes_read`: the caller counts it), checked and searched as
-    `lookup_block` does: [] when every key is below `order`, else (i, offset, stored size, the
+    length, entry count and aligned entry size) searched as `find_handle` searches it, then
+    the data block read with one `pread` (not counted in `bytes_read`: the caller counts it),
+    checked and searched as `lookup_block` does: [] when every key is below `order`, else (i, offset, stored size, the
     bytes read, the row ids or None where `lookup_block` would decline). None (nothing read)
     where `find_handle` would be, or the block does not end by `blocks_end` or where the file's
     kept last bytes begin (the caller's path reads it, checking its handle)."""
