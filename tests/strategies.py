@@ -198,6 +198,36 @@ def damaged_btree_files(draw: st.DrawFn, types: Sequence[str] = ("INT", "STRING"
     return data_type, bytes(data)
 
 
+#: The btree footer's fields (`sst.FOOTER`, "<QIQQIQIII"): (offset in the footer, width in bytes).
+BTREE_FOOTER_FIELDS = ((0, 8), (8, 4), (12, 8), (20, 8), (28, 4), (32, 8), (40, 4), (44, 4), (48, 4))
+
+
+@st.composite
+def hostile_btree_footers(draw: st.DrawFn, types: Sequence[str] = ("INT", "STRING")) -> tuple[str, bytes]:
+    """(data type, bytes) of a btree global index file from our writer whose footer has up to
+    three fields (offsets, lengths, counts, version, magic) set to the edges a reader must
+    bounds-check: 0, 1, 4, 5, the file's size and the footer's offset and their neighbours, the
+    index block's length, 2^31 - 1, and the largest values of the field's width (an offset plus
+    a length past 2^64). The rest of the file is intact (or cut to its last bytes)."""
+    data_type, values = draw(global_index_columns(list(types), max_size=60, min_size=1))
+    written = write_btree_global_index(data_type, values, block_size=draw(st.sampled_from([1, 64, 4096])),
+                                       bloom_filter=draw(st.booleans())).data
+    data = bytearray(written)
+    size = len(data)
+    base = size - 52
+    len_index = int.from_bytes(data[base + 28:base + 32], "little")
+    for _ in range(draw(st.integers(1, 3))):
+        at, width = draw(st.sampled_from(BTREE_FOOTER_FIELDS))
+        top = 2 ** (8 * width)
+        edges = [0, 1, 4, 5, size, base, base - 1, base - 4, base - 5, base - len_index - 5, len_index,
+                 2**31 - 1, top - 1, top - 2, top - 5, top - base, top - len_index]
+        value = draw(st.sampled_from(edges) | st.integers(0, top - 1)) % top
+        data[base + at:base + at + width] = value.to_bytes(width, "little")
+    if draw(st.booleans()):
+        data = data[-draw(st.integers(0, min(size, 120))):] if draw(st.booleans()) else data
+    return data_type, bytes(data)
+
+
 #: The column types of `file_index_containers`: the key kinds `query.quick_evaluate` compares
 #: in C, and two it leaves to Python.
 CONTAINER_TYPES = ("TINYINT", "SMALLINT", "INT", "DATE", "BIGINT", "TIMESTAMP(3)", "STRING",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import math
+import os
 import re
 import struct
 import zlib
@@ -20,7 +21,7 @@ from pyroaring import BitMap64
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from oracles import REQUIRE_ORACLES_ENV, import_oracle, oracles_required
-from strategies import damaged_btree_files, values_for
+from strategies import damaged_btree_files, hostile_btree_footers, values_for
 
 from paimon_schema import FormatError, SchemaError
 from paimon_schema.generated.btree_global_index import BtreeGlobalIndex
@@ -468,12 +469,13 @@ def _outcome(call: Callable[[], Any]) -> Any:
         return ("FormatError", exc.path, exc.offset)
 
 
-def _lookups(data: bytes, data_type: str, probes: list[Any], path: Path | None = None) -> list[Any]:
+def _lookups(data: bytes, data_type: str, probes: list[Any], path: Path | None = None,
+             verify_checksum: bool = True) -> list[Any]:
     """Each probe's `equal` on a reader opened for it (the cold point lookup), or its error."""
     outcomes = []
     for probe in probes:
         def lookup(probe: Any = probe) -> Any:
-            with BTreeGlobalIndexReader.open(path or data, data_type) as reader:
+            with BTreeGlobalIndexReader.open(path or data, data_type, verify_checksum=verify_checksum) as reader:
                 return reader.equal(probe)
         outcomes.append(_outcome(lookup))
     return outcomes
@@ -558,6 +560,121 @@ def test_the_compiled_block_lookup_declines_what_it_does_not_check() -> None:
     assert lookup(table) is None                                              # entries do not fit
     with mock.patch.object(sst, "_kernels", None):
         assert lookup(raw) is None
+
+
+def _python_tail(data: bytes, verify: bool) -> Any:
+    """What opening a reader reads of a file in Python (`read_footer`, `parse_block`): (the
+    footer's fields, where the index block starts in the file's last `sst.TAIL` bytes, its
+    entry count, entries' length, aligned size), or "FormatError"."""
+    with mock.patch.object(sst, "_kernels", None):
+        try:
+            reader = BTreeGlobalIndexReader(sst.Source(data), btree_keys("INT"), verify_checksum=verify)
+        except FormatError:
+            return "FormatError"
+    index, footer = reader._index, reader.footer
+    start = footer.ofs_index_block - (len(data) - min(sst.TAIL, len(data)))
+    return tuple(footer), start, index.count, index.len_entries, index.aligned_size
+
+
+def _compiled_tail(data: bytes, verify: bool, size: int | None = None) -> Any:
+    tail = memoryview(data)[len(data) - min(sst.TAIL, len(data)):]
+    return sst._kernels.btree_tail(tail, len(data) if size is None else size, zlib.crc32 if verify else None)
+
+
+@given(file=damaged_btree_files() | hostile_btree_footers(), verify=st.booleans())
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_the_compiled_tail_reads_what_opening_reads_in_python(file: tuple[str, bytes], verify: bool) -> None:
+    """`btree_tail` (the footer and the index block, checked from the file's last bytes in one
+    call) gives what `read_footer` and `parse_block` read, or declines (None): never an answer
+    where they refuse the bytes, on files damaged in their blocks (CRCs fixed) and on footers
+    with hostile offsets and lengths (an offset plus a length past 2^64, sizes past the file)."""
+    if sst._kernels is None:
+        _no_kernels()
+    _, data = file
+    compiled = _compiled_tail(data, verify)
+    assert compiled is None or compiled == _python_tail(data, verify)
+    # a tail longer than the file it is said to end, or too short for a footer: declined
+    for size in (51, 0, -1) + ((len(data) - 1,) if len(data) <= sst.TAIL else ()):
+        assert _compiled_tail(data, verify, size) is None
+
+
+@pytest.mark.parametrize("data_type", ["INT", "STRING", "DOUBLE"])
+@pytest.mark.parametrize("block_size", [64, 4096, 65536])
+def test_the_compiled_tail_answers_for_the_files_writers_write(data_type: str, block_size: int) -> None:
+    """On intact files whose index block lies in the file's last `sst.TAIL` bytes, `btree_tail`
+    answers (with and without the CRC) what the Python path reads; a flipped CRC is declined."""
+    if sst._kernels is None:
+        _no_kernels()
+    values = [None if i % 13 == 0 else i % 400 for i in range(3000)]
+    if data_type == "STRING":
+        values = [None if v is None else f"k{v:04}" for v in values]
+    data = write_btree_global_index(data_type, values, block_size=block_size, bloom_filter=block_size == 4096).data
+    footer = BTreeGlobalIndexReader.open(data, data_type).footer
+    assert footer.ofs_index_block >= len(data) - sst.TAIL
+    for verify in (True, False):
+        assert _compiled_tail(data, verify) == _python_tail(data, verify) != "FormatError"
+    checksum = footer.ofs_index_block + footer.len_index_block + 1
+    assert _compiled_tail(_flip(data, checksum), True) is None
+    assert _compiled_tail(_flip(data, checksum), False) is not None
+
+
+@given(file=damaged_btree_files() | hostile_btree_footers(), probes=st.lists(st.integers(-2**31, 2**31 - 1), max_size=3),
+       verify=st.booleans())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+def test_a_reader_opened_from_a_path_answers_and_fails_as_the_python_path(
+        file: tuple[str, bytes], probes: list[int], verify: bool, tmp_path: Path) -> None:
+    """A reader opened per lookup from a path (the kernels check its footer and index block:
+    `sst.open_tail`) gives, on drawn, damaged and hostile files, the row ids or the FormatError
+    (field path and offset) of the Python path over the same bytes, and closes its file either way."""
+    data_type, data = file
+    keys = btree_keys(data_type)
+    present = []
+    try:
+        present = [keys.decode(k) for k, _ in BTreeGlobalIndexReader.open(data, data_type).entries()][::5]
+    except FormatError:
+        pass
+    chosen = present + ([str(p) for p in probes + [0]] if data_type == "STRING" else probes + [0])
+    path = tmp_path / "btree.index"
+    path.write_bytes(data)
+    opened: list[int] = []
+    real_open = sst.os.open
+
+    def counted_open(*args: Any) -> int:
+        opened.append(real_open(*args))
+        return opened[-1]
+
+    with mock.patch.object(sst.os, "open", counted_open):
+        compiled = _lookups(data, data_type, chosen, path, verify)
+    assert opened and all(_closed(fd) for fd in opened)
+    with mock.patch.object(sst, "_kernels", None):
+        assert compiled == _lookups(data, data_type, chosen, None, verify)
+        assert compiled == _lookups(data, data_type, chosen, path, verify)
+
+
+@pytest.mark.parametrize("size", [-5, 0, 51])
+def test_a_path_reader_told_a_size_too_small_for_a_footer_refuses_it_and_closes(size: int, tmp_path: Path) -> None:
+    path = tmp_path / "btree.index"
+    path.write_bytes(_sample())
+    opened: list[int] = []
+    real_open = sst.os.open
+
+    def counted_open(*args: Any) -> int:
+        opened.append(real_open(*args))
+        return opened[-1]
+
+    with mock.patch.object(sst.os, "open", counted_open), pytest.raises(FormatError) as info:
+        BTreeGlobalIndexReader.open(path, "INT", size=size)
+    assert (info.value.path, info.value.offset) == ("footer", size)
+    assert len(opened) == 1 and _closed(opened[0])
+
+
+def _closed(fd: int) -> bool:
+    try:
+        os.fstat(fd)
+    except OSError:
+        return True
+    return False
 
 
 def _no_kernels() -> None:

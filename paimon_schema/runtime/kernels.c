@@ -31,6 +31,10 @@
  *   into a list, checked as `sst.row_ids_of` checks it; a dozen varints cost ~15 us in Python.
  * - `lookup_block`: a cold point lookup's data block step in one call (its trailer and table
  *   checked, then searched and decoded as `find_row_ids` does): no block object per lookup.
+ * - `btree_tail`, `btree_lookup`: a btree file's footer and index block checked from the
+ *   file's last bytes (one read) in one call, and a point lookup's data block found, read
+ *   (one pread), checked and searched in one more: a reader opened per lookup builds no
+ *   object to check them, and its lookup makes one call where it made five.
  *
  * Every loop runs without the GIL on buffers the caller owns and keeps alive. The callers
  * keep a numpy path for a package built without a C compiler, and the tests prove both equal.
@@ -1378,6 +1382,237 @@ row_ids(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* btree_tail: a btree global index file's footer and index block, from the file's last bytes
+ * (one read), checked as `sst.read_footer` and `sst.parse_block`'s fast path check them; what
+ * they do not check is declined, for those Python paths to locate. With `block_search`'s
+ * `find_handle` and `lookup_block`, a reader opened per point lookup builds no Python object
+ * for the footer's checks or the index block's. */
+
+#define BTREE_FOOTER 52
+#define BTREE_MAGIC 0x50425449u
+
+static inline uint32_t
+le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t
+le64(const unsigned char *p)
+{
+    return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+/* Whether `length` bytes at `offset` end at or before `limit` (no overflow). */
+static inline int
+fits(uint64_t offset, uint64_t length, uint64_t limit)
+{
+    return offset <= limit && length <= limit - offset;
+}
+
+/* `crc(data[0:n])` (a Python callable returning the CRC32) against `stored`: 1 equal, 0 not,
+ * -1 with an exception set. */
+static int
+crc_matches(PyObject *crc, const unsigned char *data, Py_ssize_t n, uint32_t stored)
+{
+    PyObject *view = PyMemoryView_FromMemory((char *)data, n, PyBUF_READ);
+    if (view == NULL)
+        return -1;
+    PyObject *value = PyObject_CallOneArg(crc, view);
+    Py_DECREF(view);
+    if (value == NULL)
+        return -1;
+    unsigned long long computed = PyLong_AsUnsignedLongLong(value);
+    Py_DECREF(value);
+    if (computed == (unsigned long long)-1 && PyErr_Occurred())
+        return -1;
+    return computed == stored;
+}
+
+/* The table at the end of the `length` stored bytes of an uncompressed block: its entry count,
+ * the entries' length and the aligned entry size (0: unaligned, the entries' starts before the
+ * table); 0 unless it describes entries (as `sst.parse_block`'s fast path checks). */
+static int
+block_table(const unsigned char *block, Py_ssize_t length, Py_ssize_t *count, Py_ssize_t *len_entries,
+            Py_ssize_t *aligned)
+{
+    if (length < 5)
+        return 0;
+    uint32_t table = le32(block + length - 5);
+    if (block[length - 1] == 1) {       /* unaligned: entries, their starts, their count */
+        if (table == 0 || (uint64_t)table > (uint64_t)(length - 5) / 4 || length - 5 - 4 * (Py_ssize_t)table <= 0)
+            return 0;
+        *len_entries = length - 5 - 4 * (Py_ssize_t)table;
+        *count = table;
+        *aligned = 0;
+        return 1;
+    }
+    if (block[length - 1] == 0 && table && (length - 5) % table == 0) {      /* aligned */
+        *len_entries = length - 5;
+        *count = (length - 5) / table;
+        *aligned = table;
+        return 1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(btree_tail_doc,
+"btree_tail(tail, size, crc, /) -> tuple[tuple[int, ...], int, int, int, int] | None\n\n"
+"`tail`: the last bytes of a btree global index file of `size` bytes. When they hold the\n"
+"52-byte footer (its magic and version known, the index block, null bitmap and bloom filter\n"
+"inside the file before it, as `sst.read_footer` checks) and the whole index block, whose\n"
+"trailer says uncompressed, whose CRC32 `crc(stored bytes and compression byte)` matches\n"
+"(`crc` None: not checked) and whose table describes entries (as `sst.parse_block`'s fast\n"
+"path checks): (the footer's first eight fields, where the index block starts in `tail`, its\n"
+"entry count, the entries' length, the aligned entry size or 0). None for anything else: the\n"
+"caller's Python path reads it, locating any error.");
+
+static PyObject *
+btree_tail(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer tail;
+    Py_ssize_t size, count, len_entries, aligned;
+    PyObject *crc, *result = NULL;
+    if (!PyArg_ParseTuple(args, "y*nO:btree_tail", &tail, &size, &crc))
+        return NULL;
+    const unsigned char *t = tail.buf;
+    if (size < BTREE_FOOTER || tail.len < BTREE_FOOTER || tail.len > size)
+        goto decline;
+    const unsigned char *f = t + tail.len - BTREE_FOOTER;
+    uint64_t ofs_bloom = le64(f), ofs_index = le64(f + 20), ofs_null = le64(f + 32);
+    uint64_t num_expected = le64(f + 12);
+    uint32_t len_bloom = le32(f + 8), len_index = le32(f + 28), len_null = le32(f + 40);
+    uint64_t base = (uint64_t)(size - BTREE_FOOTER), tail_at = (uint64_t)(size - tail.len);
+    if (le32(f + 48) != BTREE_MAGIC || le32(f + 44) != 1
+        || !fits(ofs_index, (uint64_t)len_index + 5, base)
+        || ((ofs_null || len_null) && !fits(ofs_null, (uint64_t)len_null + 4, base))
+        || ((ofs_bloom || len_bloom || num_expected)
+            && (!fits(ofs_bloom, len_bloom, base) || !len_bloom || !num_expected))
+        || ofs_index < tail_at || len_index < 5)
+        goto decline;
+    /* the index block: inside `tail`, before the footer */
+    Py_ssize_t start = (Py_ssize_t)(ofs_index - tail_at), length = (Py_ssize_t)len_index;
+    const unsigned char *block = t + start;
+    if (block[length] != 0)
+        goto decline;
+    if (crc != Py_None) {
+        int matches = crc_matches(crc, block, length + 1, le32(block + length + 1));
+        if (matches < 0)
+            goto done;
+        if (!matches)
+            goto decline;
+    }
+    if (!block_table(block, length, &count, &len_entries, &aligned))
+        goto decline;
+    result = Py_BuildValue("((KKKKKKKK)nnnn)", (unsigned long long)ofs_bloom, (unsigned long long)len_bloom,
+                           (unsigned long long)num_expected, (unsigned long long)ofs_index,
+                           (unsigned long long)len_index, (unsigned long long)ofs_null,
+                           (unsigned long long)len_null, 1ULL, start, count, len_entries, aligned);
+    goto done;
+decline:
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&tail);
+    return result;
+}
+
+PyDoc_STRVAR(btree_lookup_doc,
+"btree_lookup(fd, buffer, at, length, len_entries, count, aligned_size, kind, width, probe,\n"
+"             longest, crc, blocks_end, /)\n"
+"    -> list[int] | tuple[int, int, int, bytes, list[int] | None] | None\n\n"
+"A point lookup's whole data step from an open file `fd`: the index block (`length` bytes at\n"
+"`at` in `buffer`, its table as `btree_tail` found it) searched for `probe` as `find_handle`\n"
+"searches it; [] when every key is\n"
+"below it; None when an entry on the way is malformed or the data block's handle does not end\n"
+"by `blocks_end` (the caller's path checks it, locating any error; nothing read). Else the data\n"
+"block and its trailer read with one pread at its offset (OSError as `os.pread` raises it) and\n"
+"(i, offset, size, the bytes read, the probe's row ids): the row ids as `lookup_block` finds\n"
+"them with the CRC32 `crc(stored bytes and compression byte)` (`crc` None: not checked), or\n"
+"None where it declines (the caller reads the bytes step by step).");
+
+static PyObject *
+btree_lookup(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer buffer;
+    Py_ssize_t at, length, len_entries, count, aligned, longest, blocks_end, key, len, start, end;
+    int fd, kind, width;
+    uint64_t offset, size;
+    PyObject *probe, *crc, *raw = NULL, *ids = NULL, *result = NULL;
+    Search s;
+    if (!PyArg_ParseTuple(args, "iy*nnnnniiOnOn:btree_lookup", &fd, &buffer, &at, &length, &len_entries, &count,
+                          &aligned, &kind, &width, &probe, &longest, &crc, &blocks_end))
+        return NULL;
+    if (at < 0 || length < 0 || at > buffer.len || length > buffer.len - at) {
+        PyErr_SetString(PyExc_ValueError, "btree_lookup: the index block is not inside the buffer");
+        goto done;
+    }
+    Py_buffer index = {.buf = (char *)buffer.buf + at, .len = length};
+    if (!search_init(&s, &index, len_entries, count, aligned, kind, width, probe))
+        goto done;
+    Py_ssize_t i = search_entries(&s, 1);
+    if (i == count) {
+        result = PyList_New(0);
+        goto done;
+    }
+    if (i < 0 || !entry_key(&s, i, &key, &len) || !entry_value(&s, key, len, &start, &end)
+        || !varint(s.data, &start, end, 9, &offset) || !varint(s.data, &start, end, 5, &size)
+        || start != end || size > 0x7FFFFFFF || blocks_end < 0 || !fits(offset, size + 5, (uint64_t)blocks_end)) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+#ifdef _WIN32
+    result = Py_NewRef(Py_None);        /* no pread: the caller reads it */
+    goto done;
+#else
+    Py_ssize_t n = (Py_ssize_t)size + 5, got;
+    raw = PyBytes_FromStringAndSize(NULL, n);
+    if (raw == NULL)
+        goto done;
+    for (;;) {                          /* as os.pread: retried when a signal interrupts it */
+        Py_BEGIN_ALLOW_THREADS
+        got = pread(fd, PyBytes_AS_STRING(raw), (size_t)n, (off_t)offset);
+        Py_END_ALLOW_THREADS
+        if (got >= 0 || errno != EINTR)
+            break;
+        if (PyErr_CheckSignals() < 0)
+            goto done;
+    }
+    if (got < 0) {
+        PyErr_SetFromErrno(PyExc_OSError);
+        goto done;
+    }
+    if (got < n) {                      /* cut short: the caller's path refuses it, located */
+        if (_PyBytes_Resize(&raw, got) < 0)
+            goto done;
+        ids = Py_NewRef(Py_None);
+    } else {
+        const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(raw);
+        Py_ssize_t length = (Py_ssize_t)size, block_count, block_entries, block_aligned;
+        int matches = p[length] != 0 ? 0 : crc == Py_None ? 1 : crc_matches(crc, p, length + 1, le32(p + length + 1));
+        if (matches < 0)
+            goto done;
+        if (matches && block_table(p, length, &block_count, &block_entries, &block_aligned)) {
+            Py_buffer stored = {.buf = (void *)p, .len = length};
+            Search b;
+            if (!search_init(&b, &stored, block_entries, block_count, block_aligned, kind, width, probe))
+                goto done;
+            ids = lookup_entries(&b, longest);
+            if (ids == NULL)
+                goto done;
+        } else
+            ids = Py_NewRef(Py_None);
+    }
+    result = Py_BuildValue("(nKKNN)", i, (unsigned long long)offset, (unsigned long long)size, raw, ids);
+    raw = ids = NULL;
+#endif
+done:
+    Py_XDECREF(raw);
+    Py_XDECREF(ids);
+    PyBuffer_Release(&buffer);
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* compress, split_rows: a column's NULLs set aside. numpy's boolean indexing and flatnonzero
  * branch on every row: at 90 % NULL, one misprediction in five rows (~3 ms a million rows);
  * these loops write every row and advance by its validity, with no branch. */
@@ -2326,6 +2561,8 @@ static PyMethodDef methods[] = {
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
     {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
     {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
+    {"btree_tail", btree_tail, METH_VARARGS, btree_tail_doc},
+    {"btree_lookup", btree_lookup, METH_VARARGS, btree_lookup_doc},
     {NULL, NULL, 0, NULL},
 };
 

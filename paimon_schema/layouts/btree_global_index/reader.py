@@ -13,7 +13,11 @@ extension both searches and the row-id decoding run in place too (`sst.find_hand
 `sst.find_row_ids`), and a data block not yet read is checked and searched in one call
 (`sst.lookup_block`: no block object; the cache keeps its checked bytes until a range needs
 the block); a reader opened per lookup costs one open, two reads (the file's tail, with the
-footer and the index block; one data block) and two CRCs.
+footer and the index block; one data block) and two CRCs. Opened from a path, two compiled
+calls do the rest (`sst.open_tail`: the footer and index block checked in the tail;
+`sst.fetch_row_ids`: the index searched, the data block read, checked and searched), and the
+footer and index block objects are built only when something else needs them; whatever the
+kernels do not check, the Python path reads and locates.
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from paimon_schema.layouts.btree_global_index import sst
 from paimon_schema.layouts.btree_global_index.bloom import bloom_test
 from paimon_schema.layouts.btree_global_index.keys import BTreeKeys, btree_keys
 from paimon_schema.layouts.btree_global_index.sst import (
-    FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, find_handle, find_row_ids,
-    lookup_block, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
+    _PREAD, FOOTER_SIZE, SHORT_VALUE, TRAILER_SIZE, Block, Footer, Source, decode_row_ids, fetch_row_ids, find_handle,
+    find_row_ids, lookup_block, open_tail, parse_block, parse_handle, read_block, read_footer, row_ids_of, search)
 from paimon_schema.runtime.crc import crc32
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
@@ -45,6 +49,13 @@ _U4 = struct.Struct("<I")
 _U8 = struct.Struct("<Q")
 DEFAULT_CACHE_SIZE = 128 << 20      # btree-index.cache-size
 _MAX_BUCKETS = 0x7FFFFFFF           # of a 64-bit bitmap (deletion_vectors.ksy `bitmap64`)
+
+
+#: `_kernels.btree_tail`'s reading of a file's last bytes: (the footer's fields, where the index
+#: block starts in them, its entry count, its entries' length, its aligned entry size)
+TailReading = tuple[tuple[int, ...], int, int, int, int]
+#: the index block as `sst.fetch_row_ids` takes it (`BTreeGlobalIndexReader._index_table`)
+IndexTable = tuple[bytes | memoryview, int, int, int, int, int]
 
 
 @dataclass(frozen=True)
@@ -59,8 +70,8 @@ class DataBlockHandle:
 class BTreeGlobalIndexReader:
     """One btree global index file of a column of type `data_type`, read on demand."""
 
-    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "footer", "_index",
-                 "_all", "_bloom", "_has_bloom", "_blocks_end")    # a reader per lookup: cheaper to build
+    __slots__ = ("source", "cache_size", "_cache", "_cached_bytes", "keys", "verify_checksum", "_footer",
+                 "_index_block", "_all", "_bloom", "_has_bloom", "_blocks_end", "_pending")   # cheaper to build
 
     def __init__(self, source: Source, keys: BTreeKeys, *, verify_checksum: bool = True,
                  cache_size: int = DEFAULT_CACHE_SIZE) -> None:
@@ -71,10 +82,12 @@ class BTreeGlobalIndexReader:
         self._cached_bytes = 0
         self.keys = keys
         self.verify_checksum = verify_checksum
-        self.footer: Footer = (f := read_footer(source))
-        self._index = parse_block(memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)),
-                                  f.ofs_index_block, f.len_index_block, "index_block", is_index=True,
-                                  verify_checksum=verify_checksum)     # `read_block`, one call less
+        self._footer: Footer | None = (f := read_footer(source))
+        self._index_block: Block | None = parse_block(
+            memoryview(source.read(f.ofs_index_block, f.len_index_block + TRAILER_SIZE)), f.ofs_index_block,
+            f.len_index_block, "index_block", is_index=True, verify_checksum=verify_checksum)    # `read_block`
+        # what `_kernels.btree_tail` read of the file's last bytes, until `footer` and `_index` are built
+        self._pending: TailReading | None = None
         self._all: tuple[list[DataBlockHandle], list[Any]] | None = None    # `_index_entries`
         self._bloom: bytes | None = None
         self._has_bloom = f.has_bloom_filter
@@ -90,8 +103,67 @@ class BTreeGlobalIndexReader:
         read last are kept up to `cache_size` bytes (Java's `btree-index.cache-size`, 128 MiB;
         0: every lookup reads and checks its block again). `size`: the file's size where the
         caller knows it (the index manifest's `_FILE_SIZE`, as Java's reader takes it)."""
-        return cls(Source(data, size), btree_keys(data_type), verify_checksum=verify_checksum,
-                   cache_size=cache_size)
+        keys = btree_keys(data_type)
+        if _PREAD and isinstance(data, (str, Path)):
+            source, found = open_tail(data, size, verify_checksum)
+            try:
+                if found is not None:
+                    return cls._checked(source, keys, found, verify_checksum, cache_size)
+                return cls(source, keys, verify_checksum=verify_checksum, cache_size=cache_size)
+            except BaseException:
+                source.close()
+                raise
+        return cls(Source(data, size), keys, verify_checksum=verify_checksum, cache_size=cache_size)
+
+    @classmethod
+    def _checked(cls, source: Source, keys: BTreeKeys, found: TailReading, verify_checksum: bool,
+                 cache_size: int) -> BTreeGlobalIndexReader:
+        """`__init__` over a footer and index block the kernels checked (`sst.open_tail`): their
+        objects are built when something other than a first point lookup needs them."""
+        fields = found[0]
+        reader = cls.__new__(cls)
+        reader.source = source
+        reader.cache_size = cache_size
+        reader._cache = {}
+        reader._cached_bytes = 0
+        reader.keys = keys
+        reader.verify_checksum = verify_checksum
+        reader._footer = reader._index_block = reader._all = reader._bloom = None
+        reader._has_bloom = bool(fields[0] or fields[1] or fields[2])     # `Footer.has_bloom_filter`
+        reader._blocks_end = fields[3]      # the index block lies before the footer
+        reader._pending = found
+        return reader
+
+    @property
+    def footer(self) -> Footer:
+        """The file's footer (checked when the reader was opened)."""
+        footer = self._footer
+        if footer is None:
+            assert self._pending is not None
+            footer = self._footer = tuple.__new__(Footer, self._pending[0])
+        return footer
+
+    @property
+    def _index(self) -> Block:
+        """The index block (checked when the reader was opened)."""
+        index = self._index_block
+        if index is None:
+            assert self._pending is not None and self.source._tail is not None
+            fields, start, count, len_entries, aligned = self._pending
+            index = self._index_block = Block(self.source._tail[start:start + fields[4]], count, len_entries,
+                                              aligned, fields[3], "index_block.contents", True, True)
+        return index
+
+    def _index_table(self) -> IndexTable:
+        """The index block as the kernels search it, without building its object where it is
+        not built: (buffer, where the block starts in it, its length, its entries' length, its
+        entry count, its aligned entry size)."""
+        pending = self._pending
+        if pending is not None and self._index_block is None:
+            fields, start, count, len_entries, aligned = pending
+            return self.source._tail or b"", start, fields[4], len_entries, count, aligned
+        index = self._index
+        return index.data, 0, len(index.data), index.len_entries, index.count, index.aligned_size
 
     @property
     def blocks(self) -> list[DataBlockHandle]:
@@ -312,11 +384,25 @@ class BTreeGlobalIndexReader:
         handle = None
         if self._all is not None:
             b = bisect_left(self._all[1], order)
+            if b == len(self._all[1]):
+                return []
+        elif not self._cache and (found := fetch_row_ids(self.source, self._index_table(), keys.search_kind,
+                                                         keys.width, order, self.verify_checksum,
+                                                         self._blocks_end)) is not None:
+            # a reader's first lookup, from a path: the index searched (in the file's kept last
+            # bytes, as the kernels checked it at opening, where they did), the data block read,
+            # checked and searched in one compiled call, where it answers
+            if isinstance(found, list):
+                return found
+            b, offset, size, stored, ids = found
+            self.source.bytes_read += size + TRAILER_SIZE
+            return self._checked_block(b, offset, size, memoryview(stored), ids, order)
         else:       # a binary search over the index block's keys
-            handle = find_handle(self._index, keys.search_kind, keys.width, order)
-            b = handle[0] if handle is not None else self._first_at_or_above(self._index, order, True)
-        if b == self._index.count:
-            return []
+            index = self._index
+            handle = find_handle(index, keys.search_kind, keys.width, order)
+            b = handle[0] if handle is not None else self._first_at_or_above(index, order, True)
+            if b == index.count:
+                return []
         if handle is not None:      # the whole data block step in one compiled call, where it answers
             raw = self._cache.get(b)
             if raw is None:
@@ -327,17 +413,7 @@ class BTreeGlobalIndexReader:
                 # `sst.lookup_block` without its checks: `find_handle` answered, so the kernels can
                 found = sst._kernels.lookup_block(raw, size, crc32(raw[:size + 1]) if self.verify_checksum else -1,
                                                   keys.search_kind or 0, keys.width or 0, order, SHORT_VALUE)
-                if found is not None:
-                    if self.cache_size:
-                        self._cached_bytes += size
-                        self._cache[b] = raw
-                        if self._cached_bytes > self.cache_size:
-                            self._keep(b, raw)      # trims the cache
-                    return found
-                block = parse_block(raw, offset, size, f"data_blocks[{b}].block",
-                                    verify_checksum=self.verify_checksum)
-                self._cached_bytes += len(block.data)
-                self._keep(b, block)
+                return self._checked_block(b, offset, size, raw, found, order)
             elif not isinstance(raw, Block):
                 found = lookup_block(raw, len(raw) - TRAILER_SIZE, -1, keys.search_kind, keys.width, order)
                 if found is not None:
@@ -348,6 +424,28 @@ class BTreeGlobalIndexReader:
                 block = self._data_block(b, handle)
         else:
             block = self._data_block(b, handle)
+        return self._block_lookup(block, order)
+
+    def _checked_block(self, b: int, offset: int, size: int, raw: memoryview, found: list[int] | None,
+                       order: Any) -> list[int] | np.ndarray:
+        """Data block `b` (`size` stored bytes at `offset`, read as `raw` with its trailer) as a
+        compiled lookup left it: its row ids `found` (the block checked: its bytes cached), or
+        None (parsed, checked and searched step by step, locating any error)."""
+        if found is not None:
+            if self.cache_size:
+                self._cached_bytes += size
+                self._cache[b] = raw
+                if self._cached_bytes > self.cache_size:
+                    self._keep(b, raw)      # trims the cache
+            return found
+        block = parse_block(raw, offset, size, f"data_blocks[{b}].block", verify_checksum=self.verify_checksum)
+        self._cached_bytes += len(block.data)
+        self._keep(b, block)
+        return self._block_lookup(block, order)
+
+    def _block_lookup(self, block: Block, order: Any) -> list[int] | np.ndarray:
+        """Row ids of the key whose order is `order` in a data block ([]: none)."""
+        keys = self.keys
         if block.orders is None:
             found = find_row_ids(block, keys.search_kind, keys.width, order)
             if found is not None:

@@ -97,8 +97,11 @@ class Source:
             self._closed = True
 
     def read_tail(self, length: int) -> memoryview:
-        """The file's last `length` bytes (at most its size), kept for later reads inside them."""
+        """The file's last `length` bytes (at most its size), kept for later reads inside them
+        (read once: `open_tail` may have read them)."""
         length = min(length, self.size)
+        if self._tail is not None and len(self._tail) == length:
+            return self._tail
         if self._fd >= 0:       # `read`, one call less for a reader opened per lookup
             self.bytes_read += length
             tail = self._tail = memoryview(os.pread(self._fd, length, self.size - length))
@@ -120,6 +123,36 @@ class Source:
             raise ValueError("read from a closed btree index file")
         self._file.seek(offset)
         return self._file.read(length)
+
+
+def open_tail(path: str | Path, size: int | None, verify_checksum: bool) -> tuple[Source, Any]:
+    """A `Source` over the file at `path` with its last `TAIL` bytes read (`Source.read_tail`,
+    one `pread`), and the kernels' reading of them: `_kernels.btree_tail`'s (the footer and the
+    index block checked, `verify_checksum`: its CRC32 too), or None where it declines or the
+    kernels are not built (`read_footer` and `parse_block` then read the kept bytes, locating
+    any error). A reader opened per point lookup: one open, one read, one call."""
+    fd = os.open(path, os.O_RDONLY)
+    tail: memoryview | None = None
+    found = None
+    try:
+        if size is None:
+            size = os.lseek(fd, 0, os.SEEK_END)
+        if size >= FOOTER_SIZE:     # else nothing to read: `read_footer` refuses the size
+            tail = memoryview(os.pread(fd, min(TAIL, size), size - min(TAIL, size)))
+            found = (_kernels.btree_tail(tail, size, crc32 if verify_checksum else None)
+                     if _kernels is not None else None)
+    except BaseException:
+        os.close(fd)
+        raise
+    source = Source.__new__(Source)     # `Source(path, size)` without its checks of what `path` is
+    source._file = source._owned = source._view = None
+    source._fd = fd
+    source._closed = False
+    source.size = size
+    source.bytes_read = 0 if tail is None else min(TAIL, size)
+    source._tail = tail
+    source._tail_at = size - (0 if tail is None else len(tail))
+    return source, found
 
 
 class Footer(NamedTuple):
@@ -554,6 +587,24 @@ def lookup_block(raw: bytes | memoryview, length: int, crc: int, kind: int | Non
                             and _kernels is not None or _compiled(kind, order)):
         return None
     return _kernels.lookup_block(raw, length, crc, kind, width or 0, order, SHORT_VALUE)
+
+
+def fetch_row_ids(source: Source, index: tuple[bytes | memoryview, int, int, int, int, int], kind: int | None,
+                  width: int | None, order: Any, verify_checksum: bool,
+                  blocks_end: int) -> list[int] | tuple[int, int, int, bytes, Any] | None:
+    """A point lookup's data step from a file opened by path, compiled (`_kernels.btree_lookup`):
+    the index block (`index`: a buffer, where the block starts in it, its length, its entries'
+    length, entry count and aligned entry size) searched as `find_handle` searches it, then
+    the data block read with one `pread` (not counted in `bytes_read`: the caller counts it),
+    checked and searched as `lookup_block` does: [] when every key is below `order`, else (i, offset, stored size, the
+    bytes read, the row ids or None where `lookup_block` would decline). None (nothing read)
+    where `find_handle` would be, or the block does not end by `blocks_end` or where the file's
+    kept last bytes begin (the caller's path reads it, checking its handle)."""
+    if source._fd < 0 or kind is None or not (type(order) is int and kind != KEY_BYTES and -2**63 <= order < 2**63
+                                              and _kernels is not None or _compiled(kind, order)):
+        return None
+    return _kernels.btree_lookup(source._fd, *index, kind, width or 0, order, SHORT_VALUE,
+                                 crc32 if verify_checksum else None, min(blocks_end, source._tail_at))
 
 
 def _compiled(kind: int, order: Any) -> bool:
