@@ -19,7 +19,7 @@ from paimon_schema.runtime import collector
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
-from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
+from paimon_schema.layouts.bitmap_index.row_groups import LIMIT, Groups, group_rows
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
@@ -389,8 +389,15 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     grouping-key order: by the compiled hash table (`row_groups`) while the keys are few, else
     by sorting. `signed`: `grouping` holds int64 bits, whose order is their signed order with
     the sign bit flipped; the hash table needs only equality, so the flip is paid on the few
-    distinct keys (a pass over a million rows saved), the sort pays it on every row."""
-    few = group_rows(rows, grouping) if len(grouping) else None
+    distinct keys (a pass over a million rows saved), the sort pays it on every row. Keys too
+    wide for the packed sort (floats' bits) take the hash table up to an eighth of the rows'
+    count: the unstable argsort, a rank and a packed sort cost three times as much."""
+    row_bits = max(1, (num_rows - 1).bit_length())
+    limit = LIMIT
+    if len(grouping) and not signed \
+            and (int(grouping.max()) - int(grouping.min())).bit_length() + row_bits > 64:
+        limit = max(LIMIT, len(grouping) // 8)
+    few = group_rows(rows, grouping, limit) if len(grouping) else None
     if few is not None:
         if not signed:
             return few
@@ -404,7 +411,6 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     if rows is None:
         rows = np.arange(num_rows, dtype=np.int64)
     low = int(grouping.min())
-    row_bits = max(1, (num_rows - 1).bit_length())
     if (int(grouping.max()) - low).bit_length() + row_bits <= 64:
         packed = ((grouping - np.uint64(low)) << np.uint64(row_bits)) | rows.astype(np.uint64)
         packed.sort()
