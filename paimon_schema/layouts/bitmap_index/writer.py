@@ -276,7 +276,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     # its entries sorted; the HashMap order shows only in the body, so a V2 index whose keys
     # all hold one row (no bitmap stored) takes the sorted order (`_unordered`).
     kind = codec.kind
-    java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
+    java_keys = _gather(strings, group_keys) if strings is not None else []
     unordered = _unordered(version, counts)
     if unordered:
         order = _java_sorted(kind, group_keys, strings)
@@ -284,8 +284,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         arrival = _arrival(num_rows, first_rows)
         last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
         trailing = last_row >= 0 and int(first_rows.max()) != last_row
-        arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
-            else _hash_input(kind, group_keys)[arrival]
+        arrived = _gather(java_keys, arrival) if strings is not None else _hash_input(kind, group_keys)[arrival]
         order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
 
     cursor = len(body[0]) if body else 0
@@ -317,6 +316,16 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         block_starts = found
     return BitmapLayout(codec, version, num_rows, null_offset, null_length, ordered_keys, offsets, lengths,
                         b"".join(body), sorted_entries, block_starts)
+
+
+def _gather(items: list[bytes], indices: np.ndarray) -> list[bytes]:
+    """`items` at `indices`; `items` itself where the indices are 0, 1, ... (strings numbered
+    by first occurrence: their groups and arrival order are the codes' order), sparing a
+    million-item list."""
+    if len(indices) == len(items) and (not len(indices) or (int(indices[0]) == 0 and int(indices[-1]) == len(items) - 1
+                                                            and bool((np.diff(indices) == 1).all()))):
+        return items
+    return [items[i] for i in indices.tolist()]
 
 
 def _unordered(version: int, counts: np.ndarray) -> bool:
@@ -480,6 +489,10 @@ def _records(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> tuple[np.nda
     if codec.kind != KeyKind.string:
         table = _record_table(codec, keys_, *columns)
         return table.view(np.uint8), np.full(count, table.dtype.itemsize, np.int64)
+    if _kernels is not None:       # each key read once (a million keys lie all over the heap)
+        records, found = _kernels.string_records(keys_ if isinstance(keys_, list) else list(keys_),
+                                                 tuple(np.ascontiguousarray(c, np.int64) for c in columns))
+        return np.frombuffer(records, np.uint8), 4 + np.frombuffer(found, np.int64) + 4 * len(columns)
     strings = keys.string_keys(list(keys_))
     lengths = np.fromiter(map(len, strings), np.int64, count)
     sizes = 4 + lengths + 4 * len(columns)
