@@ -394,3 +394,20 @@ def test_counts_whose_sizes_overflow_are_refused() -> None:
         kernel._kernels.xxh64_offsets(np.array([0, 1], np.int32), 4, b"a", 2**63 - 2**61, 2**61)
     with pytest.raises(ValueError, match="a uint64 value per uint32 row"):
         kernel._kernels.serialize_slices(np.array([1, 2], np.uint32), np.ones(2, np.uint64), 2**61)
+
+
+@given(st.lists(st.binary(max_size=40) | st.sampled_from([b"", "é日本".encode(), b"\x00" * 300]), max_size=200),
+       st.integers(0, 2), st.integers(-2**31, 2**31 - 1))
+def test_string_records_equal_numpy(keys: list[bytes], columns: int, base: int) -> None:
+    """A bitmap index's string records written in C (`string_records`) are numpy's bytes and
+    sizes, for empty, long and non-ASCII keys and negative columns; a key that is not bytes
+    is refused."""
+    codec = bitmap_writer.keys.bitmap_keys("STRING")
+    values = [np.arange(len(keys), dtype=np.int64) * (c + 3) - base for c in range(columns)]
+    compiled = bitmap_writer._records(codec, keys, *values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "_kernels", None)
+        expected = bitmap_writer._records(codec, keys, *values)
+    assert compiled[0].tobytes() == expected[0].tobytes() and compiled[1].tolist() == expected[1].tolist()
+    with pytest.raises(ValueError, match="not bytes"):
+        kernel._kernels.string_records([*keys, "text"], ())
