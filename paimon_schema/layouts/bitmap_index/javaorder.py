@@ -733,8 +733,9 @@ def _bulk_order(
     bucket, rank) gives the order. Bins that reach the treeify threshold are found per capacity
     epoch with a bincount; every key whose bucket lineage did (same bucket at that capacity) is
     replayed exactly on a :class:`JavaHashMap` that follows the real map's resize timeline
-    (in C where compiled: ``kernels.c`` ``java_map_replay``). While the table is smaller than 64, treeifyBin only resizes, which shifts that timeline:
-    those first few inserts are simulated one by one.
+    (in C where compiled: ``kernels.c`` ``java_map_replay``). While the table is smaller than
+    64, treeifyBin only resizes, which shifts that timeline: those first few inserts are
+    simulated one by one.
     """
     count = len(keys)
     spreads = hashes.view(_U32) ^ (hashes.view(_U32) >> _U32(16))
