@@ -265,6 +265,18 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
         for (Py_ssize_t start = row; start < rows; start += ROW_BLOCK) {
             Py_ssize_t end = rows - start < ROW_BLOCK ? rows : start + ROW_BLOCK;
             Py_ssize_t n = present_rows(items, start, end, mask, present);
+            if (kind == 'S') {          /* the datetimes' own loop, as without NULLs */
+                for (Py_ssize_t j = 0; j < n; j++, count++) {
+                    PREFETCH_AT(items, present, j, n);
+                    PyObject *item = items[present[j]];
+                    if (item == NULL || !exact_datetime(item, &cache, (int64_t *)out + count))
+                        goto decline;
+                    int64_t value = ((int64_t *)out)[count];
+                    low = value < low ? value : low;
+                    high = value > high ? value : high;
+                }
+                continue;
+            }
             for (Py_ssize_t j = 0; j < n; j++) {
                 PREFETCH_AT(items, present, j, n);
                 if (!typed_item(items[present[j]], kind, out, &count, &low, &high, &cache))
