@@ -11,6 +11,7 @@ keys, split on resize and untreeify.
 from __future__ import annotations
 
 import functools
+import math
 import random
 import struct
 from collections.abc import Callable
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from paimon_schema.layouts.bitmap_index import javaorder
 from paimon_schema.layouts.bitmap_index.javaorder import (
     KINDS,
     JavaHashMap,
@@ -417,6 +419,32 @@ def test_bulk_order_property(keys: list[int], method: str) -> None:
     table = _replay("int", keys, [method] * len(keys))
     assert java_map_order(keys, "int", method) == table.keys()
     assert len(table) == len(set(keys)) and all(k in table for k in keys)
+
+
+def test_compiled_tree_bin_replay_equals_python() -> None:
+    """`java_map_replay` (kernels.c) orders crowded buckets as the Python `JavaHashMap` does:
+    doubles of short mantissas (Double.hashCode xors the halves of their bits: tree bins that
+    split and untreeify), with -0.0, NaN and the infinities among them, and every kind."""
+    if javaorder._kernels is None:
+        pytest.skip("the C extension paimon_schema.runtime._kernels is not built")
+    doubles = [double_key(v) for v in [k * 0.5 - 1.25 for k in range(20_000)]
+               + [-0.0, NAN, math.inf, -math.inf, 5e-324, -5e-324]]
+    rng = random.Random(3)
+    cases = [("double", doubles), ("double", rng.sample(doubles, 3000)),
+             ("float", [float_key(k * 0.25 - 3.0) for k in range(5000)] + [float_key(-0.0)]),
+             ("long", [k << 32 for k in range(-3000, 3000)]), ("int", [k << 16 for k in range(-3000, 3000)]),
+             *[(PY_KIND.get(t, t), _keys(rng, t)) for t in JAVA_TYPES for _ in range(20)]]
+    trees = 0
+    for kind, keys in cases:
+        for method in ("put", "compute_if_absent"):
+            compiled = java_map_order(keys, kind, method)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(javaorder, "_kernels", None)
+                assert java_map_order(keys, kind, method) == compiled, (kind, method)
+            table = _replay(kind, keys, [method] * len(keys))
+            trees += _has_tree(table)
+            assert compiled == table.keys(), (kind, method)
+    assert trees > 10
 
 
 def test_map_api() -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pyroaring import BitMap
 
 import paimon_schema as ps
-from paimon_schema.layouts.bitmap_index import row_groups
+from paimon_schema.layouts.bitmap_index import javaorder, row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts import column_values, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
@@ -136,9 +136,35 @@ def test_bitmap_writer_equals_the_pyroaring_path(column: tuple[str, np.ndarray, 
         values = [v if ok else None for v, ok in zip(list(values), valid.tolist())]
     compiled = ps.build_index("bitmap", data_type, values, version=version)
     with pytest.MonkeyPatch.context() as patch:
-        for module in (roaring_writer, row_groups, bitmap_writer, column_values):
+        for module in (roaring_writer, row_groups, bitmap_writer, column_values, javaorder):
             patch.setattr(module, "_kernels", None)
         assert ps.build_index("bitmap", data_type, values, version=version) == compiled
+
+
+@settings(max_examples=40, deadline=None)
+@given(shaped_columns(max_rows=120_000), st.sampled_from([1, 7, 300]))
+def test_wide_keys_grouped_by_the_hash_table_equal_the_sort(column: tuple[str, np.ndarray, np.ndarray | None],
+                                                          limit: int) -> None:
+    """Keys too wide for the packed sort (doubles' bits, -0.0 and NaN's among them) take the
+    hash table up to an eighth of the rows (`LIMIT` lowered: both that table and the sort past
+    it): the groups the sort makes."""
+    _, keys, valid = column
+    doubles = keys / 8 - 3.5
+    doubles[keys % 97 == 5] = -0.0
+    doubles[keys % 97 == 6] = math.inf
+    bits = doubles.view(np.uint64).copy()
+    rows = None if valid is None else np.flatnonzero(valid)
+    present = bits if rows is None else bits[rows]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "LIMIT", limit)
+        hashed = bitmap_writer._group(len(keys), rows, present)
+        patch.setattr(row_groups, "_kernels", None)
+        patch.setattr(roaring_writer, "_kernels", None)
+        sorted_ = bitmap_writer._group(len(keys), rows, present)
+    assert hashed.keys.tolist() == sorted_.keys.tolist() and hashed.counts.tolist() == sorted_.counts.tolist()
+    assert hashed.runs.tolist() == sorted_.runs.tolist()
+    assert [hashed.rows[s:s + c] for s, c in zip(hashed.starts.tolist(), hashed.counts.tolist())] \
+        == [sorted_.rows[s:s + c] for s, c in zip(sorted_.starts.tolist(), sorted_.counts.tolist())]
 
 
 @settings(max_examples=60, deadline=None)
@@ -442,3 +468,20 @@ def test_counts_whose_sizes_overflow_are_refused() -> None:
         kernel._kernels.xxh64_offsets(np.array([0, 1], np.int32), 4, b"a", 2**63 - 2**61, 2**61)
     with pytest.raises(ValueError, match="a uint64 value per uint32 row"):
         kernel._kernels.serialize_slices(np.array([1, 2], np.uint32), np.ones(2, np.uint64), 2**61)
+
+
+@given(st.lists(st.binary(max_size=40) | st.sampled_from([b"", "é日本".encode(), b"\x00" * 300]), max_size=200),
+       st.integers(0, 2), st.integers(-2**31, 2**31 - 1))
+def test_string_records_equal_numpy(keys: list[bytes], columns: int, base: int) -> None:
+    """A bitmap index's string records written in C (`string_records`) are numpy's bytes and
+    sizes, for empty, long and non-ASCII keys and negative columns; a key that is not bytes
+    is refused."""
+    codec = bitmap_writer.keys.bitmap_keys("STRING")
+    values = [np.arange(len(keys), dtype=np.int64) * (c + 3) - base for c in range(columns)]
+    compiled = bitmap_writer._records(codec, keys, *values)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "_kernels", None)
+        expected = bitmap_writer._records(codec, keys, *values)
+    assert compiled[0].tobytes() == expected[0].tobytes() and compiled[1].tolist() == expected[1].tolist()
+    with pytest.raises(ValueError, match="not bytes"):
+        kernel._kernels.string_records([*keys, "text"], ())

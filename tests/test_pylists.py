@@ -219,6 +219,24 @@ def test_temporal_lists_equal_the_reference(data_type: str, data: st.DataObject)
                    or (isinstance(v, dt.datetime) and v.tzinfo is not None) for v in values)
 
 
+@pytest.mark.parametrize("data_type", ["TIMESTAMP(3)", "TIMESTAMP(6)"])
+@given(data=st.data())
+def test_datetimes_sharing_days_equal_the_reference(data_type: str, data: st.DataObject) -> None:
+    """Datetimes on a few days (the pass keeps the last day's epoch days: most rows reuse
+    it), days coming back after others, pre-1970 and the calendar's ends, microseconds, with
+    and without NULLs (the tight loop and the block loop): each value's internal key."""
+    parsed = DataType.parse(data_type)
+    days = data.draw(st.lists(st.dates() | st.sampled_from([dt.date(1, 1, 1), dt.date(9999, 12, 31),
+                                                            dt.date(1969, 12, 31), dt.date(1970, 1, 1)]),
+                              min_size=1, max_size=3))
+    moments = st.builds(dt.datetime.combine, st.sampled_from(days), st.times())
+    values = data.draw(st.lists(moments, max_size=40) | st.lists(st.none() | moments, max_size=40)
+                       | mostly_null_lists(moments, max_rows=6000))
+    column = cv.column_values(parsed, values)
+    assert column.numbers is not None
+    assert column.numbers.tolist() == [types.internal(parsed, v) for v in values if v is not None]
+
+
 def test_temporal_lists_are_typed_in_bulk() -> None:
     for data_type, values in [("DATE", [dt.date(1, 1, 1), None, dt.date(9999, 12, 31), dt.date(1969, 12, 31)]),
                               ("TIME", [dt.time(23, 59, 59, 999_999), dt.time(0)]),

@@ -374,7 +374,7 @@ def _datetime64(data_type: DataType, values: np.ndarray, valid: np.ndarray | Non
     if data_type.root == "DATE" and unit == "D" and step == 1:
         return _checked(data_type, array, valid, len(values), rows)
     if data_type.is_timestamp and unit in _PER_SECOND:
-        keys = _rescale(array * step, _PER_SECOND[unit], _key_units(data_type))
+        keys = _rescale(array * step if step != 1 else array, _PER_SECOND[unit], _key_units(data_type))
         if keys is not None:
             return _checked(data_type, keys, valid, len(values), rows)
     return Column(data_type, len(values), rows=rows())
@@ -388,7 +388,9 @@ def _key_units(data_type: DataType) -> int:
 def _rescale(raw: np.ndarray, per_second: int, wanted: int) -> np.ndarray | None:
     """Integers in units of 1/per_second as units of 1/wanted, floored; None on int64 overflow."""
     raw = raw.astype(np.int64, copy=False)
-    if per_second >= wanted:
+    if per_second == wanted:                    # the index's unit already: no pass
+        return raw
+    if per_second > wanted:
         return raw // np.int64(per_second // wanted)
     factor = wanted // per_second
     if len(raw) and (int(raw.min()) < types.INT64_MIN // factor or int(raw.max()) > types.INT64_MAX // factor):

@@ -74,12 +74,38 @@ epoch_days(int year, int month, int day)
         - 719163;
 }
 
+/* The last date a column's datetimes were on (their year, month and day bytes, as packed in
+ * the object) and its epoch days: the timestamps of a column mostly share their day with the
+ * row before, so most rows skip the calendar arithmetic. */
+typedef struct {
+    uint32_t date;      /* 0: none yet (no date has year 0) */
+    int64_t days;
+} day_cache_t;
+
+/* A naive datetime, read as UTC, as epoch microseconds: 1, or 0 for anything else. */
+static inline int
+exact_datetime(PyObject *item, day_cache_t *cache, int64_t *out)
+{
+    if (!PyDateTime_CheckExact(item) || PyDateTime_DATE_GET_TZINFO(item) != Py_None)
+        return 0;
+    const unsigned char *data = ((PyDateTime_DateTime *)item)->data;
+    uint32_t date;
+    memcpy(&date, data, 4);
+    if (date != cache->date) {
+        cache->date = date;
+        cache->days = epoch_days(PyDateTime_GET_YEAR(item), PyDateTime_GET_MONTH(item), PyDateTime_GET_DAY(item));
+    }
+    *out = ((cache->days * 24 + PyDateTime_DATE_GET_HOUR(item)) * 60 + PyDateTime_DATE_GET_MINUTE(item)) * 60
+        * 1000000 + (int64_t)PyDateTime_DATE_GET_SECOND(item) * 1000000 + PyDateTime_DATE_GET_MICROSECOND(item);
+    return 1;
+}
+
 /* A temporal item as the int64 the kind wants, from the object's fields: 1, or 0 when it is
  * not exactly that kind's type ('D': a date as epoch days; 'T': a time (any zone: Paimon's
  * TIME has none) as the millisecond of the day; 'S': a naive datetime, read as UTC, as epoch
  * microseconds: an aware one is declined, and the reference pass converts it). */
 static inline int
-exact_temporal(PyObject *item, int kind, int64_t *out)
+exact_temporal(PyObject *item, int kind, day_cache_t *cache, int64_t *out)
 {
     if (kind == 'D') {
         if (!PyDate_CheckExact(item))
@@ -94,12 +120,7 @@ exact_temporal(PyObject *item, int kind, int64_t *out)
                 + PyDateTime_TIME_GET_SECOND(item)) * 1000 + PyDateTime_TIME_GET_MICROSECOND(item) / 1000;
         return 1;
     }
-    if (!PyDateTime_CheckExact(item) || PyDateTime_DATE_GET_TZINFO(item) != Py_None)
-        return 0;
-    int64_t days = epoch_days(PyDateTime_GET_YEAR(item), PyDateTime_GET_MONTH(item), PyDateTime_GET_DAY(item));
-    *out = ((days * 24 + PyDateTime_DATE_GET_HOUR(item)) * 60 + PyDateTime_DATE_GET_MINUTE(item)) * 60
-        * 1000000 + (int64_t)PyDateTime_DATE_GET_SECOND(item) * 1000000 + PyDateTime_DATE_GET_MICROSECOND(item);
-    return 1;
+    return exact_datetime(item, cache, out);
 }
 
 /* The items of `values` (see `items_of`) and a fresh buffer of `width` bytes per row: 0, or 1
@@ -122,7 +143,8 @@ items_and_buffer(PyObject *values, Py_ssize_t width, PyObject ***items, Py_ssize
 /* One non-NULL item of kind `kind` into out (at *count, which it advances), keeping the least
  * and greatest value: 1, or 0 when it is not exactly of the kind's types (declined). */
 static inline int
-typed_item(PyObject *item, int kind, char *out, Py_ssize_t *count, int64_t *low, int64_t *high)
+typed_item(PyObject *item, int kind, char *out, Py_ssize_t *count, int64_t *low, int64_t *high,
+           day_cache_t *cache)
 {
     if (item == NULL)
         return 0;
@@ -134,7 +156,7 @@ typed_item(PyObject *item, int kind, char *out, Py_ssize_t *count, int64_t *low,
     }
     if (kind == 'D' || kind == 'T' || kind == 'S') {
         int64_t moment;
-        if (!exact_temporal(item, kind, &moment))
+        if (!exact_temporal(item, kind, cache, &moment))
             return 0;
         memcpy(out + 8 * (*count)++, &moment, 8);
         *low = moment < *low ? moment : *low;
@@ -192,7 +214,19 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
      * integer kinds keep their least and greatest value (the caller's range check) */
     Py_ssize_t row = 0;
     int64_t low = INT64_MAX, high = INT64_MIN;
-    if (kind == 'i') {
+    day_cache_t cache = {0, 0};
+    if (kind == 'S') {
+        for (; row < rows; row++) {
+            PyObject *item = items[row];
+            PREFETCH(items, row, rows);
+            if (item == NULL || !exact_datetime(item, &cache, (int64_t *)out + row))
+                break;
+            int64_t value = ((int64_t *)out)[row];
+            low = value < low ? value : low;
+            high = value > high ? value : high;
+        }
+    }
+    else if (kind == 'i') {
         for (; row < rows; row++) {
             PyObject *item = items[row];
             PREFETCH(items, row, rows);
@@ -216,7 +250,7 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
     count = row;
     for (; row < rows && items[row] != Py_None; row++) {
         PREFETCH(items, row, rows);
-        if (!typed_item(items[row], kind, out, &count, &low, &high))
+        if (!typed_item(items[row], kind, out, &count, &low, &high, &cache))
             goto decline;
     }
     if (row < rows) {
@@ -231,9 +265,21 @@ numbers(PyObject *Py_UNUSED(module), PyObject *args)
         for (Py_ssize_t start = row; start < rows; start += ROW_BLOCK) {
             Py_ssize_t end = rows - start < ROW_BLOCK ? rows : start + ROW_BLOCK;
             Py_ssize_t n = present_rows(items, start, end, mask, present);
+            if (kind == 'S') {          /* the datetimes' own loop, as without NULLs */
+                for (Py_ssize_t j = 0; j < n; j++, count++) {
+                    PREFETCH_AT(items, present, j, n);
+                    PyObject *item = items[present[j]];
+                    if (item == NULL || !exact_datetime(item, &cache, (int64_t *)out + count))
+                        goto decline;
+                    int64_t value = ((int64_t *)out)[count];
+                    low = value < low ? value : low;
+                    high = value > high ? value : high;
+                }
+                continue;
+            }
             for (Py_ssize_t j = 0; j < n; j++) {
                 PREFETCH_AT(items, present, j, n);
-                if (!typed_item(items[present[j]], kind, out, &count, &low, &high))
+                if (!typed_item(items[present[j]], kind, out, &count, &low, &high, &cache))
                     goto decline;
             }
         }

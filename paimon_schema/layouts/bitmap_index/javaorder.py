@@ -38,6 +38,11 @@ import numpy as np
 
 from paimon_schema.runtime import collector
 
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:             # built without a C compiler: tree bins replayed in Python
+    _kernels = None  # type: ignore[assignment]
+
 __all__ = [
     "binary_string_hash",
     "binary_string_hashes",
@@ -706,8 +711,8 @@ def java_map_order(keys: Iterable[K], kind: str, method: str = "put") -> list[K]
     # Repeats only matter through computeIfAbsent's lazy resize, which the next new key would
     # trigger anyway: all that counts is whether some call came after the last new key.
     trailing = calls.index(calls[-1]) != len(calls) - 1
-    order = _bulk_order(distinct, java_hash_codes(distinct, kind), hash_function(kind),
-                        key_compare(kind), append=method == "put", trailing=trailing)
+    order = _bulk_order(distinct, java_hash_codes(distinct, kind), kind, append=method == "put",
+                        trailing=trailing)
     objects = np.empty(len(distinct), object)
     objects[:] = distinct
     return objects[order].tolist()
@@ -716,8 +721,7 @@ def java_map_order(keys: Iterable[K], kind: str, method: str = "put") -> list[K]
 def _bulk_order(
     keys: list[Any] | np.ndarray,
     hashes: np.ndarray,
-    hash_of: Callable[[Any], int],
-    compare: Callable[[Any, Any], int],
+    kind: str,
     append: bool,
     trailing: bool,
 ) -> np.ndarray:
@@ -728,9 +732,10 @@ def _bulk_order(
     reversed (computeIfAbsent), since resizes split chains preserving order: a sort by (final
     bucket, rank) gives the order. Bins that reach the treeify threshold are found per capacity
     epoch with a bincount; every key whose bucket lineage did (same bucket at that capacity) is
-    replayed exactly on a :class:`JavaHashMap` that follows the real map's resize timeline.
-    While the table is smaller than 64, treeifyBin only resizes, which shifts that timeline:
-    those first few inserts are simulated one by one.
+    replayed exactly on a :class:`JavaHashMap` that follows the real map's resize timeline
+    (in C where compiled: ``kernels.c`` ``java_map_replay``). While the table is smaller than
+    64, treeifyBin only resizes, which shifts that timeline: those first few inserts are
+    simulated one by one.
     """
     count = len(keys)
     spreads = hashes.view(_U32) ^ (hashes.view(_U32) >> _U32(16))
@@ -766,9 +771,9 @@ def _bulk_order(
     for (capacity, first), (_, end) in zip(epochs, epochs[1:] + [(0, count)]):
         if capacity >= _MIN_TREEIFY_CAPACITY and end > first:
             mask = _U32(capacity - 1)
-            full = np.nonzero(np.bincount(spreads[:end] & mask, minlength=capacity) >= limit)[0]
-            if len(full):
-                hot |= np.isin(spreads & mask, full)
+            full = np.bincount(spreads[:end] & mask, minlength=capacity) >= limit
+            if full.any():
+                hot |= full[spreads & mask]
 
     rank = np.arange(count, dtype=np.int64)
     if not append:
@@ -778,18 +783,9 @@ def _bulk_order(
         starts = np.array([first for _, first in epochs])
         timeline = np.array([cap for cap, _ in epochs])[
             np.searchsorted(starts, hot_indices, "right") - 1]
-        exact: JavaHashMap[Any, int] = JavaHashMap(hash_of, compare)  # spreads are given
-        with collector.paused():  # tree nodes are many small cyclic objects
-            hot_keys = keys[hot_indices].tolist() if isinstance(keys, np.ndarray) \
-                else [keys[i] for i in hot_indices.tolist()]
-            for key, i, spread, cap in zip(hot_keys, hot_indices.tolist(),
-                                           spreads[hot_indices].view(np.int32).tolist(),
-                                           timeline.tolist()):
-                if cap != exact._capacity:
-                    exact._grow_to(cap)
-                exact._insert(key, i, spread, append)
-            exact._grow_to(final)
-        rank[[i for _, i in exact.items()]] = np.arange(len(hot_indices))
+        hot_keys = keys[hot_indices] if isinstance(keys, np.ndarray) else [keys[i] for i in hot_indices.tolist()]
+        rank[_replay(hot_keys, hot_indices, spreads[hot_indices].view(np.int32), timeline, final, kind,
+                     append)] = np.arange(len(hot_indices))
     buckets = spreads & _U32(final - 1)
     index_bits = max(1, (count - 1).bit_length())
     if (final - 1).bit_length() + 2 * index_bits + 1 <= 64:
@@ -799,6 +795,44 @@ def _bulk_order(
         packed.sort()
         return (packed & np.uint64((1 << index_bits) - 1)).astype(np.int64)
     return np.lexsort((rank, buckets))
+
+
+def _replay(keys: list[Any] | np.ndarray, indices: np.ndarray, spreads: np.ndarray, timeline: np.ndarray,
+            final: int, kind: str, append: bool) -> np.ndarray:
+    """``indices`` (of the distinct ``keys`` given, their ``spreads``) in the iteration order of
+    a :class:`JavaHashMap` into which they were inserted in turn, each once the table had
+    ``timeline`` buckets, the table then grown to ``final``: in C where compiled."""
+    if _kernels is not None:
+        order = _kernels.java_map_replay(np.ascontiguousarray(spreads, np.int32), _compare_ranks(keys, kind),
+                                         np.ascontiguousarray(timeline, np.int64), final, append)
+        return indices[np.frombuffer(order, np.int64)]
+    exact: JavaHashMap[Any, int] = JavaHashMap(hash_function(kind), key_compare(kind))  # spreads are given
+    with collector.paused():  # tree nodes are many small cyclic objects
+        for key, i, spread, cap in zip(keys.tolist() if isinstance(keys, np.ndarray) else keys,
+                                       indices.tolist(), spreads.tolist(), timeline.tolist()):
+            if cap != exact._capacity:
+                exact._grow_to(cap)
+            exact._insert(key, i, spread, append)
+        exact._grow_to(final)
+    return np.array([i for _, i in exact.items()], np.int64)
+
+
+def _compare_ranks(keys: list[Any] | np.ndarray, kind: str) -> np.ndarray:
+    """Distinct keys as int64 ranks whose order is :func:`key_compare`'s: the value (ints,
+    longs, booleans), :func:`_float_order` of the bits (floats, doubles), else the place in
+    the sorted keys."""
+    if kind in ("int", "long", "boolean"):
+        return np.array(keys, np.int64)
+    if kind in ("float", "double"):
+        bits = np.array(keys, np.uint64)
+        sign = np.uint64(1 << (31 if kind == "float" else 63))
+        magnitude = (bits & (sign - np.uint64(1))).view(np.int64)
+        return np.where(bits & sign, -magnitude - 1, magnitude)
+    encode = (lambda s: s.encode("utf-16-be", "surrogatepass")) if kind == "string" else None
+    ranks = np.empty(len(keys), np.int64)
+    ranks[sorted(range(len(keys)), key=list(keys if encode is None else map(encode, keys)).__getitem__)] \
+        = np.arange(len(keys))
+    return ranks
 
 
 def bitmap_key_order(keys: Iterable[K], kind: str) -> list[K]:
@@ -828,8 +862,7 @@ def bitmap_distinct_order(distinct: Sequence[Any] | np.ndarray, kind: str, trail
         raise ValueError(f"unknown key kind {kind!r}; expected one of {KINDS}")
     hashes = java_hash_codes(distinct, kind)
     keys = distinct if isinstance(distinct, np.ndarray) else list(distinct)
-    return _bulk_order(keys, hashes, hash_function(kind), key_compare(kind), append=False,
-                       trailing=bool(trailing))
+    return _bulk_order(keys, hashes, kind, append=False, trailing=bool(trailing))
 
 
 def string_key_order(strings: Iterable[str], method: str = "put") -> list[str]:

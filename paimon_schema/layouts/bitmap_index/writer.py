@@ -19,7 +19,7 @@ from paimon_schema.runtime import collector
 from paimon_schema.generated import bitmap_index_codec, roaring_bitmap_codec
 from paimon_schema.layouts import paimon_common as keys
 from paimon_schema.layouts.bitmap_index import javaorder
-from paimon_schema.layouts.bitmap_index.row_groups import Groups, group_rows
+from paimon_schema.layouts.bitmap_index.row_groups import LIMIT, Groups, group_rows
 from paimon_schema.layouts.bitmap_index.scan import _HEAD, _S4, Key
 from paimon_schema.layouts.column_values import Column, column_values
 from paimon_schema.layouts.paimon_common import KeyCodec, KeyKind, key_model
@@ -276,7 +276,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     # its entries sorted; the HashMap order shows only in the body, so a V2 index whose keys
     # all hold one row (no bitmap stored) takes the sorted order (`_unordered`).
     kind = codec.kind
-    java_keys = [strings[i] for i in group_keys.tolist()] if strings is not None else []
+    java_keys = _gather(strings, group_keys) if strings is not None else []
     unordered = _unordered(version, counts)
     if unordered:
         order = _java_sorted(kind, group_keys, java_keys if strings is not None else None)
@@ -284,8 +284,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         arrival = _arrival(num_rows, first_rows)
         last_row = num_rows - 1 if rows is None else int(rows[-1]) if len(rows) else -1
         trailing = last_row >= 0 and int(first_rows.max()) != last_row
-        arrived = [java_keys[i] for i in arrival.tolist()] if strings is not None \
-            else _hash_input(kind, group_keys)[arrival]
+        arrived = _gather(java_keys, arrival) if strings is not None else _hash_input(kind, group_keys)[arrival]
         order = arrival[javaorder.bitmap_distinct_order(arrived, _JAVA_KINDS[kind], trailing)]
 
     cursor = len(body[0]) if body else 0
@@ -317,6 +316,16 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
         block_starts = found
     return BitmapLayout(codec, version, num_rows, null_offset, null_length, ordered_keys, offsets, lengths,
                         b"".join(body), sorted_entries, block_starts)
+
+
+def _gather(items: list[bytes], indices: np.ndarray) -> list[bytes]:
+    """`items` at `indices`; `items` itself where the indices are 0, 1, ... (strings numbered
+    by first occurrence: their groups and arrival order are the codes' order), sparing a
+    million-item list."""
+    if len(indices) == len(items) and (not len(indices) or (int(indices[0]) == 0 and int(indices[-1]) == len(items) - 1
+                                                            and bool((np.diff(indices) == 1).all()))):
+        return items
+    return [items[i] for i in indices.tolist()]
 
 
 def _unordered(version: int, counts: np.ndarray) -> bool:
@@ -389,8 +398,15 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     grouping-key order: by the compiled hash table (`row_groups`) while the keys are few, else
     by sorting. `signed`: `grouping` holds int64 bits, whose order is their signed order with
     the sign bit flipped; the hash table needs only equality, so the flip is paid on the few
-    distinct keys (a pass over a million rows saved), the sort pays it on every row."""
-    few = group_rows(rows, grouping) if len(grouping) else None
+    distinct keys (a pass over a million rows saved), the sort pays it on every row. Keys too
+    wide for the packed sort (floats' bits) take the hash table up to an eighth of the rows'
+    count: the unstable argsort, a rank and a packed sort cost three times as much."""
+    row_bits = max(1, (num_rows - 1).bit_length())
+    limit = LIMIT
+    if len(grouping) and not signed \
+            and (int(grouping.max()) - int(grouping.min())).bit_length() + row_bits > 64:
+        limit = max(LIMIT, len(grouping) // 8)
+    few = group_rows(rows, grouping, limit) if len(grouping) else None
     if few is not None:
         if not signed:
             return few
@@ -404,7 +420,6 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     if rows is None:
         rows = np.arange(num_rows, dtype=np.int64)
     low = int(grouping.min())
-    row_bits = max(1, (num_rows - 1).bit_length())
     if (int(grouping.max()) - low).bit_length() + row_bits <= 64:
         packed = ((grouping - np.uint64(low)) << np.uint64(row_bits)) | rows.astype(np.uint64)
         packed.sort()
@@ -474,6 +489,10 @@ def _records(codec: KeyCodec, keys_: Keys, *columns: np.ndarray) -> tuple[np.nda
     if codec.kind != KeyKind.string:
         table = _record_table(codec, keys_, *columns)
         return table.view(np.uint8), np.full(count, table.dtype.itemsize, np.int64)
+    if _kernels is not None:       # each key read once (a million keys lie all over the heap)
+        records, found = _kernels.string_records(keys_ if isinstance(keys_, list) else list(keys_),
+                                                 tuple(np.ascontiguousarray(c, np.int64) for c in columns))
+        return np.frombuffer(records, np.uint8), 4 + np.frombuffer(found, np.int64) + 4 * len(columns)
     strings = keys.string_keys(list(keys_))
     lengths = np.fromiter(map(len, strings), np.int64, count)
     sizes = 4 + lengths + 4 * len(columns)
