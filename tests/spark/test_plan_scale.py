@@ -69,12 +69,17 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
     filters = [f"dt >= '{first}' AND city = 'Lima'", "city IN ('Lima', 'Oslo') OR id < 5",
                f"city = 'Nowhere' AND dt >= '{first}'"]
     calls: list[bool] = []
-    probe = merge.quick_evaluate
+    quick = merge.QuickEvaluator
 
-    def counted(*args: object) -> object:
-        answer = probe(*args)                       # type: ignore[arg-type]
-        calls.append(answer is not None)
-        return answer
+    class Counted(quick):                           # type: ignore[misc, valid-type]
+        def __call__(self, data: bytes) -> object:
+            answer = super().__call__(data)
+            calls.append(answer is not None)
+            return answer
+
+    class Declined(quick):                          # type: ignore[misc, valid-type]
+        def __call__(self, data: bytes) -> None:
+            return None
 
     def plan(where: str) -> tuple[list, list, dict]:
         scan = Table.open(history.root).scan(where)
@@ -82,11 +87,11 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
         return [f.file_name for f in scan.files()], [t.candidate_rows for t in tasks], \
             scan.stats.as_dict() | {"planning_seconds": 0}
 
-    monkeypatch.setattr(merge, "quick_evaluate", counted)
-    quick = [plan(where) for where in filters]
+    monkeypatch.setattr(merge, "QuickEvaluator", Counted)
+    probed = [plan(where) for where in filters]
     assert calls and all(calls)
-    monkeypatch.setattr(merge, "quick_evaluate", lambda *args: None)
-    assert quick == [plan(where) for where in filters]
+    monkeypatch.setattr(merge, "QuickEvaluator", Declined)
+    assert probed == [plan(where) for where in filters]
 
 
 def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
