@@ -43,7 +43,8 @@ def test_bulk_verdicts_are_the_per_file_verdicts(case: tuple[dict[int, TableSche
     schemas, files = case
     of = predicate_of(where, schemas, sound)
     expected = [stats_skip(f, schemas[f.schema_id], *of(f.schema_id)) for f in files]
-    got = bulk_stats.stats_skips(files, [f.row_count for f in files], of, schemas.__getitem__)
+    got = bulk_stats.stats_skips(files, [f.value_stats for f in files], [f.schema_id for f in files],
+                                 [f.row_count for f in files], of, schemas.__getitem__)
     assert got.tolist() == expected
 
 
@@ -141,5 +142,5 @@ def test_leaves_without_bounds_still_skip_what_python_skips() -> None:
     predicate = Leaf("in_", "k", (None,))
     columns = frozenset({"k"})
     assert stats_skip(files[0], schema, predicate, columns)
-    assert bulk_stats.stats_skips(files, [2], lambda _: (predicate, columns),
+    assert bulk_stats.stats_skips(files, [files[0].value_stats], [1], [2], lambda _: (predicate, columns),
                                   lambda _: schema).tolist() == [True]

@@ -44,8 +44,6 @@ _UNKNOWN_NULLS = np.iinfo(np.int64).min
 _NULL_REJECTING = frozenset({"equal", "not_equal", "less_than", "less_or_equal", "greater_than",
                              "greater_or_equal", "in_", "not_in", "between"})
 _EPOCH = dt.date(1970, 1, 1)
-_VALUE_STATS = attrgetter("value_stats")
-_SCHEMA_ID = attrgetter("schema_id")
 _WRITE_COLS = attrgetter("write_cols")
 _NO_NAMES = object()                        # matches no file's names (`stats_bounds`)
 
@@ -56,11 +54,12 @@ class _PerFile(Exception):
     """This group of files is answered by `stats_skip`, file by file."""
 
 
-def stats_skips(files: Sequence[DataFile], rows: Sequence[int],
-                predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
+def stats_skips(files: Sequence[DataFile], values: list[Any], schema_ids: list[int],
+                rows: Sequence[int], predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
                 schema_of: Callable[[int], TableSchema]) -> Bools:
     """For each file, `stats_skip(file, schema_of(id), *predicate_of(id))` with `id` its
-    schema id; `rows` are the files' row counts."""
+    schema id; `values`, `schema_ids` and `rows` are the files' `value_stats`, schema ids and
+    row counts (read with the files, in the plan's pass)."""
     n = len(files)
     skips = np.zeros(n, dtype=bool)
     if n == 0:
@@ -70,8 +69,6 @@ def stats_skips(files: Sequence[DataFile], rows: Sequence[int],
             skips[i] = stats_skip(data_file, schema_of(data_file.schema_id),
                                   *predicate_of(data_file.schema_id))
         return skips
-    values = list(map(_VALUE_STATS, files))
-    schema_ids = list(map(_SCHEMA_ID, files))
     counts = np.asarray(rows, dtype=np.int64)
     if schema_ids.count(schema_ids[0]) == n:
         groups: dict[int, list[int]] | None = None

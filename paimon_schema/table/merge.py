@@ -40,11 +40,12 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 
 from paimon_schema.query.evaluate import evaluate
@@ -61,6 +62,7 @@ from paimon_schema.table.indexes import deletion_bytes
 from paimon_schema.table.kept_rows import kept_rows
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
+from paimon_schema.table.plan import FileRuns
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.snapshots import Snapshot
@@ -83,6 +85,8 @@ WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 _READABLE_SUFFIXES = tuple(f".{name}" for name in READABLE_FORMATS)   # (the fast check)
 _ROW_COUNT = attrgetter("row_count")
+_VALUE_STATS = attrgetter("value_stats")
+_SCHEMA_ID = attrgetter("schema_id")
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -206,11 +210,10 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     else:
         kept = _pruned(tab, plan, where, mode, stats)
     read = [data_file for data_file, _ in kept]
-    deleted = tab.deleted_counts(read)
+    deleted = tab.deleted_counts([f for f in read if f.deletion_file is not None])
     known: dict[tuple[Any, ...], tuple[Column, ...]] = {}
-    serialized: dict[int, bytes] = {}
-    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted[data_file.path], stats,
-                   known, serialized)
+    shared: dict[Any, Any] = {}
+    tasks = [_task(tab, plan, data_file, out_columns, candidate, deleted, stats, known, shared)
              for data_file, candidate in kept]
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
@@ -227,35 +230,21 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     The plan's files are read in one pass (a 100k-file snapshot's `DataFile`s lie scattered in
     memory: each pass over them cost ~10 ms of its plan)."""
     verdicts: dict[int, bool | None] = {}
-    candidates: list[DataFile] = []             # the partition's verdict is unknown
-    candidate_rows: list[int] = []
-    whole: list[DataFile] = []                  # every row of the partition matches
-    runs: list[tuple[bool, int]] = []           # (whole?, the run's first index in its list)
-    rows = skipped = skipped_rows = 0
-    row_ids = False
-    last: object = _UNKNOWN
-    verdict: Any = None
-    for data_file in plan.files:
-        count = data_file.row_count
-        rows += count
-        if data_file.first_row_id is not None:
-            row_ids = True
-        partition = data_file.partition
-        if partition is not last:
-            last = partition
-            verdict = verdicts.get(id(partition), _UNKNOWN)
-            if verdict is _UNKNOWN:
-                verdict = verdicts[id(partition)] = preds.partition_verdict(where, partition)
-            if verdict is not False:
-                runs.append((verdict is True, len(whole) if verdict else len(candidates)))
-        if verdict is None:
-            candidates.append(data_file)
-            candidate_rows.append(count)
-        elif verdict:
-            whole.append(data_file)
-        else:
-            skipped += 1
-            skipped_rows += count
+
+    def verdict_of(partition: Mapping[str, Any]) -> bool | None:
+        """The filter over a partition's values (the files of a partition share its dict)."""
+        found = verdicts.get(id(partition), _UNKNOWN)
+        if found is _UNKNOWN:
+            found = verdicts[id(partition)] = preds.partition_verdict(where, partition)
+        return found                                        # type: ignore[return-value]
+
+    file_runs = getattr(plan.files, "runs", None)
+    if file_runs is not None and len(file_runs.starts) * 8 <= len(plan.files):
+        passed = _run_pass(plan.files, file_runs, verdict_of)
+    else:                                   # (without runs, or partitions of a file or two)
+        passed = _plan_pass(plan.files, verdict_of)
+    candidates, values, schema_ids, candidate_rows, whole, runs, rows, skipped, skipped_rows, \
+        row_ids = passed
     stats.rows = rows
     stats.files_skipped_by_partition = skipped
     stats.rows_skipped = skipped_rows
@@ -270,35 +259,48 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
                 predicate, row_type, frozenset(leaf.column for leaf in preds.leaves(predicate)))
         return found
 
-    skips = stats_skips(candidates, candidate_rows, lambda i: for_file(i)[::2], tab.schema)
-    evaluators: dict[int, QuickEvaluator] = {}
+    skips = stats_skips(candidates, values, schema_ids, candidate_rows, lambda i: for_file(i)[::2],
+                        tab.schema)
+    stats.files_skipped_by_stats = int(skips.sum())
+    stats.rows_skipped += int(np.asarray(candidate_rows, dtype=np.int64)[skips].sum())
     survivors: list[tuple[DataFile, BitMap | None]] = []
-    positions: list[int] = []                   # of each survivor among the candidates
-    for position, (data_file, skip, count) in enumerate(zip(candidates, skips.tolist(),
-                                                            candidate_rows)):
-        if skip:
-            stats.files_skipped_by_stats += 1
-            stats.rows_skipped += count
-            continue
+    positions: list[int] = np.flatnonzero(~skips).tolist()     # of each among the candidates
+    last_schema: int | None = None
+    evaluator: QuickEvaluator | None = None
+    by_index = rows_by_index = 0
+    kept_positions: list[int] = []
+    for position in positions:
+        data_file = candidates[position]
+        if data_file.schema_id != last_schema:
+            last_schema = data_file.schema_id
+            predicate, row_type, _ = for_file(last_schema)
+            evaluator = QuickEvaluator(predicate, row_type) if row_type else None
+        embedded = data_file.embedded_index
+        if embedded is not None and evaluator is not None and data_file.deletion_file is None:
+            result = evaluator(embedded)
+            if result is None:              # the parsed container answers (or raises)
+                result = _index_result(tab, data_file, (predicate, row_type), mode, stats, evaluator)
+        else:
+            result = _index_result(tab, data_file, (predicate, row_type), mode, stats, evaluator)
         candidate = None
-        result = _index_result(tab, data_file, for_file(data_file.schema_id)[:2], mode, stats,
-                               evaluators)
-        if result is not None and not result.remain:
-            stats.files_skipped_by_index += 1
-            stats.rows_skipped += count
-            continue
-        if result is not None and result.rows is not None:
+        if result is not None:
+            if not result.remain:
+                by_index += 1
+                rows_by_index += candidate_rows[position]
+                continue
             candidate = result.rows
         if global_pruning is not None:
             global_kept = global_pruning.candidates(data_file)
             if global_kept is not None and not global_kept:
                 stats.files_skipped_by_global_index += 1
-                stats.rows_skipped += count
+                stats.rows_skipped += candidate_rows[position]
                 continue
             if global_kept is not None:
                 candidate = global_kept if candidate is None else candidate & global_kept
         survivors.append((data_file, candidate))
-        positions.append(position)
+        kept_positions.append(position)
+    stats.files_skipped_by_index = by_index
+    stats.rows_skipped += rows_by_index
     if not whole:
         return survivors
     # the partitions' runs in plan order again: whole ones and the candidates' survivors
@@ -313,10 +315,77 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
         if is_whole:
             kept += [(f, None) for f in whole[start:end]]
             continue
-        while next_survivor < len(survivors) and positions[next_survivor] < end:
+        while next_survivor < len(survivors) and kept_positions[next_survivor] < end:
             kept.append(survivors[next_survivor])
             next_survivor += 1
     return kept
+
+
+_Passed = tuple[list[DataFile], list[Any], list[int], list[int], list[DataFile],
+                list[tuple[bool, int]], int, int, int, bool]
+
+
+def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
+              verdict: Callable[[Mapping[str, Any]], bool | None]) -> _Passed:
+    """`_plan_pass` from the partitions' runs `read_files` found: a verdict per run, the files
+    of skipped runs never read again (a pass over a big snapshot's scattered files costs)."""
+    candidates: list[DataFile] = []
+    whole: list[DataFile] = []
+    runs: list[tuple[bool, int]] = []
+    skipped = skipped_rows = 0
+    ends = file_runs.starts[1:] + [len(files)]
+    for start, end, partition, count in zip(file_runs.starts, ends, file_runs.partitions,
+                                            file_runs.rows):
+        answer = verdict(partition)
+        if answer is False:
+            skipped += end - start
+            skipped_rows += count
+            continue
+        runs.append((answer is True, len(whole) if answer else len(candidates)))
+        (whole if answer else candidates).extend(files[start:end])
+    return (candidates, list(map(_VALUE_STATS, candidates)), list(map(_SCHEMA_ID, candidates)),
+            list(map(_ROW_COUNT, candidates)), whole, runs, sum(file_runs.rows), skipped,
+            skipped_rows, file_runs.row_ids)
+
+
+def _plan_pass(files: Sequence[DataFile], verdict: Callable[[Mapping[str, Any]], bool | None]
+               ) -> _Passed:
+    """One pass over the files: the files of unknown verdict (with their statistics, schema
+    ids and row counts), the files of partitions that match whole, the runs of partitions not
+    skipped (whole?, first index in its list), the rows of all files, the files and rows
+    skipped, whether a file has a row id."""
+    candidates: list[DataFile] = []
+    values: list[Any] = []
+    schema_ids: list[int] = []
+    counts: list[int] = []
+    whole: list[DataFile] = []
+    runs: list[tuple[bool, int]] = []
+    rows = skipped = skipped_rows = 0
+    row_ids = False
+    last: object = _UNKNOWN
+    answer: bool | None = None
+    for data_file in files:
+        count = data_file.row_count
+        rows += count
+        if data_file.first_row_id is not None:
+            row_ids = True
+        partition = data_file.partition
+        if partition is not last:
+            last = partition
+            answer = verdict(partition)
+            if answer is not False:
+                runs.append((answer is True, len(whole) if answer else len(candidates)))
+        if answer is None:
+            candidates.append(data_file)
+            values.append(data_file.value_stats)
+            schema_ids.append(data_file.schema_id)
+            counts.append(count)
+        elif answer:
+            whole.append(data_file)
+        else:
+            skipped += 1
+            skipped_rows += count
+    return candidates, values, schema_ids, counts, whole, runs, rows, skipped, skipped_rows, row_ids
 
 
 def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
@@ -339,11 +408,11 @@ def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str
 
 
 def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, dict[str, str]],
-                  mode: str, stats: ReadStats,
-                  evaluators: dict[int, QuickEvaluator] | None = None) -> IndexResult | None:
+                  mode: str, stats: ReadStats, evaluator: QuickEvaluator | None = None
+                  ) -> IndexResult | None:
     """`ps.evaluate` over the file's container, or None when the file has none (or, in
     PERMISSIVE mode, a corrupt one); `for_file` is the filter and row type `for_file` made
-    for the file's schema; `evaluators` the plan's `QuickEvaluator` of each schema id."""
+    for the file's schema, `evaluator` the plan's `QuickEvaluator` of them."""
     embedded = data_file.embedded_index
     if embedded is None and data_file.index_sidecar is None:
         return None
@@ -351,13 +420,8 @@ def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, di
     if not row_type:
         return None
     if embedded is not None and data_file.deletion_file is None:
-        if evaluators is None:
-            quick = quick_evaluate(embedded, predicate, row_type)
-        else:
-            evaluator = evaluators.get(data_file.schema_id)
-            if evaluator is None:
-                evaluator = evaluators[data_file.schema_id] = QuickEvaluator(predicate, row_type)
-            quick = evaluator(embedded)
+        quick = quick_evaluate(embedded, predicate, row_type) if evaluator is None \
+            else evaluator(embedded)
         if quick is not None:               # (else the parsed container answers or raises)
             return quick
     where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
@@ -384,29 +448,37 @@ def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, di
 
 
 def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-          candidate: BitMap | None, deleted: int, stats: ReadStats,
-          known: dict[tuple[Any, ...], tuple[Column, ...]], serialized: dict[int, bytes]) -> FileTask:
-    """The file's task; `known` holds the columns of the files planned before (most files of
-    a table share a schema and a partition: types are parsed once, not once per file), and
-    `serialized` the candidate bitmaps serialized before (files share the answers of shared
-    index containers). A file of a format this library does not read fails here (a file the
-    filter prunes is never read)."""
+          candidate: BitMap | None, deleted: dict[str, int], stats: ReadStats,
+          known: dict[tuple[Any, ...], tuple[Column, ...]], shared: dict[Any, Any]) -> FileTask:
+    """The file's task; `deleted` the rows deletion vectors delete (`deleted_counts`, of the
+    files with one). `known` holds the columns of the files planned before (most files of a
+    table share a schema and a partition: types are parsed once, not once per file), and
+    `shared` what this plan's files share: their columns by partition dict, schema and write
+    columns, the candidate bitmaps serialized (files share the answers of shared index
+    containers). A file of a format this library does not read fails here (a file the filter
+    prunes is never read)."""
     if not data_file.file_name.endswith(_READABLE_SUFFIXES) \
             and data_file.format not in READABLE_FORMATS:
         raise TableError(f"{data_file.path}: {data_file.format} data files are not supported "
                          f"(only {', '.join(READABLE_FORMATS)})")
-    key = (data_file.schema_id, data_file.write_cols and tuple(data_file.write_cols),
-           tuple(data_file.partition.get(name) for name in out_columns))
-    columns = known.get(key)
+    partition = data_file.partition
+    same = (id(partition), data_file.schema_id, data_file.write_cols)
+    columns = shared.get(same)
     if columns is None:
-        columns = known[key] = _columns(tab, plan, data_file, out_columns)
+        key = (data_file.schema_id, data_file.write_cols and tuple(data_file.write_cols),
+               tuple(partition.get(name) for name in out_columns))
+        columns = known.get(key)
+        if columns is None:
+            columns = known[key] = _columns(tab, plan, data_file, out_columns)
+        shared[same] = columns
+    count = 0 if data_file.deletion_file is None else deleted[data_file.path]
     rows = None
     if candidate is not None:
-        stats.rows_skipped += max(0, data_file.row_count - deleted - len(candidate))
-        rows = serialized.get(id(candidate))
+        stats.rows_skipped += max(0, data_file.row_count - count - len(candidate))
+        rows = shared.get(id(candidate))
         if rows is None:
-            rows = serialized[id(candidate)] = candidate.serialize()
-    stats.rows_deleted += deleted
+            rows = shared[id(candidate)] = candidate.serialize()
+    stats.rows_deleted += count
     fileio, path = tab.io.resolve(data_file.path)
     return FileTask(fileio, path, data_file.file_name, data_file.format, data_file.row_count,
                     columns, data_file.deletion_file, rows, data_file.partition_path,
