@@ -2068,11 +2068,12 @@ stats_nulls(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* read_pass: `plan.read_files`' pass over a snapshot's data files. A 100k-file snapshot's
- * `DataFile`s lie scattered in memory, and each pass over them cost ~20 ms of a warm plan, in
- * Python or in C alike (the cost is reaching each object): this one pass reads what the read
- * checks and what pruning needs, the runs of files sharing a partition (`merge._pruned` then
- * takes each run's verdict once and skips its files unread). */
+/* read_pass, attributes: a plan's passes over a snapshot's data files. A 100k-file
+ * snapshot's `DataFile`s lie scattered in memory, and each pass over them cost ~20 ms of a warm
+ * plan, in Python or in C alike (the cost is reaching each object): `read_pass` reads in one
+ * pass what `plan.read_files` checks and what pruning needs, the runs of files sharing a
+ * partition (`merge._pruned` then takes each run's verdict once and leaves the files of
+ * skipped runs unread); `attributes` reads several attributes of each object at once. */
 
 static PyObject *rp_names[5];           /* the attribute names, interned on first use */
 enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
@@ -2169,6 +2170,43 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(attributes_doc,
+"attributes(objects: list, names: tuple[str, ...], /) -> tuple[list, ...]\n\n"
+"For each name, the list of that attribute of every object: one pass over objects that lie\n"
+"scattered in memory (each reached once, not once per attribute).");
+
+static PyObject *
+attributes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *objects, *names;
+    if (!PyArg_ParseTuple(args, "O!O!:attributes", &PyList_Type, &objects, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(objects), k = PyTuple_GET_SIZE(names);
+    PyObject *result = PyTuple_New(k);
+    if (result == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyList_New(n);
+        if (column == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, j, column);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *object = PyList_GET_ITEM(objects, i);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *value = PyObject_GetAttr(object, PyTuple_GET_ITEM(names, j));
+            if (value == NULL) {
+                Py_DECREF(result);
+                return NULL;
+            }
+            PyList_SET_ITEM(PyTuple_GET_ITEM(result, j), i, value);
+        }
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
     {"xxh64_items", xxh64_items, METH_VARARGS, xxh64_items_doc},
@@ -2188,6 +2226,7 @@ static PyMethodDef methods[] = {
     {"stats_bounds", stats_bounds, METH_VARARGS, stats_bounds_doc},
     {"stats_nulls", stats_nulls, METH_VARARGS, stats_nulls_doc},
     {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
+    {"attributes", attributes, METH_VARARGS, attributes_doc},
     {NULL, NULL, 0, NULL},
 };
 

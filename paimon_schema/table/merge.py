@@ -70,6 +70,11 @@ from paimon_schema.table.bulk_stats import stats_skips
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.results import IndexResult
 
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:                         # built without a C compiler
+    _kernels = None  # type: ignore[assignment]
+
 if TYPE_CHECKING:
     from pyroaring import BitMap, BitMap64
 
@@ -85,8 +90,6 @@ WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 _READABLE_SUFFIXES = tuple(f".{name}" for name in READABLE_FORMATS)   # (the fast check)
 _ROW_COUNT = attrgetter("row_count")
-_VALUE_STATS = attrgetter("value_stats")
-_SCHEMA_ID = attrgetter("schema_id")
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -263,42 +266,48 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
                         tab.schema)
     stats.files_skipped_by_stats = int(skips.sum())
     stats.rows_skipped += int(np.asarray(candidate_rows, dtype=np.int64)[skips].sum())
-    survivors: list[tuple[DataFile, BitMap | None]] = []
     positions: list[int] = np.flatnonzero(~skips).tolist()     # of each among the candidates
-    last_schema: int | None = None
-    evaluator: QuickEvaluator | None = None
-    by_index = rows_by_index = 0
+    left = [candidates[i] for i in positions]
+    embedded, deletions = _attributes(left, ("embedded_index", "deletion_file"))
+    left_schemas = [schema_ids[i] for i in positions]
+    evaluators: dict[int, QuickEvaluator | None] = {}
+    for schema_id in dict.fromkeys(left_schemas):
+        predicate, row_type, _ = for_file(schema_id)
+        evaluators[schema_id] = QuickEvaluator(predicate, row_type) if row_type else None
+    if len(evaluators) == 1:                # the answers of the files' containers, at once
+        evaluator = evaluators[left_schemas[0]]
+        answers = [None] * len(left) if evaluator is None else evaluator.answers(embedded)
+    else:
+        answers = [None if (evaluator := evaluators[schema_id]) is None else evaluator(data)
+                   for schema_id, data in zip(left_schemas, embedded)]
+    survivors: list[tuple[DataFile, BitMap | None]] = []
     kept_positions: list[int] = []
-    for position in positions:
-        data_file = candidates[position]
-        if data_file.schema_id != last_schema:
-            last_schema = data_file.schema_id
-            predicate, row_type, _ = for_file(last_schema)
-            evaluator = QuickEvaluator(predicate, row_type) if row_type else None
-        embedded = data_file.embedded_index
-        if embedded is not None and evaluator is not None and data_file.deletion_file is None:
-            result = evaluator(embedded)
-            if result is None:              # the parsed container answers (or raises)
-                result = _index_result(tab, data_file, (predicate, row_type), mode, stats, evaluator)
+    by_index = rows_by_index = 0
+    for k, (data_file, answer) in enumerate(zip(left, answers)):
+        if answer is None or deletions[k] is not None:
+            # no container, one the kernel declines or a deletion vector: the parsed container
+            schema_id = left_schemas[k]
+            result = _index_result(tab, data_file, for_file(schema_id)[:2], mode, stats,
+                                   evaluators[schema_id])
         else:
-            result = _index_result(tab, data_file, (predicate, row_type), mode, stats, evaluator)
+            result = answer
         candidate = None
         if result is not None:
             if not result.remain:
                 by_index += 1
-                rows_by_index += candidate_rows[position]
+                rows_by_index += candidate_rows[positions[k]]
                 continue
             candidate = result.rows
         if global_pruning is not None:
             global_kept = global_pruning.candidates(data_file)
             if global_kept is not None and not global_kept:
                 stats.files_skipped_by_global_index += 1
-                stats.rows_skipped += candidate_rows[position]
+                stats.rows_skipped += candidate_rows[positions[k]]
                 continue
             if global_kept is not None:
                 candidate = global_kept if candidate is None else candidate & global_kept
         survivors.append((data_file, candidate))
-        kept_positions.append(position)
+        kept_positions.append(positions[k])
     stats.files_skipped_by_index = by_index
     stats.rows_skipped += rows_by_index
     if not whole:
@@ -343,9 +352,16 @@ def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
             continue
         runs.append((answer is True, len(whole) if answer else len(candidates)))
         (whole if answer else candidates).extend(files[start:end])
-    return (candidates, list(map(_VALUE_STATS, candidates)), list(map(_SCHEMA_ID, candidates)),
-            list(map(_ROW_COUNT, candidates)), whole, runs, sum(file_runs.rows), skipped,
+    values, schema_ids, counts = _attributes(candidates, ("value_stats", "schema_id", "row_count"))
+    return (candidates, values, schema_ids, counts, whole, runs, sum(file_runs.rows), skipped,
             skipped_rows, file_runs.row_ids)
+
+
+def _attributes(objects: list[Any], names: tuple[str, ...]) -> tuple[list[Any], ...]:
+    """Each attribute's list over `objects`, in one pass where the C extension is built."""
+    if _kernels is None:
+        return tuple(list(map(attrgetter(name), objects)) for name in names)
+    return _kernels.attributes(objects, names)
 
 
 def _plan_pass(files: Sequence[DataFile], verdict: Callable[[Mapping[str, Any]], bool | None]

@@ -62,9 +62,9 @@ def test_a_partition_and_index_filter_keeps_the_files_that_can_match(history: Fo
 
 def test_the_c_probe_plans_what_the_python_readers_plan(
         history: ForgedHistory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`quick_evaluate` (the C probe of each embedded index) answers the plan's index filter
-    for every file, and the plan is the one the Python readers make, file for file and row for
-    row."""
+    """`QuickEvaluator` (the C probe of each embedded index, answers kept by the container's
+    bytes) answers the plan's index filter for every file, and the plan is the one the Python
+    readers make, file for file and row for row."""
     first = day(PARTITIONS * 3 // 4)
     filters = [f"dt >= '{first}' AND city = 'Lima'", "city IN ('Lima', 'Oslo') OR id < 5",
                f"city = 'Nowhere' AND dt >= '{first}'"]
@@ -72,14 +72,17 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
     quick = merge.QuickEvaluator
 
     class Counted(quick):                           # type: ignore[misc, valid-type]
-        def __call__(self, data: bytes) -> object:
-            answer = super().__call__(data)
-            calls.append(answer is not None)
-            return answer
+        def answers(self, datas: list) -> list:
+            answers = super().answers(datas)
+            calls.extend(answer is not None for answer in answers)
+            return answers
 
     class Declined(quick):                          # type: ignore[misc, valid-type]
         def __call__(self, data: bytes) -> None:
             return None
+
+        def answers(self, datas: list) -> list:
+            return [None] * len(datas)
 
     def plan(where: str) -> tuple[list, list, dict]:
         scan = Table.open(history.root).scan(where)
