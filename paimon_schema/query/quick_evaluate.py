@@ -80,13 +80,14 @@ class QuickEvaluator:
         return answer  # type: ignore[return-value]
 
     def answers(self, datas: list[Any]) -> list[IndexResult | None]:
-        """`self(data)` of each of `datas` (a plan's containers: most answers already kept)."""
+        """`self(data)` of each of `datas` (a plan's containers, many of them alike)."""
         if self._evaluate is None:
             return [None] * len(datas)
         get = self._answers.get
-        out: list[Any] = [get(data, _UNSET) if type(data) is bytes else None for data in datas]
-        for i in [i for i, answer in enumerate(out) if answer is _UNSET]:
-            out[i] = self(datas[i])
+        out: list[Any] = []
+        for data in datas:
+            answer = get(data, _UNSET) if type(data) is bytes else None
+            out.append(self(data) if answer is _UNSET else answer)
         return out
 
 

@@ -485,7 +485,7 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
                tuple(partition.get(name) for name in out_columns))
         columns = known.get(key)
         if columns is None:
-            columns = known[key] = _columns(tab, plan, data_file, out_columns)
+            columns = known[key] = _columns(tab, plan, data_file, out_columns, shared)
         shared[same] = columns
     count = 0 if data_file.deletion_file is None else deleted[data_file.path]
     rows = None
@@ -501,19 +501,24 @@ def _task(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str
                     data_file.bucket, data_file.schema_id, data_file.file_size)
 
 
-def _columns(tab: Table, plan: ReadPlan, data_file: DataFile,
-             out_columns: list[str]) -> tuple[Column, ...]:
-    file_schema = tab.schema(data_file.schema_id)
-    written = None if data_file.write_cols is None else set(data_file.write_cols)
-    columns = []
-    for name in out_columns:
-        current = plan.schema.field(name)
-        old = file_schema.by_id.get(current.id)
-        if old is not None and written is not None and old.name not in written:
-            old = None                  # a data-evolution file holds only its write columns
-        columns.append(Column(name, arrow_type(current.type), None if old is None else old.name,
-                              data_file.partition.get(name), name in data_file.partition))
-    return tuple(columns)
+def _columns(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
+             shared: dict[Any, Any]) -> tuple[Column, ...]:
+    """The file's output columns; `shared` keeps what files of a schema share (the types)."""
+    key = ("layout", data_file.schema_id, data_file.write_cols)
+    layout = shared.get(key)
+    if layout is None:
+        file_schema = tab.schema(data_file.schema_id)
+        written = None if data_file.write_cols is None else set(data_file.write_cols)
+        layout = shared[key] = []
+        for name in out_columns:
+            current = plan.schema.field(name)
+            old = file_schema.by_id.get(current.id)
+            if old is not None and written is not None and old.name not in written:
+                old = None              # a data-evolution file holds only its write columns
+            layout.append((name, arrow_type(current.type), None if old is None else old.name))
+    partition = data_file.partition
+    return tuple(Column(name, type_, file_column, partition.get(name), name in partition)
+                 for name, type_, file_column in layout)
 
 
 # ------------------------------------------------------------------------------ reading
