@@ -327,8 +327,8 @@ def stats_schemas(options: dict[str, str]) -> dict[int, TableSchema]:
 def stats_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]]:
     """(the schemas by id, data files) with value statistics as manifests hold them: under
     schema 0 or 1, of all columns (names None, or the write columns), of shared tuples of some
-    columns (one with types only Python reads, one naming an unknown column, one an equal
-    tuple that is not the shared one), NULL bounds, null counts unknown or of another arity,
+    columns (one with types only Python reads, one naming an unknown column, none, one an
+    equal tuple that is not the shared one), NULL bounds, null counts unknown or of another arity,
     missing or damaged rows (a flipped byte: lengths, arity, UTF-8, dates), none at all; files
     of a few partitions, sharing their partition dict as a snapshot's files do."""
     options = {}
@@ -343,7 +343,7 @@ def stats_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]
         names = tuple(f.name for f in schema.fields)
         shared[schema_id] = [None, names, tuple(n for n in names if n in ("k", "s", "s_old", "d", "p")),
                              tuple(n for n in names if n in ("f", "b", "v", "c", "dt", "n")),
-                             ("k", "ts", "x"), ("k", "zz"),
+                             ("k", "ts", "x"), ("k", "zz"), (),
                              tuple(n for n in names if n in ("s", "s_old", "d"))]
     partitions = [{"p": "a"}, {"p": "b"}, {"p": None}, {"p": "p" * 20}]
     files = []

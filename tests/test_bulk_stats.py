@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from paimon_schema.layouts.binary_row import decode_binary_row, encode_binary_row, row_kinds
 from paimon_schema.query.predicate import Leaf, Predicate
-from paimon_schema.table import bulk_stats, merge
+from paimon_schema.table import bulk_stats, merge, plan
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.schema import TableSchema
@@ -66,9 +66,9 @@ def test_the_plan_keeps_what_each_file_keeps(case: tuple[dict[int, TableSchema],
         else:
             expected.append(f.file_name)
     tab = SimpleNamespace(schema=schemas.__getitem__)
-    plan = SimpleNamespace(files=tuple(files), schema=schemas[1], snapshot=None)
+    read_plan = SimpleNamespace(files=tuple(files), schema=schemas[1], snapshot=None)
     stats = merge.ReadStats()
-    kept = merge._pruned(tab, plan, where, "FAILFAST", stats)            # type: ignore[arg-type]
+    kept = merge._pruned(tab, read_plan, where, "FAILFAST", stats)       # type: ignore[arg-type]
     assert [f.file_name for f, rows in kept] == expected
     assert all(rows is None for _, rows in kept)
     assert (stats.files_skipped_by_partition, stats.files_skipped_by_stats) == (by_partition, by_stats)
@@ -144,3 +144,24 @@ def test_leaves_without_bounds_still_skip_what_python_skips() -> None:
     assert stats_skip(files[0], schema, predicate, columns)
     assert bulk_stats.stats_skips(files, [files[0].value_stats], [1], [2], lambda _: (predicate, columns),
                                   lambda _: schema).tolist() == [True]
+
+
+@settings(max_examples=200, deadline=None)
+@given(stats_files(), stats_predicates(), st.booleans())
+def test_the_runs_read_files_finds_prune_as_one_pass(case: tuple[dict[int, TableSchema], list[DataFile]],
+                                                     where: Predicate, grouped: bool) -> None:
+    """`read_files`' pass (C `read_pass`) finds the runs of files sharing a partition; pruning
+    from them (`_run_pass`) passes what one pass over every file passes (`_plan_pass`), with
+    the files in read order (partitions together) or interleaved."""
+    schemas, files = case
+    if grouped:
+        files = sorted(files, key=lambda f: f.partition_path)
+    read = plan.read_files("t", schemas[1], tuple(files))
+    assert isinstance(read, plan.ReadFiles) and read.runs is not None and read == tuple(files)
+    for bucket in (0, -2):                  # (every drawn file is in bucket 0)
+        assert _kernels.read_pass(read, bucket)[:2] == plan._read_flags(read, bucket)
+
+    def verdict(partition: Any) -> bool | None:
+        return preds.partition_verdict(where, partition)
+
+    assert merge._run_pass(read, read.runs, verdict) == merge._plan_pass(read, verdict)

@@ -155,7 +155,7 @@ class _Group:
 
     def _matching(self) -> tuple[Bools, Bools]:
         """(files of these names, files of other names)."""
-        kinds = self.kinds or "q" * (len(self.resolved) if isinstance(self.resolved, tuple) else 1)
+        kinds = self.kinds or "q" * max(1, len(self.resolved) if isinstance(self.resolved, tuple) else 1)
         other = self._first_codes(kinds.encode(), 0) == _OTHER
         return ~other, other
 
