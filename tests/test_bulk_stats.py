@@ -165,3 +165,26 @@ def test_the_runs_read_files_finds_prune_as_one_pass(case: tuple[dict[int, Table
         return preds.partition_verdict(where, partition)
 
     assert merge._run_pass(read, read.runs, verdict) == merge._plan_pass(read, verdict)
+
+
+@settings(max_examples=60, deadline=None)
+@given(stats_files(), stats_predicates())
+def test_without_the_c_extension_the_plan_prunes_the_same(
+        case: tuple[dict[int, TableSchema], list[DataFile]], where: Predicate) -> None:
+    """An install without a compiler takes the Python passes: the same files, the same counts."""
+    schemas, files = case
+    files = sorted(files, key=lambda f: f.partition_path)
+
+    def pruned() -> tuple[list[str], dict]:
+        read = plan.read_files("t", schemas[1], tuple(files))
+        stats = merge.ReadStats()
+        kept = merge._pruned(SimpleNamespace(schema=schemas.__getitem__),    # type: ignore[arg-type]
+                             SimpleNamespace(files=read, schema=schemas[1], snapshot=None),
+                             where, "FAILFAST", stats)
+        return [f.file_name for f, _ in kept], stats.as_dict()
+
+    compiled = pruned()
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (bulk_stats, merge, plan):
+            patch.setattr(module, "_kernels", None)
+        assert pruned() == compiled
