@@ -67,7 +67,7 @@ class QuickEvaluator:
         self._evaluate = _compile(predicate, row_type) if _avro is not None else None
         self._answers: dict[bytes, IndexResult | None] = {}
 
-    def __call__(self, data: bytes) -> IndexResult | None:
+    def __call__(self, data: bytes | None) -> IndexResult | None:
         if self._evaluate is None or type(data) is not bytes:
             return None
         answer = self._answers.get(data, _UNSET)

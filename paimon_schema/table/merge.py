@@ -44,7 +44,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -249,12 +249,12 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
         passed = _run_pass(plan.files, file_runs, verdict_of)
     else:                                   # (without runs, or partitions of a file or two)
         passed = _plan_pass(plan.files, verdict_of)
-    candidates, values, schema_ids, candidate_rows, whole, runs, rows, skipped, skipped_rows, \
-        row_ids = passed
-    stats.rows = rows
-    stats.files_skipped_by_partition = skipped
-    stats.rows_skipped = skipped_rows
-    global_pruning = global_index_pruning(tab, plan, where, mode, stats, row_ids=row_ids)
+    candidates, schema_ids, candidate_rows = passed.candidates, passed.schema_ids, passed.rows
+    whole, runs = passed.whole, passed.runs
+    stats.rows = passed.all_rows
+    stats.files_skipped_by_partition = passed.skipped
+    stats.rows_skipped = passed.skipped_rows
+    global_pruning = global_index_pruning(tab, plan, where, mode, stats, row_ids=passed.row_ids)
     for_files: dict[int, tuple[Predicate, dict[str, str], frozenset[str]]] = {}
 
     def for_file(schema_id: int) -> tuple[Predicate, dict[str, str], frozenset[str]]:
@@ -265,13 +265,14 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
                 predicate, row_type, frozenset(leaf.column for leaf in preds.leaves(predicate)))
         return found
 
-    skips = stats_skips(candidates, values, schema_ids, candidate_rows, lambda i: for_file(i)[::2],
-                        tab.schema)
+    skips = stats_skips(candidates, passed.values, schema_ids, candidate_rows,
+                        lambda i: for_file(i)[::2], tab.schema)
     stats.files_skipped_by_stats = int(skips.sum())
     stats.rows_skipped += int(np.asarray(candidate_rows, dtype=np.int64)[skips].sum())
     positions: list[int] = np.flatnonzero(~skips).tolist()     # of each among the candidates
     left = [candidates[i] for i in positions]
-    embedded, deletions = _attributes(left, ("embedded_index", "deletion_file"))
+    embedded = [passed.embedded[i] for i in positions]
+    deletions = [passed.deletions[i] for i in positions]
     left_schemas = [schema_ids[i] for i in positions]
     evaluators: dict[int, QuickEvaluator | None] = {}
     for schema_id in dict.fromkeys(left_schemas):
@@ -333,8 +334,28 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     return kept
 
 
-_Passed = tuple[list[DataFile], list[Any], list[int], list[int], list[DataFile],
-                list[tuple[bool, int]], int, int, int, bool]
+class _Passed(NamedTuple):
+    """What the pass over a plan's files found: the files of partitions of unknown verdict
+    (candidates) with their statistics, schema ids, row counts, embedded indexes and deletion
+    files; the files of partitions that match whole; the runs of partitions not skipped
+    (whole?, the run's first index in its list); the rows of all files; the files and rows of
+    skipped partitions; whether a file has a row id."""
+
+    candidates: list[DataFile]
+    values: list[Any]
+    schema_ids: list[int]
+    rows: list[int]
+    embedded: list[bytes | None]
+    deletions: list[DeletionFile | None]
+    whole: list[DataFile]
+    runs: list[tuple[bool, int]]
+    all_rows: int
+    skipped: int
+    skipped_rows: int
+    row_ids: bool
+
+
+_CANDIDATE_ATTRIBUTES = ("value_stats", "schema_id", "row_count", "embedded_index", "deletion_file")
 
 
 def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
@@ -355,9 +376,9 @@ def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
             continue
         runs.append((answer is True, len(whole) if answer else len(candidates)))
         (whole if answer else candidates).extend(files[start:end])
-    values, schema_ids, counts = _attributes(candidates, ("value_stats", "schema_id", "row_count"))
-    return (candidates, values, schema_ids, counts, whole, runs, sum(file_runs.rows), skipped,
-            skipped_rows, file_runs.row_ids)
+    values, schema_ids, counts, embedded, deletions = _attributes(candidates, _CANDIDATE_ATTRIBUTES)
+    return _Passed(candidates, values, schema_ids, counts, embedded, deletions, whole, runs,
+                   sum(file_runs.rows), skipped, skipped_rows, file_runs.row_ids)
 
 
 def _attributes(objects: list[Any], names: tuple[str, ...]) -> tuple[list[Any], ...]:
@@ -369,14 +390,8 @@ def _attributes(objects: list[Any], names: tuple[str, ...]) -> tuple[list[Any], 
 
 def _plan_pass(files: Sequence[DataFile], verdict: Callable[[Mapping[str, Any]], bool | None]
                ) -> _Passed:
-    """One pass over the files: the files of unknown verdict (with their statistics, schema
-    ids and row counts), the files of partitions that match whole, the runs of partitions not
-    skipped (whole?, first index in its list), the rows of all files, the files and rows
-    skipped, whether a file has a row id."""
+    """One pass over every file (where `read_files` found no runs)."""
     candidates: list[DataFile] = []
-    values: list[Any] = []
-    schema_ids: list[int] = []
-    counts: list[int] = []
     whole: list[DataFile] = []
     runs: list[tuple[bool, int]] = []
     rows = skipped = skipped_rows = 0
@@ -396,15 +411,14 @@ def _plan_pass(files: Sequence[DataFile], verdict: Callable[[Mapping[str, Any]],
                 runs.append((answer is True, len(whole) if answer else len(candidates)))
         if answer is None:
             candidates.append(data_file)
-            values.append(data_file.value_stats)
-            schema_ids.append(data_file.schema_id)
-            counts.append(count)
         elif answer:
             whole.append(data_file)
         else:
             skipped += 1
             skipped_rows += count
-    return candidates, values, schema_ids, counts, whole, runs, rows, skipped, skipped_rows, row_ids
+    values, schema_ids, counts, embedded, deletions = _attributes(candidates, _CANDIDATE_ATTRIBUTES)
+    return _Passed(candidates, values, schema_ids, counts, embedded, deletions, whole, runs, rows,
+                   skipped, skipped_rows, row_ids)
 
 
 def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
