@@ -52,7 +52,7 @@ import pyarrow as pa
 from paimon_schema.query.evaluate import evaluate
 from paimon_schema.query.masks import arrow_mask
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.query.quick_evaluate import QuickEvaluator, quick_evaluate
+from paimon_schema.query.quick_evaluate import QuickEvaluator
 from paimon_schema.runtime import collector
 from paimon_schema.table import predicates as preds
 from paimon_schema.table.arrow_types import arrow_schema, arrow_type, to_spark_arrow
@@ -441,20 +441,19 @@ def global_index_pruning(tab: Table, plan: ReadPlan, where: Predicate, mode: str
 
 
 def _index_result(tab: Table, data_file: DataFile, for_file: tuple[Predicate, dict[str, str]],
-                  mode: str, stats: ReadStats, evaluator: QuickEvaluator | None = None
-                  ) -> IndexResult | None:
+                  mode: str, stats: ReadStats, evaluator: QuickEvaluator | None) -> IndexResult | None:
     """`ps.evaluate` over the file's container, or None when the file has none (or, in
     PERMISSIVE mode, a corrupt one); `for_file` is the filter and row type `for_file` made
-    for the file's schema, `evaluator` the plan's `QuickEvaluator` of them."""
+    for the file's schema, `evaluator` the plan's `QuickEvaluator` of them (None without a
+    row type), which answers first where it can."""
     embedded = data_file.embedded_index
     if embedded is None and data_file.index_sidecar is None:
         return None
     predicate, row_type = for_file
     if not row_type:
         return None
-    if embedded is not None and data_file.deletion_file is None:
-        quick = quick_evaluate(embedded, predicate, row_type) if evaluator is None \
-            else evaluator(embedded)
+    if embedded is not None and data_file.deletion_file is None and evaluator is not None:
+        quick = evaluator(embedded)
         if quick is not None:               # (else the parsed container answers or raises)
             return quick
     where_text = data_file.index_sidecar or f"the manifest entry of {data_file.path}"
