@@ -9,11 +9,14 @@ such values: a small pool of keys repeated over the rows, with none, some or onl
 `shaped_columns()` draws whole columns in the shapes tables hold (sorted, cyclic, clustered,
 skewed, ...), for the bulk writers; `mostly_null_lists(items)` long lists of mostly None, for
 the compiled passes that set NULLs aside a block of rows at a time; `partition_filters` draws
-scan filters over a partition column and others, for planning.
+scan filters over a partition column and others, for planning. `stats_files()` draws data
+files with manifest statistics as planning meets them (schema evolution, NULLs, damage) and
+`stats_predicates()` filters over their columns.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import zlib
 from collections.abc import Mapping, Sequence
@@ -22,11 +25,15 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from paimon_schema.layouts.binary_row import encode_binary_row
 from paimon_schema.layouts.bitmap_index import build_bitmap_index
 from paimon_schema.layouts.btree_global_index import BTreeGlobalIndexReader, write_btree_global_index
 from paimon_schema.layouts.file_index import write_file_index
 from paimon_schema.layouts.paimon_common import bitmap_keys
 from paimon_schema.query.predicate import And, Leaf, Or, Predicate
+from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.schema import DataField, TableSchema
+from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import INTEGER_BOUNDS, DataType
 
 SPECIAL_FLOATS = [0.0, -0.0, math.nan, -math.nan, math.inf, -math.inf, 1.5, -1.5]
@@ -290,3 +297,161 @@ def partition_filters(draw: st.DrawFn, column: str, values: Sequence[Any],
     if function == "between":
         return Leaf(function, name, (draw(literal), draw(literal)))
     return Leaf(function, name, (draw(literal),))
+
+
+# ------------------------------------------------------------------------------ statistics
+
+#: The columns `stats_files` writes statistics of: (field id, name, type now, (name, type) in
+#: schema 0 or None where the column was added later). `k` widened from INT, `s` renamed from
+#: `s_old`; TIMESTAMP and DECIMAL rows are the ones only Python reads.
+STATS_FIELDS = [
+    (0, "k", "BIGINT", ("k", "INT")), (1, "s", "STRING", ("s_old", "STRING")),
+    (2, "d", "DOUBLE", ("d", "DOUBLE")), (3, "f", "FLOAT", ("f", "FLOAT")),
+    (4, "b", "BOOLEAN", ("b", "BOOLEAN")), (5, "v", "BYTES", ("v", "BYTES")),
+    (6, "c", "CHAR(5)", ("c", "CHAR(5)")), (7, "dt", "DATE", ("dt", "DATE")),
+    (8, "n", "SMALLINT", None), (9, "p", "STRING", ("p", "STRING")),
+    (10, "ts", "TIMESTAMP(3)", ("ts", "TIMESTAMP(3)")), (11, "x", "DECIMAL(10, 2)", ("x", "DECIMAL(10, 2)")),
+]
+STATS_MODES = ["full", "truncate(16)", "truncate(3)", "counts", "none", " Truncate( 2 ) "]
+#: Strings sharing prefixes longer and shorter than what `truncate(N)` keeps.
+PREFIXED = st.sampled_from(["", "a", "ab", "b", "p" * 15, "p" * 16, "p" * 16 + "a", "p" * 17 + "b",
+                            "é", "\U0001f600", "a\x00"]) | st.text(ALPHABET, max_size=20)
+
+
+def stat_values(data_type: str) -> st.SearchStrategy:
+    """Values a statistics row holds for `data_type` (dates also as day numbers, some beyond
+    any date: a row that does not decode)."""
+    root = DataType.parse(data_type).root
+    if root == "DATE":
+        return st.dates() | st.integers(-3_000_000, 3_000_000)
+    if root == "TIMESTAMP":
+        return st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2100, 1, 1)).map(
+            lambda t: t.replace(microsecond=t.microsecond // 1000 * 1000))
+    if root == "CHAR":
+        return st.text(ALPHABET, max_size=5)
+    if data_type == "STRING":
+        return PREFIXED
+    if root == "BINARY" or data_type == "BYTES":
+        return st.binary(max_size=20)
+    return values_for(data_type)
+
+
+def _literals(data_type: str) -> st.SearchStrategy:
+    """Literals a filter compares `data_type` with: of its kind, as users write them (dates as
+    ISO strings too), sometimes of another kind or NULL."""
+    root = DataType.parse(data_type).root
+    if root == "DATE":
+        own = st.dates() | st.dates().map(str)
+    elif root == "TIMESTAMP":
+        own = st.datetimes(dt.datetime(1900, 1, 1), dt.datetime(2100, 1, 1))
+    elif root == "DECIMAL":
+        own = st.decimals(-10**8, 10**8, places=2)
+    else:
+        own = stat_values(data_type)
+    other = st.sampled_from([1, 0, -1.5, "a", b"a", True, float("nan"), dt.date(2024, 1, 1), None])
+    return own | own | own | other
+
+
+@st.composite
+def stats_leaves(draw: st.DrawFn) -> Leaf:
+    """A comparison, IN, BETWEEN or IS NULL of a column of `STATS_FIELDS` (partition column
+    `p` among them)."""
+    _, name, data_type, _ = draw(st.sampled_from(STATS_FIELDS))
+    function = draw(st.sampled_from(["equal", "not_equal", "less_than", "less_or_equal",
+                                     "greater_than", "greater_or_equal", "in_", "not_in",
+                                     "between", "is_null", "is_not_null"]))
+    literal = _literals(data_type)
+    if function in ("is_null", "is_not_null"):
+        return Leaf(function, name)
+    if function in ("in_", "not_in"):
+        return Leaf(function, name, tuple(draw(st.lists(literal, max_size=3))))
+    if function == "between":
+        return Leaf(function, name, (draw(literal), draw(literal)))
+    return Leaf(function, name, (draw(literal),))
+
+
+def stats_predicates() -> st.SearchStrategy[Predicate]:
+    """Filters over `STATS_FIELDS`: leaves under AND, OR and NOT (pushed to the leaves)."""
+    return st.recursive(stats_leaves(), lambda children: (
+        st.lists(children, max_size=3).map(lambda c: And(tuple(c)))
+        | st.lists(children, min_size=1, max_size=3).map(lambda c: Or(tuple(c)))
+        | children.map(lambda c: ~c)), max_leaves=6)
+
+
+def stats_schemas(options: dict[str, str]) -> dict[int, TableSchema]:
+    """Schema 0 and the current schema 1 of `STATS_FIELDS`, partitioned by `p`."""
+    now = tuple(DataField(i, name, data_type) for i, name, data_type, _ in STATS_FIELDS)
+    old = tuple(DataField(i, *before) for i, _, _, before in STATS_FIELDS if before is not None)
+    return {0: TableSchema(0, old, ("p",), (), options, 11), 1: TableSchema(1, now, ("p",), (), options, 11)}
+
+
+@st.composite
+def stats_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]]:
+    """(the schemas by id, data files) with value statistics as manifests hold them: under
+    schema 0 or 1, of all columns (names None, or the write columns), of shared tuples of some
+    columns (one with types only Python reads, one naming an unknown column, none, one an
+    equal tuple that is not the shared one), NULL bounds, null counts unknown or of another arity,
+    missing or damaged rows (a flipped byte: lengths, arity, UTF-8, dates), none at all; files
+    of a few partitions, sharing their partition dict as a snapshot's files do."""
+    options = {}
+    mode = draw(st.sampled_from([None, *STATS_MODES]))
+    if mode is not None:
+        options["metadata.stats-mode"] = mode
+    for column in draw(st.lists(st.sampled_from(["s", "s_old", "d", "k"]), max_size=2)):
+        options[f"fields.{column}.stats-mode"] = draw(st.sampled_from(STATS_MODES))
+    schemas = stats_schemas(options)
+    shared = {}
+    for schema_id, schema in schemas.items():
+        names = tuple(f.name for f in schema.fields)
+        shared[schema_id] = [None, names, tuple(n for n in names if n in ("k", "s", "s_old", "d", "p")),
+                             tuple(n for n in names if n in ("f", "b", "v", "c", "dt", "n")),
+                             ("k", "ts", "x"), ("k", "zz"), (),
+                             tuple(n for n in names if n in ("s", "s_old", "d"))]
+    partitions = [{"p": "a"}, {"p": "b"}, {"p": None}, {"p": "p" * 20}]
+    files = []
+    for i in range(draw(st.integers(1, 14))):
+        schema_id = draw(st.sampled_from([1, 1, 1, 0]))
+        schema = schemas[schema_id]
+        choice = draw(st.integers(0, len(shared[schema_id])))
+        names = shared[schema_id][choice] if choice < len(shared[schema_id]) \
+            else tuple(shared[schema_id][2])                    # equal, not the shared tuple
+        write_cols = None
+        if names is None and draw(st.integers(0, 4)) == 0:
+            write_cols = tuple(draw(st.lists(st.sampled_from(shared[schema_id][1]), min_size=1,
+                                             max_size=4, unique=True)))
+        resolved = names or write_cols or tuple(f.name for f in schema.fields)
+        types = [schema.by_name[n].type if n in schema.by_name else "INT" for n in resolved]
+
+        def row() -> bytes | None:
+            values = [draw(st.none() | stat_values(t)) for t in types]   # type: ignore[arg-type]
+            try:
+                raw = encode_binary_row(values, types)
+            except SchemaError:
+                return None
+            damage = draw(st.sampled_from(["none"] * 6 + ["empty", "missing", "flip", "cut"]))
+            if damage == "empty":
+                return b""
+            if damage == "missing":
+                return None
+            if damage == "flip":
+                at = draw(st.integers(0, len(raw) - 1))
+                return raw[:at] + bytes([raw[at] ^ (1 << draw(st.integers(0, 7)))]) + raw[at + 1:]
+            if damage == "cut":
+                return raw[:draw(st.integers(0, len(raw) - 1))]
+            return raw
+
+        minimum, maximum = row(), row()
+        nulls = draw(st.sampled_from(["known", "known", "known", "none", "arity"]))
+        null_counts = None if nulls == "none" else tuple(
+            draw(st.none() | st.integers(0, 6)) for _ in range(len(resolved) + (nulls == "arity")))
+        stats = None if draw(st.integers(0, 9)) == 0 else (minimum or b"", maximum or b"",
+                                                            null_counts, names)
+        partition = draw(st.sampled_from(partitions))
+        files.append(DataFile(
+            partition=partition, partition_path=f"p={partition['p']}", bucket=0, total_buckets=1,
+            file_name=f"data-{i}.parquet", path=f"/t/p={partition['p']}/bucket-0/data-{i}.parquet",
+            file_size=100, row_count=draw(st.integers(0, 6)), level=0, schema_id=schema_id,
+            min_sequence_number=0, max_sequence_number=0, extra_files=(), embedded_index=None,
+            external_path=None, delete_row_count=None, file_source=0, first_row_id=None,
+            write_cols=write_cols, value_stats=stats))
+    return schemas, files

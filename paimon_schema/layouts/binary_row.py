@@ -30,7 +30,7 @@ from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values import types
 from paimon_schema.values.types import DataType
 
-__all__ = ["decode_binary_row", "encode_binary_row", "row_decoder"]
+__all__ = ["decode_binary_row", "encode_binary_row", "row_decoder", "row_kinds"]
 
 ARITY_FIELD = 4
 _HIGHEST_BIT = 0x80 << 56
@@ -88,6 +88,13 @@ def _simple_kinds(type_names: tuple[str | DataType, ...]) -> tuple[str, ...] | N
             return None
         kinds.append(kind)
     return tuple(kinds)
+
+
+def row_kinds(types: Sequence[str | DataType]) -> str | None:
+    """One letter per type (`_SIMPLE`: `?bhiqfdDsy`) when the fast decoder reads every one,
+    else None: the row layout `_kernels.stats_bounds` checks and reads in place."""
+    kinds = _simple_kinds(tuple(types))
+    return None if kinds is None else "".join(kinds)
 
 
 def row_decoder(types: Sequence[str | DataType]) -> Callable[[bytes], tuple[Any, ...]]:

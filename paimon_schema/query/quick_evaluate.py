@@ -12,7 +12,7 @@ answers or raises its located FormatError. Where it answers, the answer is `eval
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -32,7 +32,7 @@ try:
 except ImportError:                         # built without a C compiler
     _avro = None  # type: ignore[assignment]
 
-__all__ = ["quick_evaluate"]
+__all__ = ["QuickEvaluator", "quick_evaluate"]
 
 #: The key widths the kernel compares (0: string keys); booleans and floats it leaves to Python.
 _WIDTHS = {KeyKind.string: 0, KeyKind.int8: 1, KeyKind.int16: 2, KeyKind.int32: 4,
@@ -51,33 +51,93 @@ def quick_evaluate(data: bytes, predicate: Predicate,
     if _avro is None or type(data) is not bytes:
         return None
     try:
-        return _result(data, predicate, row_type)
+        return _compile(predicate, row_type)(data)
     except _Decline:
         return None
 
 
-def _result(data: bytes, predicate: Predicate, row_type: Mapping[str, str | DataType]) -> IndexResult:
-    """`evaluate._combine`: every child answered (a decline anywhere declines it all)."""
-    if isinstance(predicate, (And, Or)) and not predicate.children:
-        raise _Decline                      # (the Python path fails on it)
-    if isinstance(predicate, And):
-        results = [_result(data, child, row_type) for child in predicate.children]
-        out = results[0]
-        for result in results[1:]:
-            out = out & result
+class QuickEvaluator:
+    """`quick_evaluate(data, predicate, row_type)` as a function of `data`, for the containers
+    of many files: the predicate is walked and its literals encoded once (`_compile`), and
+    each answer is kept by the container's bytes (a table's files often share containers: a
+    partition's files with the same few values; the answer depends on the bytes alone). The
+    answers' bitmaps are then shared between files: read, never changed."""
+
+    def __init__(self, predicate: Predicate, row_type: Mapping[str, str | DataType]) -> None:
+        self._evaluate = _compile(predicate, row_type) if _avro is not None else None
+        self._answers: dict[bytes, IndexResult | None] = {}
+
+    def __call__(self, data: bytes | None) -> IndexResult | None:
+        if self._evaluate is None or type(data) is not bytes:
+            return None
+        answer = self._answers.get(data, _UNSET)
+        if answer is _UNSET:
+            try:
+                answer = self._evaluate(data)
+            except _Decline:
+                answer = None
+            self._answers[data] = answer
+        return answer  # type: ignore[return-value]
+
+    def answers(self, datas: list[Any]) -> list[IndexResult | None]:
+        """`self(data)` of each of `datas` (a plan's containers, many of them alike)."""
+        if self._evaluate is None:
+            return [None] * len(datas)
+        get = self._answers.get
+        out: list[Any] = []
+        for data in datas:
+            answer = get(data, _UNSET) if type(data) is bytes else None
+            out.append(self(data) if answer is _UNSET else answer)
         return out
-    if isinstance(predicate, Or):
-        results = [_result(data, child, row_type) for child in predicate.children]
-        out = results[0]
-        for result in results[1:]:
-            out = out | result
-        return out
+
+
+_UNSET = object()
+_Step = Callable[[bytes], IndexResult]
+
+
+def _compile(predicate: Predicate, row_type: Mapping[str, str | DataType]) -> _Step:
+    """`evaluate._combine` of the predicate as a function of a container's bytes: every
+    child answered, a decline (_Decline) anywhere declines it all (a leaf whose literals the
+    kernel cannot probe declines every container)."""
+    if isinstance(predicate, (And, Or)):
+        if not predicate.children:
+            return _declined
+        children = [_compile(child, row_type) for child in predicate.children]
+        if isinstance(predicate, And):
+            def combined(data: bytes) -> IndexResult:
+                out = children[0](data)
+                for child in children[1:]:
+                    out = out & child(data)
+                return out
+        else:
+            def combined(data: bytes) -> IndexResult:
+                out = children[0](data)
+                for child in children[1:]:
+                    out = out | child(data)
+                return out
+        return combined
     if not isinstance(predicate, Leaf):
-        raise _Decline
+        return _declined
     column = predicate.column.encode("utf-8", "surrogatepass")
-    if predicate.function not in ("equal", "in_"):
-        return _entries_only(data, column, predicate.function)
-    width, probes = _probes(row_type.get(predicate.column), predicate.literals)
+    function = predicate.function
+    if function not in ("equal", "in_"):
+        return lambda data: _entries_only(data, column, function)
+    try:
+        width, probes = _probes(row_type.get(predicate.column), predicate.literals)
+    except _Decline:
+        return _declined
+    if not probes:
+        return lambda data: _entries_only(data, column, function, empty_in=True)
+    return lambda data: _probed(data, column, width, probes)
+
+
+def _declined(data: bytes) -> IndexResult:
+    raise _Decline
+
+
+def _probed(data: bytes, column: bytes, width: int, probes: tuple[Any, ...]) -> IndexResult:
+    """An `=` or IN leaf with these encoded keys (at least one): the union of the keys'
+    rows."""
     found = []
     for key in probes:
         try:
@@ -92,11 +152,7 @@ def _result(data: bytes, predicate: Predicate, row_type: Mapping[str, str | Data
         if kind == _EMPTY_ENTRY:
             return REMAIN & SKIP            # `equal` and `in_` are among EMPTY_ENTRY_SKIPS
         found.append(_rows(data, answer))
-    if not found:
-        # an empty IN list: the Python readers answer without reading a key
-        return _entries_only(data, column, predicate.function, empty_in=True)
-    rows = BitMap.union(*found)
-    return REMAIN & IndexResult.of(rows)
+    return REMAIN & IndexResult.of(BitMap.union(*found))
 
 
 def _entries_only(data: bytes, column: bytes, function: str, empty_in: bool = False) -> IndexResult:

@@ -52,6 +52,501 @@
 #include "pyitems.h"
 
 /* ---------------------------------------------------------------------------------------- */
+/* stats_bounds, stats_nulls: one column of the manifests' min/max statistics of many data
+ * files at once. Planning a 100k-file table decoded both statistics rows of every file its
+ * partitions kept, in Python (~4 us a file: a third of a warm plan), to compare one or two
+ * columns with the filter's literals. These read the column in place and compare it, after
+ * checking the whole row as `binary_row._decode_kinds` reads it: a row that would not decode
+ * leaves the file's statistics unused, as `stats.file_stats` does. */
+
+enum { SB_LESS, SB_EQUAL, SB_GREATER, SB_NONE, SB_UNUSABLE, SB_OTHER, SB_PYTHON };
+enum { SB_LIT_NONE, SB_LIT_INT, SB_LIT_FLOAT, SB_LIT_BYTES };
+
+typedef struct {
+    int kind;
+    int overflow;               /* SB_LIT_INT beyond int64: its sign */
+    long long i;
+    double f;
+    const unsigned char *bytes;
+    Py_ssize_t len;
+} sb_literal;
+
+static uint64_t
+sb_le(const unsigned char *p, int width)
+{
+    uint64_t v = 0;
+    for (int k = width - 1; k >= 0; k--)
+        v = (v << 8) | p[k];
+    return v;
+}
+
+/* Python's strict UTF-8 decoder's verdict: no overlong form, surrogate or code point past
+ * U+10FFFF. */
+static int
+sb_utf8(const unsigned char *s, Py_ssize_t n)
+{
+    Py_ssize_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        Py_ssize_t need;
+        unsigned char lo = 0x80, hi = 0xBF;
+        if (c >= 0xC2 && c <= 0xDF)
+            need = 1;
+        else if (c == 0xE0) {
+            need = 2;
+            lo = 0xA0;
+        }
+        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+            need = 2;
+        else if (c == 0xED) {
+            need = 2;
+            hi = 0x9F;
+        }
+        else if (c == 0xF0) {
+            need = 3;
+            lo = 0x90;
+        }
+        else if (c >= 0xF1 && c <= 0xF3)
+            need = 3;
+        else if (c == 0xF4) {
+            need = 3;
+            hi = 0x8F;
+        }
+        else
+            return 0;
+        if (n - i - 1 < need || s[i + 1] < lo || s[i + 1] > hi)
+            return 0;
+        for (Py_ssize_t k = 2; k <= need; k++)
+            if (s[i + k] < 0x80 || s[i + k] > 0xBF)
+                return 0;
+        i += need + 1;
+    }
+    return 1;
+}
+
+static int
+sb_null(const unsigned char *d, Py_ssize_t field)
+{
+    Py_ssize_t bit = field + 8;
+    return (d[4 + (bit >> 3)] >> (bit & 7)) & 1;
+}
+
+/* The bytes of string/bytes field `field` (not null) of a checked row: 0 when they are not
+ * inside the row. */
+static int
+sb_var(const unsigned char *d, Py_ssize_t size, Py_ssize_t slot, const unsigned char **start,
+       Py_ssize_t *len)
+{
+    if (d[slot + 7] & 0x80) {
+        *len = d[slot + 7] & 0x7F;
+        *start = d + slot;
+        return *len <= 7;
+    }
+    uint64_t length = sb_le(d + slot, 4), offset = sb_le(d + slot + 4, 4);
+    if (4 + offset + length > (uint64_t)size)
+        return 0;
+    *start = d + 4 + offset;
+    *len = (Py_ssize_t)length;
+    return 1;
+}
+
+/* Whether `d` decodes as a row of `kinds` (`_decode_kinds` answers values, not None). */
+static int
+sb_row_ok(const unsigned char *d, Py_ssize_t size, const char *kinds, Py_ssize_t arity)
+{
+    Py_ssize_t fixed = 4 + ((arity + 63 + 8) / 64) * 8;
+    if (size < fixed + 8 * arity || (int32_t)(uint32_t)(((uint32_t)d[0] << 24) | ((uint32_t)d[1] << 16)
+                                                         | ((uint32_t)d[2] << 8) | d[3]) != arity)
+        return 0;
+    for (Py_ssize_t i = 0; i < arity; i++) {
+        if (sb_null(d, i))
+            continue;
+        Py_ssize_t slot = fixed + 8 * i;
+        char kind = kinds[i];
+        if (kind == 's' || kind == 'y') {
+            const unsigned char *start;
+            Py_ssize_t len;
+            if (!sb_var(d, size, slot, &start, &len) || (kind == 's' && !sb_utf8(start, len)))
+                return 0;
+        }
+        else if (kind == 'D') {
+            int32_t days = (int32_t)(uint32_t)sb_le(d + slot, 4);
+            if (days < -719162 || days > 2932896)      /* date(1, 1, 1) .. date(9999, 12, 31) */
+                return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+sb_order(int c)
+{
+    return c < 0 ? SB_LESS : c > 0 ? SB_GREATER : SB_EQUAL;
+}
+
+/* Field `field` of a checked row against the literal (Spark's order, `predicates._compare`);
+ * SB_NONE where the field is no bound: NULL, NaN, a string of `limit` code points or more
+ * (bytes: `limit` bytes). */
+static char
+sb_code(const unsigned char *d, Py_ssize_t size, const char *kinds, Py_ssize_t arity,
+        Py_ssize_t field, const sb_literal *lit, Py_ssize_t limit)
+{
+    if (sb_null(d, field))
+        return SB_NONE;
+    Py_ssize_t slot = 4 + ((arity + 63 + 8) / 64) * 8 + 8 * field;
+    const unsigned char *p = d + slot;
+    long long v;
+    switch (kinds[field]) {
+    case '?':
+        v = p[0] != 0;
+        break;
+    case 'b':
+        v = (int8_t)p[0];
+        break;
+    case 'h':
+        v = (int16_t)(uint16_t)sb_le(p, 2);
+        break;
+    case 'i':
+    case 'D':
+        v = (int32_t)(uint32_t)sb_le(p, 4);
+        break;
+    case 'q':
+        v = (long long)sb_le(p, 8);
+        break;
+    case 'f':
+    case 'd': {
+        double x;
+        if (kinds[field] == 'f') {
+            uint32_t bits = (uint32_t)sb_le(p, 4);
+            float f;
+            memcpy(&f, &bits, 4);
+            x = f;
+        }
+        else {
+            uint64_t bits = sb_le(p, 8);
+            memcpy(&x, &bits, 8);
+        }
+        if (isnan(x))
+            return SB_NONE;
+        if (lit->kind == SB_LIT_NONE)
+            return SB_EQUAL;
+        if (isnan(lit->f))
+            return SB_LESS;                 /* NaN is above every number */
+        return (char)sb_order((x > lit->f) - (x < lit->f));
+    }
+    default: {                              /* 's', 'y' */
+        const unsigned char *start;
+        Py_ssize_t len;
+        sb_var(d, size, slot, &start, &len);
+        if (limit > 0) {                    /* code points of a string, bytes of bytes */
+            Py_ssize_t chars = kinds[field] == 'y' ? len : 0;
+            for (Py_ssize_t k = 0; k < len && kinds[field] == 's'; k++)
+                chars += (start[k] & 0xC0) != 0x80;
+            if (chars >= limit)
+                return SB_NONE;
+        }
+        if (lit->kind == SB_LIT_NONE)
+            return SB_EQUAL;
+        Py_ssize_t common = len < lit->len ? len : lit->len;
+        int c = common ? memcmp(start, lit->bytes, (size_t)common) : 0;
+        return (char)sb_order(c != 0 ? c : (len > lit->len) - (len < lit->len));
+    }
+    }
+    if (lit->kind == SB_LIT_NONE)
+        return SB_EQUAL;
+    if (lit->overflow)
+        return lit->overflow > 0 ? SB_LESS : SB_GREATER;
+    return (char)sb_order((v > lit->i) - (v < lit->i));
+}
+
+static int
+sb_kinds_ok(const char *kinds, Py_ssize_t arity)
+{
+    for (Py_ssize_t i = 0; i < arity; i++)
+        if (strchr("?bhiqfdDsy", kinds[i]) == NULL || kinds[i] == '\0')
+            return 0;
+    return 1;
+}
+
+PyDoc_STRVAR(stats_bounds_doc,
+"stats_bounds(stats: list, names: object, kinds: bytes, field: int,\n"
+"             literal: int | float | bytes | None, limit: int, /) -> bytes\n\n"
+"Two codes per element of `stats` (`DataFile.value_stats`: (min row, max row, null counts,\n"
+"stats column names) or None), for its minimum's and maximum's field `field` against\n"
+"`literal`: 0, 1, 2 the value is below, equal to, above it (1 for a present value when the\n"
+"literal is None); 3 no bound (NULL, NaN, or, when `limit` > 0, a maximum string of `limit`\n"
+"code points or more, bytes of `limit` bytes or more); both 4: the statistics are unusable\n"
+"(None, null counts of another arity, a row that does not decode as `kinds`, a `binary_row`\n"
+"kind letter per column); both 5: its names are not `names` (identity); both 6: only\n"
+"Python reads it (not a 4-tuple, a row that is not bytes). Literals: int for '?bhiqD'\n"
+"(bools as 0/1, dates as days), float for 'fd', UTF-8 bytes for 'sy'.");
+
+static PyObject *
+stats_bounds(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *stats, *names, *literal;
+    const char *kinds;
+    Py_ssize_t arity, field, limit;
+    if (!PyArg_ParseTuple(args, "O!Oy#nOn:stats_bounds", &PyList_Type, &stats, &names, &kinds,
+                          &arity, &field, &literal, &limit))
+        return NULL;
+    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity) {
+        PyErr_SetString(PyExc_ValueError, "stats_bounds: bad kinds or field");
+        return NULL;
+    }
+    char kind = kinds[field];
+    sb_literal lit = {SB_LIT_NONE, 0, 0, 0.0, NULL, 0};
+    int wanted = strchr("fd", kind) ? SB_LIT_FLOAT : strchr("sy", kind) ? SB_LIT_BYTES : SB_LIT_INT;
+    if (literal != Py_None) {
+        if (wanted == SB_LIT_INT && PyLong_Check(literal)) {
+            lit.i = PyLong_AsLongLongAndOverflow(literal, &lit.overflow);
+            if (lit.i == -1 && PyErr_Occurred())
+                return NULL;
+        }
+        else if (wanted == SB_LIT_FLOAT && PyFloat_Check(literal))
+            lit.f = PyFloat_AS_DOUBLE(literal);
+        else if (wanted == SB_LIT_BYTES && PyBytes_Check(literal)) {
+            lit.bytes = (const unsigned char *)PyBytes_AS_STRING(literal);
+            lit.len = PyBytes_GET_SIZE(literal);
+        }
+        else {
+            PyErr_Format(PyExc_TypeError, "stats_bounds: a %s literal for kind %c",
+                         Py_TYPE(literal)->tp_name, kind);
+            return NULL;
+        }
+        lit.kind = wanted;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(stats);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n);
+    if (result == NULL)
+        return NULL;
+    char *out = PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(stats, i);
+        char code = -1;
+        PyObject *rows[2] = {NULL, NULL};
+        if (item == Py_None)
+            code = SB_UNUSABLE;
+        else if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
+            code = SB_PYTHON;
+        else if (PyTuple_GET_ITEM(item, 3) != names)
+            code = SB_OTHER;
+        else {
+            PyObject *nulls = PyTuple_GET_ITEM(item, 2);
+            if (nulls != Py_None && !PyTuple_Check(nulls))
+                code = SB_PYTHON;
+            else if (nulls != Py_None && PyTuple_GET_SIZE(nulls) != arity)
+                code = SB_UNUSABLE;
+            for (int r = 0; r < 2 && code < 0; r++) {
+                PyObject *row = PyTuple_GET_ITEM(item, r);
+                if (row == Py_None || (PyBytes_CheckExact(row) && PyBytes_GET_SIZE(row) == 0))
+                    continue;                               /* no bounds (`if minimum`) */
+                if (!PyBytes_CheckExact(row))
+                    code = SB_PYTHON;
+                else if (!sb_row_ok((const unsigned char *)PyBytes_AS_STRING(row),
+                                    PyBytes_GET_SIZE(row), kinds, arity))
+                    code = SB_UNUSABLE;
+                else
+                    rows[r] = row;
+            }
+        }
+        if (code >= 0) {
+            out[2 * i] = out[2 * i + 1] = code;
+            continue;
+        }
+        for (int r = 0; r < 2; r++)
+            out[2 * i + r] = rows[r] == NULL ? SB_NONE
+                : sb_code((const unsigned char *)PyBytes_AS_STRING(rows[r]), PyBytes_GET_SIZE(rows[r]),
+                          kinds, arity, field, &lit, r == 1 ? limit : 0);
+    }
+    return result;
+}
+
+PyDoc_STRVAR(stats_nulls_doc,
+"stats_nulls(stats: list, field: int, /) -> bytes\n\n"
+"The null count of field `field` of each element of `stats` (as `stats_bounds` takes them),\n"
+"native int64s; the least int64 where it is unknown (no statistics, no null counts, None).");
+
+static PyObject *
+stats_nulls(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *stats;
+    Py_ssize_t field;
+    if (!PyArg_ParseTuple(args, "O!n:stats_nulls", &PyList_Type, &stats, &field))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(stats);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 8 * n);
+    if (result == NULL)
+        return NULL;
+    int64_t *out = (int64_t *)PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(stats, i), *nulls, *count;
+        out[i] = INT64_MIN;
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
+            continue;
+        nulls = PyTuple_GET_ITEM(item, 2);
+        if (!PyTuple_Check(nulls) || field < 0 || field >= PyTuple_GET_SIZE(nulls))
+            continue;
+        count = PyTuple_GET_ITEM(nulls, field);
+        if (PyLong_Check(count)) {
+            int overflow;
+            long long value = PyLong_AsLongLongAndOverflow(count, &overflow);
+            if (value == -1 && PyErr_Occurred()) {
+                Py_DECREF(result);
+                return NULL;
+            }
+            if (!overflow && value != INT64_MIN)
+                out[i] = value;
+        }
+    }
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* read_pass, attributes: a plan's passes over a snapshot's data files. A 100k-file
+ * snapshot's `DataFile`s lie scattered in memory, and each pass over them cost ~20 ms of a warm
+ * plan, in Python or in C alike (the cost is reaching each object): `read_pass` reads in one
+ * pass what `plan.read_files` checks and what pruning needs, the runs of files sharing a
+ * partition (`merge._pruned` then takes each run's verdict once and leaves the files of
+ * skipped runs unread); `attributes` reads several attributes of each object at once. */
+
+static PyObject *rp_names[5];           /* the attribute names, interned on first use */
+enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
+
+PyDoc_STRVAR(read_pass_doc,
+"read_pass(files: tuple, postpone_bucket: int, /) -> tuple\n\n"
+"(postponed, split, row_ids, starts, partitions, rows): whether a file is in the bucket\n"
+"`postpone_bucket`; whether a file has write columns (truthy) and a first_row_id; whether a\n"
+"file has a first_row_id; for each run of consecutive files sharing a `partition` object,\n"
+"its first index, that object and the sum of its files' row counts.");
+
+static PyObject *
+read_pass(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    static const char *names[5] = {"bucket", "write_cols", "first_row_id", "partition", "row_count"};
+    PyObject *files;
+    long postpone;
+    if (!PyArg_ParseTuple(args, "O!l:read_pass", &PyTuple_Type, &files, &postpone))
+        return NULL;
+    for (int i = 0; i < 5; i++)
+        if (rp_names[i] == NULL && (rp_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
+            return NULL;
+    PyObject *starts = PyList_New(0), *partitions = PyList_New(0), *rows = PyList_New(0);
+    PyObject *result = NULL, *last = NULL;
+    int postponed = 0, split = 0, row_ids = 0;
+    long long run_rows = 0;
+    if (starts == NULL || partitions == NULL || rows == NULL)
+        goto done;
+    Py_ssize_t n = PyTuple_GET_SIZE(files);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *f = PyTuple_GET_ITEM(files, i);
+        PyObject *value = PyObject_GetAttr(f, rp_names[RP_BUCKET]);
+        if (value == NULL)
+            goto done;
+        int overflow;
+        long bucket = PyLong_AsLongAndOverflow(value, &overflow);
+        Py_DECREF(value);
+        if (bucket == -1 && PyErr_Occurred())
+            goto done;
+        postponed |= !overflow && bucket == postpone;
+        if ((value = PyObject_GetAttr(f, rp_names[RP_FIRST_ROW_ID])) == NULL)
+            goto done;
+        int has_row_id = value != Py_None;
+        Py_DECREF(value);
+        row_ids |= has_row_id;
+        if (has_row_id && !split) {
+            if ((value = PyObject_GetAttr(f, rp_names[RP_WRITE_COLS])) == NULL)
+                goto done;
+            int truthy = PyObject_IsTrue(value);
+            Py_DECREF(value);
+            if (truthy < 0)
+                goto done;
+            split = truthy;
+        }
+        if ((value = PyObject_GetAttr(f, rp_names[RP_ROW_COUNT])) == NULL)
+            goto done;
+        long long count = PyLong_AsLongLong(value);
+        Py_DECREF(value);
+        if (count == -1 && PyErr_Occurred())
+            goto done;
+        if ((value = PyObject_GetAttr(f, rp_names[RP_PARTITION])) == NULL)
+            goto done;
+        if (value != last) {
+            PyObject *start = PyLong_FromSsize_t(i), *sum = PyLong_FromLongLong(run_rows);
+            int failed = start == NULL || sum == NULL || PyList_Append(starts, start) < 0
+                || PyList_Append(partitions, value) < 0
+                || (i > 0 && PyList_Append(rows, sum) < 0);
+            Py_XDECREF(start);
+            Py_XDECREF(sum);
+            if (failed) {
+                Py_DECREF(value);
+                goto done;
+            }
+            run_rows = 0;
+            last = value;                   /* (the list holds it) */
+        }
+        Py_DECREF(value);
+        run_rows += count;
+    }
+    if (n > 0) {
+        PyObject *sum = PyLong_FromLongLong(run_rows);
+        if (sum == NULL || PyList_Append(rows, sum) < 0) {
+            Py_XDECREF(sum);
+            goto done;
+        }
+        Py_DECREF(sum);
+    }
+    result = Py_BuildValue("(OOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
+                           row_ids ? Py_True : Py_False, starts, partitions, rows);
+done:
+    Py_XDECREF(starts);
+    Py_XDECREF(partitions);
+    Py_XDECREF(rows);
+    return result;
+}
+
+PyDoc_STRVAR(attributes_doc,
+"attributes(objects: list, names: tuple[str, ...], /) -> tuple[list, ...]\n\n"
+"For each name, the list of that attribute of every object: one pass over objects that lie\n"
+"scattered in memory (each reached once, not once per attribute).");
+
+static PyObject *
+attributes(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *objects, *names;
+    if (!PyArg_ParseTuple(args, "O!O!:attributes", &PyList_Type, &objects, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(objects), k = PyTuple_GET_SIZE(names);
+    PyObject *result = PyTuple_New(k);
+    if (result == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyList_New(n);
+        if (column == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, j, column);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *object = PyList_GET_ITEM(objects, i);
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *value = PyObject_GetAttr(object, PyTuple_GET_ITEM(names, j));
+            if (value == NULL) {
+                Py_DECREF(result);
+                return NULL;
+            }
+            PyList_SET_ITEM(PyTuple_GET_ITEM(result, j), i, value);
+        }
+    }
+    return result;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* bloom_add */
 
 /* Thomas Wang's 64-bit mix (`FastHash` of numeric columns): wrapping, `>>` arithmetic. */
@@ -3061,6 +3556,10 @@ static PyMethodDef methods[] = {
     {"btree_lookup", btree_lookup, METH_VARARGS, btree_lookup_doc},
     {"java_map_replay", java_map_replay, METH_VARARGS, java_map_replay_doc},
     {"string_records", string_records, METH_VARARGS, string_records_doc},
+    {"stats_bounds", stats_bounds, METH_VARARGS, stats_bounds_doc},
+    {"stats_nulls", stats_nulls, METH_VARARGS, stats_nulls_doc},
+    {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
+    {"attributes", attributes, METH_VARARGS, attributes_doc},
     {NULL, NULL, 0, NULL},
 };
 

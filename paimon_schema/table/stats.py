@@ -35,7 +35,7 @@ from paimon_schema.table.predicates import REMAIN_COLUMN, _compare
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
 
-__all__ = ["ColumnStats", "file_stats", "stats_verdict"]
+__all__ = ["ColumnStats", "file_stats", "stats_skip", "stats_verdict"]
 
 _TRUNCATE = re.compile(r"^\s*truncate\s*\(\s*(\d+)\s*\)\s*$", re.IGNORECASE)
 _DEFAULT_MODE = "truncate(16)"
@@ -52,6 +52,19 @@ class ColumnStats(NamedTuple):
     nulls: int | None
     rows: int
     floating: bool
+
+
+def stats_skip(data_file: DataFile, file_schema: TableSchema, predicate: Predicate,
+               columns: Collection[str]) -> bool:
+    """Whether the manifest's min/max/null counts prove that no row of the file matches
+    `predicate` (the filter as `for_file` made it for the file's schema, on `columns`): one
+    file's answer, which `bulk_stats` gives many files at once."""
+    if data_file.value_stats is None:
+        return False
+    column_stats = file_stats(data_file, file_schema, columns)
+    if not column_stats:
+        return False
+    return stats_verdict(predicate, column_stats) is False
 
 
 def file_stats(data_file: DataFile, file_schema: TableSchema,

@@ -69,19 +69,27 @@ def test_a_partition_and_index_filter_keeps_the_files_that_can_match(history: Fo
 
 def test_the_c_probe_plans_what_the_python_readers_plan(
         history: ForgedHistory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`quick_evaluate` (the C probe of each embedded index) answers the plan's index filter
-    for every file, and the plan is the one the Python readers make, file for file and row for
-    row."""
+    """`QuickEvaluator` (the C probe of each embedded index, answers kept by the container's
+    bytes) answers the plan's index filter for every file, and the plan is the one the Python
+    readers make, file for file and row for row."""
     first = day(PARTITIONS * 3 // 4)
     filters = [f"dt >= '{first}' AND city = 'Lima'", "city IN ('Lima', 'Oslo') OR id < 5",
                f"city = 'Nowhere' AND dt >= '{first}'"]
     calls: list[bool] = []
-    probe = merge.quick_evaluate
+    quick = merge.QuickEvaluator
 
-    def counted(*args: object) -> object:
-        answer = probe(*args)                       # type: ignore[arg-type]
-        calls.append(answer is not None)
-        return answer
+    class Counted(quick):                           # type: ignore[misc, valid-type]
+        def answers(self, datas: list) -> list:
+            answers = super().answers(datas)
+            calls.extend(answer is not None for answer in answers)
+            return answers
+
+    class Declined(quick):                          # type: ignore[misc, valid-type]
+        def __call__(self, data: bytes) -> None:
+            return None
+
+        def answers(self, datas: list) -> list:
+            return [None] * len(datas)
 
     def plan(where: str) -> tuple[list, list, dict]:
         scan = Table.open(history.root).scan(where)
@@ -89,11 +97,11 @@ def test_the_c_probe_plans_what_the_python_readers_plan(
         return [f.file_name for f in scan.files()], [t.candidate_rows for t in tasks], \
             scan.stats.as_dict() | {"planning_seconds": 0}
 
-    monkeypatch.setattr(merge, "quick_evaluate", counted)
-    quick = [plan(where) for where in filters]
+    monkeypatch.setattr(merge, "QuickEvaluator", Counted)
+    probed = [plan(where) for where in filters]
     assert calls and all(calls)
-    monkeypatch.setattr(merge, "quick_evaluate", lambda *args: None)
-    assert quick == [plan(where) for where in filters]
+    monkeypatch.setattr(merge, "QuickEvaluator", Declined)
+    assert probed == [plan(where) for where in filters]
 
 
 def test_planning_every_snapshot_keeps_the_cache_within_its_budget(
