@@ -897,11 +897,17 @@ def _expect(holds: bool) -> None:
 
 
 def _expect_positions(contents: Any) -> None:
-    """Unaligned: each entry starts where its position says (entries lie back to back)."""
+    """Entries lie back to back and fill the entries' bytes: unaligned, each starts where its
+    position says; aligned, the common size divides the entries' bytes and each entry takes
+    exactly that size (the spec reads them one after another, the reader at `i * size`)."""
+    starts = [parsing.field_start(contents, "entries", i) for i in range(len(contents.entries))]
     if contents.aligned_type == BtreeGlobalIndex.BlockAlignedType.unaligned:
-        starts = [parsing.field_start(contents, "entries", i) for i in range(len(contents.entries))]
         _expect(list(contents.entry_positions) == starts)
-        _expect(not contents.entries or parsing.field_end(contents, "entries") == contents.len_entries)
+    else:
+        size = contents.entry_size_or_count
+        _expect(size != 0 and contents.len_entries % size == 0)
+        _expect(starts == [i * size for i in range(len(starts))])
+    _expect(not contents.entries or parsing.field_end(contents, "entries") == contents.len_entries)
 
 
 @given(file=damaged_btree_files())
