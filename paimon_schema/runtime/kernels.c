@@ -2308,6 +2308,259 @@ done:
     return result;
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* v2_blocks: bitmap V2's string keys. `v2_sort` orders distinct keys as Java compares them
+ * (unsigned bytes, a prefix first; ties by index: stable), `v2_block_starts` packs the sorted
+ * entries greedily into index blocks (`BitmapIndexBlock.tryAdd`), `v2_blocks` writes the
+ * blocks (count, then `key, offset, length` records) and the index of their first keys. In
+ * Python each was a call or a numpy gather per key, 1.3x V1's whole build at 100k keys.
+ * The keys stay borrowed from the caller's list with the GIL held; every index is checked. */
+
+typedef struct {
+    const unsigned char *data;
+    Py_ssize_t size;
+    Py_ssize_t index;
+} v2_key_t;
+
+static int
+v2_compare(const void *a, const void *b)
+{
+    const v2_key_t *x = a, *y = b;
+    Py_ssize_t common = x->size < y->size ? x->size : y->size;
+    int c = common ? memcmp(x->data, y->data, (size_t)common) : 0;
+    if (c)
+        return c;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* The bytes of item `i` of the list `keys`: 0, or -1 with TypeError/IndexError set. */
+static int
+v2_key(PyObject *keys, int64_t i, const char **data, Py_ssize_t *size)
+{
+    if (i < 0 || i >= PyList_GET_SIZE(keys)) {
+        PyErr_SetString(PyExc_IndexError, "v2_blocks: entry index out of range");
+        return -1;
+    }
+    PyObject *item = PyList_GET_ITEM(keys, (Py_ssize_t)i);
+    if (!PyBytes_Check(item)) {
+        PyErr_SetString(PyExc_TypeError, "v2_blocks: keys must be bytes");
+        return -1;
+    }
+    *data = PyBytes_AS_STRING(item);
+    *size = PyBytes_GET_SIZE(item);
+    return 0;
+}
+
+/* A buffer of int64 as a count of items: -1 with ValueError unless whole. */
+static Py_ssize_t
+v2_count(Py_buffer *buffer, const char *name)
+{
+    if (buffer->len % 8) {
+        PyErr_Format(PyExc_ValueError, "v2_blocks: %s is not int64", name);
+        return -1;
+    }
+    return buffer->len / 8;
+}
+
+static void
+v2_put(unsigned char *at, int64_t value)
+{
+    uint32_t v = (uint32_t)value;       /* as numpy's astype(">i4"): the low 32 bits */
+    at[0] = (unsigned char)(v >> 24);
+    at[1] = (unsigned char)(v >> 16);
+    at[2] = (unsigned char)(v >> 8);
+    at[3] = (unsigned char)v;
+}
+
+PyDoc_STRVAR(v2_sort_doc,
+"v2_sort(keys) -> bytearray\n\n"
+"Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order, stable.");
+
+static PyObject *
+v2_sort(PyObject *self, PyObject *args)
+{
+    PyObject *keys;
+    if (!PyArg_ParseTuple(args, "O!:v2_sort", &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(keys);
+    v2_key_t *table = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(v2_key_t));
+    if (!table)
+        return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *data;
+        if (v2_key(keys, i, &data, &table[i].size) < 0) {
+            PyMem_Free(table);
+            return NULL;
+        }
+        table[i].data = (const unsigned char *)data;
+        table[i].index = i;
+    }
+    qsort(table, (size_t)n, sizeof(v2_key_t), v2_compare);
+    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (out) {
+        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < n; i++)
+            indices[i] = table[i].index;
+    }
+    PyMem_Free(table);
+    return out;
+}
+
+PyDoc_STRVAR(v2_block_starts_doc,
+"v2_block_starts(keys, order, limit) -> bytearray | None\n\n"
+"Where each index block starts (int64) in `order` (int64 indices into the list of bytes\n"
+"`keys`), an entry taking 12 + its key's size and a block 4 more and at most `limit`; None\n"
+"where an entry fits no block.");
+
+static PyObject *
+v2_block_starts(PyObject *self, PyObject *args)
+{
+    PyObject *keys;
+    Py_buffer order;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!y*n:v2_block_starts", &PyList_Type, &keys, &order, &limit))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = v2_count(&order, "order");
+    if (n < 0)
+        goto done;
+    const int64_t *entries = order.buf;
+    out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (!out)
+        goto done;
+    int64_t *starts = (int64_t *)PyByteArray_AS_STRING(out);
+    Py_ssize_t blocks = 0, used = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *data;
+        Py_ssize_t size;
+        if (v2_key(keys, entries[i], &data, &size) < 0) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        if (size > limit - 16) {        /* 4 (block count) + 12 + size > limit */
+            Py_CLEAR(out);
+            out = Py_None;
+            Py_INCREF(out);
+            goto done;
+        }
+        Py_ssize_t need = 12 + size;
+        if (!blocks || used + need > limit - 4) {
+            starts[blocks++] = i;
+            used = 0;
+        }
+        used += need;
+    }
+    if (PyByteArray_Resize(out, blocks * 8) < 0)
+        Py_CLEAR(out);
+done:
+    PyBuffer_Release(&order);
+    return out;
+}
+
+PyDoc_STRVAR(v2_blocks_doc,
+"v2_blocks(keys, order, starts, offsets, lengths) -> (bytearray, bytearray)\n\n"
+"Bitmap V2's index blocks of the entries `order` (int64 indices into `keys`, a list of\n"
+"bytes, and into the int64 `offsets` and `lengths`) split where `starts` say (int64,\n"
+"ascending from 0): each block its entry count, then records `key, offset, length`; and the\n"
+"records `first key, block offset` of the blocks.");
+
+static PyObject *
+v2_blocks(PyObject *self, PyObject *args)
+{
+    PyObject *keys, *out = NULL, *blocks = NULL, *index = NULL;
+    Py_buffer order, starts = {0}, offsets = {0}, lengths = {0};
+    if (!PyArg_ParseTuple(args, "O!y*y*y*y*:v2_blocks", &PyList_Type, &keys, &order, &starts, &offsets,
+                          &lengths))
+        return NULL;
+    Py_ssize_t n = v2_count(&order, "order"), m = v2_count(&starts, "starts");
+    Py_ssize_t entries = v2_count(&offsets, "offsets");
+    if (n < 0 || m < 0 || entries < 0)
+        goto done;
+    if (v2_count(&lengths, "lengths") != entries) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "v2_blocks: offsets and lengths differ in count");
+        goto done;
+    }
+    const int64_t *sorted = order.buf, *start = starts.buf, *offset = offsets.buf, *length = lengths.buf;
+    /* Sizes first, checking every index and boundary, then one exact allocation each. */
+    Py_ssize_t block_bytes = 0, index_bytes = 0;
+    for (Py_ssize_t b = 0; b < m; b++) {
+        int64_t from = start[b], to = b + 1 < m ? start[b + 1] : n;
+        if ((b == 0 && from != 0) || from >= to || to > n) {
+            PyErr_SetString(PyExc_ValueError, "v2_blocks: block starts out of order");
+            goto done;
+        }
+    }
+    if (n && !m) {
+        PyErr_SetString(PyExc_ValueError, "v2_blocks: entries without blocks");
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *data;
+        Py_ssize_t size;
+        if (v2_key(keys, sorted[i], &data, &size) < 0)
+            goto done;
+        if (sorted[i] >= entries) {
+            PyErr_SetString(PyExc_IndexError, "v2_blocks: entry index out of range");
+            goto done;
+        }
+        if (size > INT32_MAX || block_bytes > PY_SSIZE_T_MAX / 2) {
+            PyErr_SetString(PyExc_OverflowError, "v2_blocks: keys too large");
+            goto done;
+        }
+        block_bytes += 12 + size;
+    }
+    for (Py_ssize_t b = 0; b < m; b++) {
+        const char *data;
+        Py_ssize_t size;
+        if (v2_key(keys, sorted[start[b]], &data, &size) < 0)
+            goto done;
+        index_bytes += 8 + size;
+    }
+    block_bytes += 4 * m;
+    blocks = PyByteArray_FromStringAndSize(NULL, block_bytes);
+    index = PyByteArray_FromStringAndSize(NULL, index_bytes);
+    if (!blocks || !index)
+        goto done;
+    unsigned char *at = (unsigned char *)PyByteArray_AS_STRING(blocks);
+    unsigned char *head = (unsigned char *)PyByteArray_AS_STRING(index);
+    unsigned char *base = at;
+    for (Py_ssize_t b = 0; b < m; b++) {
+        int64_t from = start[b], to = b + 1 < m ? start[b + 1] : n;
+        const char *data;
+        Py_ssize_t size;
+        v2_key(keys, sorted[from], &data, &size);         /* checked above */
+        v2_put(head, size);
+        memcpy(head + 4, data, (size_t)size);
+        v2_put(head + 4 + size, at - base);
+        head += 8 + size;
+        v2_put(at, to - from);
+        at += 4;
+        for (int64_t i = from; i < to; i++) {
+            v2_key(keys, sorted[i], &data, &size);
+            v2_put(at, size);
+            memcpy(at + 4, data, (size_t)size);
+            v2_put(at + 4 + size, offset[sorted[i]]);
+            v2_put(at + 8 + size, length[sorted[i]]);
+            at += 12 + size;
+        }
+    }
+    out = PyTuple_Pack(2, blocks, index);
+done:
+    Py_XDECREF(blocks);
+    Py_XDECREF(index);
+    PyBuffer_Release(&order);
+    if (starts.obj)
+        PyBuffer_Release(&starts);
+    if (offsets.obj)
+        PyBuffer_Release(&offsets);
+    if (lengths.obj)
+        PyBuffer_Release(&lengths);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
     {"xxh64_items", xxh64_items, METH_VARARGS, xxh64_items_doc},
@@ -2326,6 +2579,9 @@ static PyMethodDef methods[] = {
     {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
     {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
     {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
+    {"v2_sort", v2_sort, METH_VARARGS, v2_sort_doc},
+    {"v2_block_starts", v2_block_starts, METH_VARARGS, v2_block_starts_doc},
+    {"v2_blocks", v2_blocks, METH_VARARGS, v2_blocks_doc},
     {NULL, NULL, 0, NULL},
 };
 
