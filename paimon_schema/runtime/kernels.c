@@ -2374,37 +2374,94 @@ v2_put(unsigned char *at, int64_t value)
     at[3] = (unsigned char)v;
 }
 
+typedef struct {
+    uint64_t prefix;            /* the key's first 8 bytes, big-endian, NUL-padded */
+    Py_ssize_t index;
+} v2_prefix_t;
+
+/* The keys' indices sorted by their 8-byte prefixes: a stable LSD radix sort, a byte per
+ * pass, skipping the bytes every key shares (a common prefix costs nothing). `a` holds the
+ * keys in index order and the result on return; `b` is scratch of the same size. */
+static void
+v2_radix(v2_prefix_t *a, v2_prefix_t *b, Py_ssize_t n)
+{
+    size_t counts[256];
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(counts, 0, sizeof counts);
+        for (Py_ssize_t i = 0; i < n; i++)
+            counts[(a[i].prefix >> shift) & 0xFF]++;
+        if (counts[(a[0].prefix >> shift) & 0xFF] == (size_t)n)
+            continue;
+        size_t total = 0;
+        for (int d = 0; d < 256; d++) {
+            size_t c = counts[d];
+            counts[d] = total;
+            total += c;
+        }
+        for (Py_ssize_t i = 0; i < n; i++)
+            b[counts[(a[i].prefix >> shift) & 0xFF]++] = a[i];
+        memcpy(a, b, (size_t)n * sizeof(v2_prefix_t));
+    }
+}
+
 PyDoc_STRVAR(v2_sort_doc,
 "v2_sort(keys) -> bytearray\n\n"
-"Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order, stable.");
+"Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order, stable:\n"
+"a radix sort of their first 8 bytes, then a comparison sort of each run sharing them.");
 
 static PyObject *
 v2_sort(PyObject *self, PyObject *args)
 {
-    PyObject *keys;
+    PyObject *keys, *out = NULL;
     if (!PyArg_ParseTuple(args, "O!:v2_sort", &PyList_Type, &keys))
         return NULL;
     Py_ssize_t n = PyList_GET_SIZE(keys);
-    v2_key_t *table = PyMem_Malloc((size_t)(n ? n : 1) * sizeof(v2_key_t));
-    if (!table)
-        return PyErr_NoMemory();
+    size_t slots = (size_t)(n ? n : 1);
+    v2_key_t *table = PyMem_Malloc(slots * sizeof(v2_key_t));
+    /* b: the radix sort's scratch, then the runs' (v2_key_t is the larger) */
+    v2_prefix_t *a = PyMem_Malloc(slots * sizeof(v2_prefix_t)), *b = PyMem_Malloc(slots * sizeof(v2_key_t));
+    if (!table || !a || !b) {
+        PyErr_NoMemory();
+        goto done;
+    }
     for (Py_ssize_t i = 0; i < n; i++) {
         const char *data;
-        if (v2_key(keys, i, &data, &table[i].size) < 0) {
-            PyMem_Free(table);
-            return NULL;
-        }
+        if (v2_key(keys, i, &data, &table[i].size) < 0)
+            goto done;
         table[i].data = (const unsigned char *)data;
         table[i].index = i;
+        uint64_t prefix = 0;
+        for (Py_ssize_t j = 0; j < 8; j++)
+            prefix = prefix << 8 | (j < table[i].size ? table[i].data[j] : 0);
+        a[i].prefix = prefix;
+        a[i].index = i;
     }
-    qsort(table, (size_t)n, sizeof(v2_key_t), v2_compare);
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * 8);
-    if (out) {
-        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(out);
-        for (Py_ssize_t i = 0; i < n; i++)
-            indices[i] = table[i].index;
+    if (n)
+        v2_radix(a, b, n);
+    out = PyByteArray_FromStringAndSize(NULL, n * 8);
+    if (!out)
+        goto done;
+    int64_t *indices = (int64_t *)PyByteArray_AS_STRING(out);
+    v2_key_t *run = (v2_key_t *)(void *)b;
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && a[j].prefix == a[i].prefix)
+            j++;
+        if (j - i == 1) {
+            indices[i] = a[i].index;
+        } else {                        /* ties on 8 bytes: the whole keys decide */
+            for (Py_ssize_t k = i; k < j; k++)
+                run[k - i] = table[a[k].index];
+            qsort(run, (size_t)(j - i), sizeof(v2_key_t), v2_compare);
+            for (Py_ssize_t k = i; k < j; k++)
+                indices[k] = run[k - i].index;
+        }
+        i = j;
     }
+done:
     PyMem_Free(table);
+    PyMem_Free(a);
+    PyMem_Free(b);
     return out;
 }
 
