@@ -11,7 +11,7 @@ import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -309,7 +309,7 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
             position = np.empty(len(order), np.int64)
             position[order] = np.arange(len(order))
             sorted_entries = position[_java_sorted(kind, group_keys, java_keys if strings is not None else None)]
-        found = _string_block_starts(keys.string_keys(ordered_keys), sorted_entries, index_block_size) \
+        found = _string_block_starts(cast(list[bytes], ordered_keys), sorted_entries, index_block_size) \
             if strings is not None else _block_starts(np.full(len(order), 8 + codec.size(0), np.int64),
                                                       index_block_size)
         if found is None:
