@@ -11,7 +11,8 @@ skewed, ...), for the bulk writers; `mostly_null_lists(items)` long lists of mos
 the compiled passes that set NULLs aside a block of rows at a time; `partition_filters` draws
 scan filters over a partition column and others, for planning. `stats_files()` draws data
 files with manifest statistics as planning meets them (schema evolution, NULLs, damage) and
-`stats_predicates()` filters over their columns.
+`stats_predicates()` filters over their columns; `string_key_sets()` distinct strings whose
+order and sizes test the string key writers.
 """
 
 from __future__ import annotations
@@ -108,6 +109,16 @@ def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
                      st.integers(0, 300) | st.integers(60_000, max_rows),
                      st.sampled_from([1, 2, 3, 10, 100, 1000]) | st.integers(1, 100_000),
                      st.integers(0, 2**32 - 1))
+
+
+def string_key_sets(max_keys: int = 120) -> st.SearchStrategy[list[str]]:
+    """Distinct strings as string index keys stress them: sharing long prefixes (an 8-byte
+    prefix ties), empty, non-ASCII, NUL inside and at the end, one a prefix of another, and
+    some longer than a small index block."""
+    prefixes = st.lists(st.text(ALPHABET, max_size=14), min_size=1, max_size=4)
+    return prefixes.flatmap(lambda heads: st.lists(
+        st.builds(str.__add__, st.sampled_from(heads), st.text(ALPHABET, max_size=5)) | st.just("")
+        | st.text(ALPHABET, min_size=20, max_size=40), max_size=max_keys, unique=True))
 
 
 def mostly_null_lists(items: st.SearchStrategy, max_rows: int = 12_000) -> st.SearchStrategy[list]:

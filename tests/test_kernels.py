@@ -17,11 +17,11 @@ from pyroaring import BitMap
 import paimon_schema as ps
 from paimon_schema.layouts.bitmap_index import javaorder, row_groups
 from paimon_schema.layouts.bitmap_index.row_groups import group_rows
-from paimon_schema.layouts import column_values, roaring_writer
+from paimon_schema.layouts import column_values, paimon_common, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import mostly_null_lists, shaped_column, shaped_columns
+from tests.strategies import mostly_null_lists, shaped_column, shaped_columns, string_key_sets
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -485,3 +485,62 @@ def test_string_records_equal_numpy(keys: list[bytes], columns: int, base: int) 
     assert compiled[0].tobytes() == expected[0].tobytes() and compiled[1].tolist() == expected[1].tolist()
     with pytest.raises(ValueError, match="not bytes"):
         kernel._kernels.string_records([*keys, "text"], ())
+
+
+@settings(max_examples=150, deadline=None)
+@given(string_key_sets(), st.integers(0, 3), st.sampled_from([40, 64, 100, 300, 16 * 1024]),
+       st.booleans(), st.integers(0, 2**32 - 1))
+def test_v2_string_blocks_equal_the_numpy_path(keys: list[str], repeats: int, block_size: int, nulls: bool,
+                                               seed: int) -> None:
+    """Bitmap V2 of string keys built with the compiled sort and block writer (`kernels.c`
+    v2_blocks) equals the blob of the numpy path, and so does the refusal of a key no block
+    holds; every key once (only the sorted order) or some repeated (stored bitmaps)."""
+    rng = np.random.default_rng(seed)
+    values: list[str | None] = keys + [keys[i] for i in rng.integers(0, len(keys), repeats * len(keys)).tolist()]
+    values += [None] * (nulls * 2)
+    rng.shuffle(values)                                 # type: ignore[arg-type]
+
+    def build() -> bytes | str:
+        try:
+            return ps.build_index("bitmap", "STRING", values, version=2, index_block_size=block_size)
+        except ps.SchemaError as error:
+            return str(error)
+
+    compiled = build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "_kernels", None)
+        patch.setattr(paimon_common, "_kernels", None)
+        assert build() == compiled
+
+
+@given(string_key_sets(max_keys=300), st.integers(16, 200))
+def test_v2_kernels_equal_python(keys: list[str], limit: int) -> None:
+    """`v2_sort` is Python's (stable) sort of bytes; `v2_block_starts` is `_block_starts`; both
+    on the same drawn keys."""
+    encoded = [key.encode() for key in keys]
+    order = np.frombuffer(kernel._kernels.v2_sort(encoded), np.int64)
+    assert order.tolist() == sorted(range(len(encoded)), key=encoded.__getitem__)
+    starts = kernel._kernels.v2_block_starts(encoded, order, limit)
+    needed = 12 + np.array([len(encoded[i]) for i in order.tolist()], np.int64)
+    expected = bitmap_writer._block_starts(needed, limit)
+    assert (None if starts is None else np.frombuffer(starts, np.int64).tolist()) == \
+        (None if expected is None else expected.tolist())
+
+
+def test_v2_kernels_refuse_bad_indices() -> None:
+    """Entry indices and block starts are checked before anything is read or written."""
+    keys, one = [b"a", b"b"], np.zeros(2, np.int64)
+    with pytest.raises(IndexError):
+        kernel._kernels.v2_block_starts(keys, np.array([0, 2], np.int64), 100)
+    with pytest.raises(IndexError):
+        kernel._kernels.v2_blocks(keys, np.array([0, -1], np.int64), np.zeros(1, np.int64), one, one)
+    with pytest.raises(IndexError):
+        kernel._kernels.v2_blocks(keys, np.array([0, 1], np.int64), np.zeros(1, np.int64), one[:1], one[:1])
+    with pytest.raises(ValueError, match="block starts"):
+        kernel._kernels.v2_blocks(keys, np.array([0, 1], np.int64), np.array([0, 3], np.int64), one, one)
+    with pytest.raises(ValueError, match="block starts"):
+        kernel._kernels.v2_blocks(keys, np.array([0, 1], np.int64), np.array([1], np.int64), one, one)
+    with pytest.raises(ValueError, match="int64"):
+        kernel._kernels.v2_blocks(keys, b"\0" * 9, np.zeros(1, np.int64), one, one)
+    with pytest.raises(TypeError):
+        kernel._kernels.v2_sort([b"a", "b"])

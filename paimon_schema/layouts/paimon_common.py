@@ -16,6 +16,11 @@ from paimon_schema.values import types
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:             # built without a C compiler: numpy's sort of fixed-width bytes
+    _kernels = None  # type: ignore[assignment]
+
 KeyKind: TypeAlias = PaimonCommon.KeyKind
 
 _KINDS = {"BOOLEAN": KeyKind.boolean, "TINYINT": KeyKind.int8, "SMALLINT": KeyKind.int16,
@@ -111,7 +116,10 @@ def byte_order(strings: list[bytes]) -> np.ndarray:
     """Indices (int64) of distinct `strings` in ascending unsigned byte order, Java's order of
     string and binary keys: numpy's sort of them as fixed-width bytes (its padding with NULs
     cannot tie two strings when none ends with a NUL), else, or where the copy would be large,
-    Python's sort (a call per comparison: twice the time for 100k keys)."""
+    Python's sort (a call per comparison: twice the time for 100k keys). Compiled, one
+    `qsort` over the bytes in place (`kernels.c` v2_sort), a third of numpy's time."""
+    if _kernels is not None:
+        return np.frombuffer(_kernels.v2_sort(strings), np.int64)
     count = len(strings)
     lengths = np.fromiter(map(len, strings), np.int64, count)
     width = int(lengths.max()) if count else 0

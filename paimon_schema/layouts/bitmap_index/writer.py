@@ -11,7 +11,7 @@ import array
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -308,9 +308,9 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
             position = np.empty(len(order), np.int64)
             position[order] = np.arange(len(order))
             sorted_entries = position[_java_sorted(kind, group_keys, java_keys if strings is not None else None)]
-        needed = np.full(len(order), 8 + codec.size(0), np.int64) if strings is None \
-            else 12 + np.fromiter(map(len, ordered_keys), np.int64, len(order))[sorted_entries]
-        found = _block_starts(needed, index_block_size)
+        found = _string_block_starts(cast(list[bytes], ordered_keys), sorted_entries, index_block_size) \
+            if strings is not None else _block_starts(np.full(len(order), 8 + codec.size(0), np.int64),
+                                                      index_block_size)
         if found is None:
             return None
         block_starts = found
@@ -326,6 +326,16 @@ def _gather(items: list[bytes], indices: np.ndarray) -> list[bytes]:
                                                             and bool((np.diff(indices) == 1).all()))):
         return items
     return [items[i] for i in indices.tolist()]
+
+
+def _string_block_starts(ordered_keys: list[bytes], sorted_entries: np.ndarray, limit: int) -> np.ndarray | None:
+    """`_block_starts` of string entries (`12 + key length` bytes each), compiled where it can
+    be (`kernels.c` v2_block_starts: no length taken per key in Python)."""
+    if _kernels is not None:
+        found = _kernels.v2_block_starts(ordered_keys, sorted_entries, limit)
+        return None if found is None else np.frombuffer(found, np.int64)
+    lengths = np.fromiter(map(len, ordered_keys), np.int64, len(ordered_keys))
+    return _block_starts(12 + lengths[sorted_entries], limit)
 
 
 def _unordered(version: int, counts: np.ndarray) -> bool:
@@ -542,18 +552,24 @@ def write_layout(layout: BitmapLayout) -> bytes:
     counts = np.diff(bounds)
     if codec.kind != KeyKind.string:
         blocks, heads = _fixed_blocks(codec, layout, counts)
+        secondary: Any = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)[0].data
     else:
-        blocks, heads = _blocks(codec, layout, bounds)
-    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads)
+        blocks, secondary = _blocks(codec, layout, bounds)
     null_length = _S4.pack(layout.null_length) if layout.null_offset is not None else b""
-    return b"".join((head, null_length, _S4.pack(len(counts)), secondary.data, _S4.pack(len(blocks)), blocks,
+    return b"".join((head, null_length, _S4.pack(len(counts)), secondary, _S4.pack(len(blocks)), blocks,
                      layout.body))
 
 
-def _blocks(codec: KeyCodec, layout: BitmapLayout, bounds: np.ndarray) -> tuple[bytearray, np.ndarray]:
-    """V2's index blocks (each its entry count, then its records `key, offset, length` in
-    sorted order), and where each starts."""
+def _blocks(codec: KeyCodec, layout: BitmapLayout, bounds: np.ndarray) -> tuple[bytearray, Any]:
+    """V2's index blocks of string keys (each its entry count, then its records `key, offset,
+    length` in sorted order) and their index (`first key, block offset`): one compiled pass
+    where it can be (`kernels.c` v2_blocks), else numpy records copied block by block."""
     order = layout.sorted_entries
+    if _kernels is not None:
+        return _kernels.v2_blocks(keys.string_keys(list(layout.keys)), np.ascontiguousarray(order, np.int64),
+                                  np.ascontiguousarray(bounds[:-1], np.int64),
+                                  np.ascontiguousarray(layout.offsets, np.int64),
+                                  np.ascontiguousarray(layout.lengths, np.int64))
     records, sizes = _records(codec, _take(layout.keys, order), layout.offsets[order], layout.lengths[order])
     ends = np.concatenate(([0], np.cumsum(sizes)))
     record_bytes = ends[bounds[1:]] - ends[bounds[:-1]]
@@ -564,7 +580,8 @@ def _blocks(codec: KeyCodec, layout: BitmapLayout, bounds: np.ndarray) -> tuple[
                                       record_bytes.tolist()):
         blocks[at:at + 4] = _S4.pack(count)
         blocks[at + 4:at + 4 + size] = view[first:first + size]
-    return blocks, heads[:-1]
+    secondary, _ = _records(codec, _take(layout.keys, order[layout.block_starts]), heads[:-1])
+    return blocks, secondary.data
 
 
 def _fixed_blocks(codec: KeyCodec, layout: BitmapLayout, counts: np.ndarray) -> tuple[bytearray, np.ndarray]:
