@@ -266,9 +266,12 @@ def _evaluate_value(leaf: Leaf, value: Any) -> bool | None:
     if value is None:
         return False
     if function in ("in_", "not_in"):
+        # A NULL literal makes a miss NULL, not FALSE; either way no row is selected (NOT is
+        # pushed to the leaves, so nothing above can turn it TRUE), as `stats_verdict` and
+        # Java's `In`/`NotIn` answer.
         hits = [_compare(value, v) == 0 for v in literals if v is not None]
         if function == "in_":
-            return any(hits) or (None if None in literals else False)
+            return any(hits)
         return False if None in literals or any(hits) else True
     if function == "between":
         low, high = (_compare(value, v) for v in literals)
