@@ -48,6 +48,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "pyitems.h"
 
@@ -544,6 +545,90 @@ attributes(PyObject *Py_UNUSED(module), PyObject *args)
         }
     }
     return result;
+}
+
+/* slot_offsets, new_slotted: a plan makes a `DataFile` per live file (100k for a big table);
+ * a frozen dataclass with slots sets each field through `object.__setattr__` (~20 calls, most
+ * of the cost of making one), so its instances are made here, each slot stored directly. */
+
+PyDoc_STRVAR(slot_offsets_doc,
+"slot_offsets(cls: type, names: tuple[str, ...], /) -> tuple[int, ...]\n\n"
+"Where each named object slot of `cls` lies in its instances, for `new_slotted`.");
+
+static PyObject *
+slot_offsets(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *names;
+    if (!PyArg_ParseTuple(args, "O!O!:slot_offsets", &PyType_Type, &cls, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        if (name == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyMemberDef *member = cls->tp_members;
+        while (member != NULL && member->name != NULL && strcmp(member->name, name) != 0)
+            member++;
+        if (member == NULL || member->name == NULL || member->type != T_OBJECT_EX
+                || (member->flags & READONLY)) {
+            Py_DECREF(result);
+            return PyErr_Format(PyExc_TypeError, "%s has no object slot %s", cls->tp_name, name);
+        }
+        PyObject *offset = PyLong_FromSsize_t(member->offset);
+        if (offset == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, i, offset);
+    }
+    return result;
+}
+
+PyDoc_STRVAR(new_slotted_doc,
+"new_slotted(cls: type, offsets: tuple[int, ...], values: tuple, /) -> object\n\n"
+"A new instance of `cls` (not initialized) with the slot at each of `offsets`\n"
+"(`slot_offsets`) set to the value at the same place in `values`.");
+
+static PyObject *
+new_slotted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *offsets, *values;
+    if (!PyArg_ParseTuple(args, "O!O!O!:new_slotted", &PyType_Type, &cls, &PyTuple_Type, &offsets,
+                          &PyTuple_Type, &values))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(offsets);
+    if (PyTuple_GET_SIZE(values) != n) {
+        PyErr_SetString(PyExc_ValueError, "new_slotted: as many values as offsets");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i));
+        if (at == -1 && PyErr_Occurred())
+            return NULL;
+        if (at < (Py_ssize_t)sizeof(PyObject) || at % (Py_ssize_t)sizeof(PyObject *) != 0
+                || at + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize) {
+            PyErr_Format(PyExc_ValueError, "new_slotted: %zd is no slot of %s", at, cls->tp_name);
+            return NULL;
+        }
+    }
+    PyObject *object = cls->tp_alloc(cls, 0);
+    if (object == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject **slot = (PyObject **)((char *)object
+                                        + PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i)));
+        PyObject *old = *slot;
+        *slot = Py_NewRef(PyTuple_GET_ITEM(values, i));
+        Py_XDECREF(old);
+    }
+    return object;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -3560,6 +3645,8 @@ static PyMethodDef methods[] = {
     {"stats_nulls", stats_nulls, METH_VARARGS, stats_nulls_doc},
     {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
     {"attributes", attributes, METH_VARARGS, attributes_doc},
+    {"slot_offsets", slot_offsets, METH_VARARGS, slot_offsets_doc},
+    {"new_slotted", new_slotted, METH_VARARGS, new_slotted_doc},
     {NULL, NULL, 0, NULL},
 };
 

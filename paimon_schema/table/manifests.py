@@ -12,12 +12,14 @@ the manifests whose partition statistics it may match (`manifest_filter`).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
@@ -29,6 +31,11 @@ from paimon_schema.table.partitions import bucket_dir, partition_of
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.snapshots import Snapshot
 from paimon_schema.values.errors import FormatError
+
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:                     # built without a C compiler
+    _kernels = None  # type: ignore[assignment]
 
 __all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
            "Listing", "Manifests", "PartitionFilter", "read_avro"]
@@ -52,9 +59,11 @@ class DeletionFile:
     cardinality: int | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DataFile:
-    """One live data file of a snapshot, with what the manifests say about it."""
+    """One live data file of a snapshot, with what the manifests say about it (slots: a big
+    table's plan makes 100k of them, each a third smaller and one container, not two, for
+    the garbage collector's passes to walk)."""
 
     partition: Mapping[str, Any]      # partition column -> value
     partition_path: str               # e.g. "dt=2024-05-14/hr=1", "" when unpartitioned
@@ -374,7 +383,9 @@ class Manifests:
             data_file = decoded.files[i] or decoded.convert(i, self, schema)
             deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
             if deletion:
-                data_file = _new_data_file({**data_file.__dict__, "deletion_file": deletion})
+                data_file = _new_data_file(tuple(
+                    deletion if name == "deletion_file" else getattr(data_file, name)
+                    for name in _DATA_FILE_FIELDS))
                 size += held_bytes((data_file,))
             out.append(data_file)
         size += _REFERENCE * len(out)
@@ -470,18 +481,11 @@ class Manifests:
             names = None if names is None else tuple(names)
             stats = (minimum or b"", maximum or b"", shared.setdefault(nulls, nulls),
                      shared.setdefault(names, names))
-        data_file = object.__new__(DataFile)
-        data_file.__dict__.update({
-            "partition": place[0], "partition_path": place[1], "bucket": bucket,
-            "total_buckets": -1 if total_buckets is None else total_buckets, "file_name": name,
-            "path": external or f"{place[2]}/{name}", "file_size": file_size,
-            "row_count": row_count, "level": level, "schema_id": schema_id,
-            "min_sequence_number": min_sequence, "max_sequence_number": max_sequence,
-            "extra_files": extra, "embedded_index": embedded, "external_path": external,
-            "delete_row_count": delete_rows, "file_source": source, "first_row_id": first_row_id,
-            "write_cols": None if write_cols is None else tuple(write_cols),
-            "deletion_file": None, "value_stats": stats})
-        return data_file
+        return _new_data_file((
+            place[0], place[1], bucket, -1 if total_buckets is None else total_buckets, name,
+            external or f"{place[2]}/{name}", file_size, row_count, level, schema_id,
+            min_sequence, max_sequence, extra, embedded, external, delete_rows, source,
+            first_row_id, None if write_cols is None else tuple(write_cols), None, stats))
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -529,10 +533,16 @@ def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_
     return [value for value in live.values() if value is not _DELETED]
 
 
-def _new_data_file(values: dict[str, Any]) -> DataFile:
-    """`DataFile(**values)` at a fifth of the cost (a frozen dataclass's `__init__` sets each
-    of its 21 fields through `object.__setattr__`: 9 us a file, most of a big table's fold);
-    `values` names every field."""
-    data_file = object.__new__(DataFile)
-    data_file.__dict__.update(values)
-    return data_file
+_DATA_FILE_FIELDS = tuple(field.name for field in dataclasses.fields(DataFile))
+
+
+def _init_fields(values: tuple) -> DataFile:
+    """`DataFile(*values)`: without the C extension."""
+    return DataFile(*values)
+
+
+#: `DataFile(*values)` (`values` in field order) at a tenth of the cost: a frozen dataclass's
+#: `__init__` sets each of its 21 fields through `object.__setattr__` (most of a big table's
+#: fold); the C extension stores them straight into the slots.
+_new_data_file: Callable[[tuple], DataFile] = _init_fields if _kernels is None else partial(
+    _kernels.new_slotted, DataFile, _kernels.slot_offsets(DataFile, _DATA_FILE_FIELDS))
