@@ -15,11 +15,13 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import posixpath
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
+from operator import itemgetter
 from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
@@ -59,11 +61,14 @@ class DeletionFile:
     cardinality: int | None
 
 
-@dataclass(frozen=True, slots=True)
+#: Slots (Python 3.11 keeps weak references to them): a big table's plan makes 100k `DataFile`s,
+#: each then a third smaller and one container, not two, for the garbage collector to walk.
+_SLOTS: dict[str, Any] = {"slots": True, "weakref_slot": True} if sys.version_info >= (3, 11) else {}
+
+
+@dataclass(frozen=True, **_SLOTS)
 class DataFile:
-    """One live data file of a snapshot, with what the manifests say about it (slots: a big
-    table's plan makes 100k of them, each a third smaller and one container, not two, for
-    the garbage collector's passes to walk)."""
+    """One live data file of a snapshot, with what the manifests say about it."""
 
     partition: Mapping[str, Any]      # partition column -> value
     partition_path: str               # e.g. "dt=2024-05-14/hr=1", "" when unpartitioned
@@ -181,12 +186,12 @@ class _RecentDataFiles:
                     self.held -= self.items.pop(other)[1]
 
 
-#: What a `DataFile` holds beyond its bytes and strings (its dict, ints, tuples; measured with
-#: tracemalloc: 1.25 KiB a file of the forged tables, estimated 1.25 here).
-_FILE_OVERHEAD = 900
+#: What a `DataFile` holds beyond its bytes and strings (its slots, ints, tuples; measured
+#: with tracemalloc: ~1 KiB a file of the forged tables, with its entry's).
+_FILE_OVERHEAD = 630
 #: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7),
 #: the kind, and until the file is made its values (a tuple of 22 and what only it holds).
-#: With `_FILE_OVERHEAD`, 1.5 KiB an entry of the forged tables (tracemalloc: 1.47).
+#: With `_FILE_OVERHEAD`, within 10 % of what tracemalloc measures (`test_plan_scale`).
 _ENTRY_OVERHEAD = 200
 #: What a folded snapshot holds per file: a reference in its tuple (and one in a view).
 _REFERENCE = 8
@@ -263,9 +268,15 @@ class _Decoded:
             self.kinds: list[int] = [row[0] for row in rows]
             self.keys: list[tuple] = [(row[1], row[2], row[7], row[4], tuple(row[11]) if row[11] else (),
                                        row[12], row[13]) for row in rows]
-            size = 200 + sum(_ENTRY_OVERHEAD + len(row[4] or "") + len(row[12] or b"")
-                             + (_FILE_OVERHEAD + 100 + len(row[18] or b"") + len(row[19] or b"")
-                                if row[0] == ADD else 0) for row in rows)
+            adds = [row for row in rows if row[0] == ADD]
+            size = (200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * len(adds)
+                    + sum(map(len, filter(None, map(itemgetter(4), rows))))
+                    + sum(map(len, filter(None, map(itemgetter(12), rows))))
+                    + sum(map(len, filter(None, map(itemgetter(18), adds))))
+                    + sum(map(len, filter(None, map(itemgetter(19), adds)))))
+            if _kernels is not None:    # the collector's next pass need not walk them
+                _kernels.untrack(rows)
+                _kernels.untrack(self.keys)
         self.size = size
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
@@ -544,5 +555,6 @@ def _init_fields(values: tuple) -> DataFile:
 #: `DataFile(*values)` (`values` in field order) at a tenth of the cost: a frozen dataclass's
 #: `__init__` sets each of its 21 fields through `object.__setattr__` (most of a big table's
 #: fold); the C extension stores them straight into the slots.
-_new_data_file: Callable[[tuple], DataFile] = _init_fields if _kernels is None else partial(
-    _kernels.new_slotted, DataFile, _kernels.slot_offsets(DataFile, _DATA_FILE_FIELDS))
+_new_data_file: Callable[[tuple], DataFile] = (
+    _init_fields if _kernels is None or not _SLOTS
+    else partial(_kernels.new_slotted, DataFile, _kernels.slot_offsets(DataFile, _DATA_FILE_FIELDS)))
