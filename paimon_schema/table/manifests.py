@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import operator
 import posixpath
 import sys
 import threading
@@ -21,7 +22,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from operator import itemgetter
 from typing import Any, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
@@ -270,10 +270,10 @@ class _Decoded:
                                        row[12], row[13]) for row in rows]
             adds = [row for row in rows if row[0] == ADD]
             size = (200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * len(adds)
-                    + sum(map(len, filter(None, map(itemgetter(4), rows))))
-                    + sum(map(len, filter(None, map(itemgetter(12), rows))))
-                    + sum(map(len, filter(None, map(itemgetter(18), adds))))
-                    + sum(map(len, filter(None, map(itemgetter(19), adds)))))
+                    + sum(map(len, filter(None, map(operator.itemgetter(4), rows))))
+                    + sum(map(len, filter(None, map(operator.itemgetter(12), rows))))
+                    + sum(map(len, filter(None, map(operator.itemgetter(18), adds))))
+                    + sum(map(len, filter(None, map(operator.itemgetter(19), adds)))))
             if _kernels is not None:    # the collector's next pass need not walk them
                 _kernels.untrack(rows)
                 _kernels.untrack(self.keys)
@@ -379,14 +379,14 @@ class Manifests:
                 if partitions is None:
                     yield from zip(decoded.kinds, decoded.keys, at)
                     continue
-                for kind, fold_key, where in zip(decoded.kinds, decoded.keys, at):
-                    wanted = verdicts.get(fold_key[0])
-                    if wanted is None:
-                        wanted = verdicts[fold_key[0]] = partitions.partition(fold_key[0], schema)
-                    if wanted:
-                        yield kind, fold_key, where
-                    else:
-                        excluded[0] += 1 if kind == ADD else -1
+                # each partition's verdict once, then the entries it keeps (no Python per entry)
+                rows = list(map(_PARTITION_OF_KEY, decoded.keys))
+                for raw in set(rows).difference(verdicts):
+                    verdicts[raw] = partitions.partition(raw, schema)
+                wanted = list(map(verdicts.__getitem__, rows))
+                dropped = list(itertools.compress(decoded.kinds, map(operator.not_, wanted)))
+                excluded[0] += len(dropped) - 2 * sum(map(ADD.__ne__, dropped))
+                yield from itertools.compress(zip(decoded.kinds, decoded.keys, at), wanted)
 
         out = []
         size = 200
@@ -544,6 +544,7 @@ def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_
     return [value for value in live.values() if value is not _DELETED]
 
 
+_PARTITION_OF_KEY = operator.itemgetter(0)
 _DATA_FILE_FIELDS = tuple(field.name for field in dataclasses.fields(DataFile))
 
 
