@@ -52,6 +52,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
 
 #include "pyitems.h"
 
@@ -548,6 +549,135 @@ attributes(PyObject *Py_UNUSED(module), PyObject *args)
         }
     }
     return result;
+}
+
+/* slot_offsets, new_slotted: a plan makes a `DataFile` per live file (100k for a big table);
+ * a frozen dataclass with slots sets each field through `object.__setattr__` (~20 calls, most
+ * of the cost of making one), so its instances are made here, each slot stored directly. */
+
+PyDoc_STRVAR(slot_offsets_doc,
+"slot_offsets(cls: type, names: tuple[str, ...], /) -> tuple[int, ...]\n\n"
+"Where each named object slot of `cls` lies in its instances, for `new_slotted`.");
+
+static PyObject *
+slot_offsets(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *names;
+    if (!PyArg_ParseTuple(args, "O!O!:slot_offsets", &PyType_Type, &cls, &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(names);
+    PyObject *result = PyTuple_New(n);
+    if (result == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const char *name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(names, i));
+        if (name == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyMemberDef *member = cls->tp_members;
+        while (member != NULL && member->name != NULL && strcmp(member->name, name) != 0)
+            member++;
+        if (member == NULL || member->name == NULL || member->type != T_OBJECT_EX
+                || (member->flags & READONLY)) {
+            Py_DECREF(result);
+            return PyErr_Format(PyExc_TypeError, "%s has no object slot %s", cls->tp_name, name);
+        }
+        PyObject *offset = PyLong_FromSsize_t(member->offset);
+        if (offset == NULL) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(result, i, offset);
+    }
+    return result;
+}
+
+PyDoc_STRVAR(new_slotted_doc,
+"new_slotted(cls: type, offsets: tuple[int, ...], values: tuple, /) -> object\n\n"
+"A new instance of `cls` (not initialized) with the slot at each of `offsets`\n"
+"(`slot_offsets`) set to the value at the same place in `values`.");
+
+static PyObject *
+new_slotted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *offsets, *values;
+    if (!PyArg_ParseTuple(args, "O!O!O!:new_slotted", &PyType_Type, &cls, &PyTuple_Type, &offsets,
+                          &PyTuple_Type, &values))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(offsets);
+    if (PyTuple_GET_SIZE(values) != n) {
+        PyErr_SetString(PyExc_ValueError, "new_slotted: as many values as offsets");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i));
+        if (at == -1 && PyErr_Occurred())
+            return NULL;
+        if (at < (Py_ssize_t)sizeof(PyObject) || at % (Py_ssize_t)sizeof(PyObject *) != 0
+                || at + (Py_ssize_t)sizeof(PyObject *) > cls->tp_basicsize) {
+            PyErr_Format(PyExc_ValueError, "new_slotted: %zd is no slot of %s", at, cls->tp_name);
+            return NULL;
+        }
+    }
+    PyObject *object = cls->tp_alloc(cls, 0);
+    if (object == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject **slot = (PyObject **)((char *)object
+                                        + PyLong_AsSsize_t(PyTuple_GET_ITEM(offsets, i)));
+        PyObject *old = *slot;
+        *slot = Py_NewRef(PyTuple_GET_ITEM(values, i));
+        Py_XDECREF(old);
+    }
+    return object;
+}
+
+/* untrack: a plan decodes a big table's manifests into ~100k tuples of numbers, strings and
+ * bytes while the collector is paused; its next pass walks every one of them once (to find
+ * them atomic and untrack them: ~40 ms). Untracked here, while they are still in cache, the
+ * pass skips them. */
+
+/* Whether `tuple` holds no tracked object once its nested tuples are untracked (it is then
+ * untracked too): CPython's own rule for tuples, applied ahead of the collector. */
+static int
+untrack_tuple(PyObject *tuple, int depth)
+{
+    if (!PyObject_GC_IsTracked(tuple))
+        return 1;
+    if (depth > 8)
+        return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (PyTuple_CheckExact(item) ? !untrack_tuple(item, depth + 1)
+                                     : PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
+            return 0;
+    }
+    PyObject_GC_UnTrack(tuple);
+    return 1;
+}
+
+PyDoc_STRVAR(untrack_doc,
+"untrack(objects: list, /) -> None\n\n"
+"The tuples of `objects` (and the tuples they nest) that hold no other container, untracked\n"
+"by the garbage collector now, as its next pass would.");
+
+static PyObject *
+untrack(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *objects;
+    if (!PyArg_ParseTuple(args, "O!:untrack", &PyList_Type, &objects))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(objects);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(objects, i);
+        if (PyTuple_CheckExact(item))
+            untrack_tuple(item, 0);
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -3877,6 +4007,9 @@ static PyMethodDef methods[] = {
     {"v2_sort", v2_sort, METH_VARARGS, v2_sort_doc},
     {"v2_block_starts", v2_block_starts, METH_VARARGS, v2_block_starts_doc},
     {"v2_blocks", v2_blocks, METH_VARARGS, v2_blocks_doc},
+    {"slot_offsets", slot_offsets, METH_VARARGS, slot_offsets_doc},
+    {"new_slotted", new_slotted, METH_VARARGS, new_slotted_doc},
+    {"untrack", untrack, METH_VARARGS, untrack_doc},
     {NULL, NULL, 0, NULL},
 };
 
