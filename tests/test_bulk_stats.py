@@ -188,3 +188,13 @@ def test_without_the_c_extension_the_plan_prunes_the_same(
         for module in (bulk_stats, merge, plan):
             patch.setattr(module, "_kernels", None)
         assert pruned() == compiled
+
+
+def test_in_with_a_null_literal_selects_no_row_of_a_partition_it_misses() -> None:
+    """`dt IN (NULL)` is NULL for a known `dt`, never TRUE: the partition verdict says False, as
+    the manifests' partition statistics do (the two disagreed: a filtered listing kept
+    partitions whose manifests it skipped)."""
+    assert preds.partition_verdict(Leaf("in_", "dt", (None,)), {"dt": "2024-01-01"}) is False
+    assert preds.partition_verdict(Leaf("in_", "dt", (None, "2024-01-01")), {"dt": "2024-01-01"}) is True
+    assert preds.partition_verdict(Leaf("not_in", "dt", (None, "x")), {"dt": "2024-01-01"}) is False
+    assert preds.partition_verdict(Leaf("in_", "dt", (None,)), {"dt": None}) is False
