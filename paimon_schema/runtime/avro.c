@@ -56,6 +56,20 @@ fail(Reader *r, const char *reason, Py_ssize_t at)
     return -1;
 }
 
+/* The failure `fail` recorded, raised as ValueError((reason, offset, path)) for the caller to
+ * locate; nothing when a Python error is already set. */
+static void
+raise_failure(const Reader *r)
+{
+    if (r->reason != NULL && !PyErr_Occurred()) {
+        PyObject *err = Py_BuildValue("(snO)", r->reason, r->at, r->path);
+        if (err != NULL) {
+            PyErr_SetObject(PyExc_ValueError, err);
+            Py_DECREF(err);
+        }
+    }
+}
+
 /* A zigzag varint of at most 10 bytes. */
 static int
 read_long(Reader *r, int64_t *out)
@@ -346,13 +360,7 @@ records(PyObject *self, PyObject *args)
     goto done;
 error:
     Py_CLEAR(out);
-    if (r.reason != NULL && !PyErr_Occurred()) {
-        PyObject *err = Py_BuildValue("(snO)", r.reason, r.at, r.path);
-        if (err != NULL) {
-            PyErr_SetObject(PyExc_ValueError, err);
-            Py_DECREF(err);
-        }
-    }
+    raise_failure(&r);
 done:
     Py_XDECREF(r.path);
     PyBuffer_Release(&view);
@@ -577,13 +585,7 @@ pick(PyObject *self, PyObject *args)
     goto done;
 error:
     Py_CLEAR(out);
-    if (r.reason != NULL && !PyErr_Occurred()) {
-        PyObject *err = Py_BuildValue("(snO)", r.reason, r.at, r.path);
-        if (err != NULL) {
-            PyErr_SetObject(PyExc_ValueError, err);
-            Py_DECREF(err);
-        }
-    }
+    raise_failure(&r);
 done:
     Py_XDECREF(r.path);
     PyBuffer_Release(&view);
