@@ -42,6 +42,8 @@
  *   bytes and written into index blocks in one call each (a radix pass over 8-byte prefixes).
  * - `stats_bounds`, `stats_nulls`, `read_pass`, `attributes`: planning's passes over a
  *   snapshot's files and their statistics rows, one column of each row at a time.
+ * - `slot_offsets`, `new_slotted`, `untrack`: a plan's `DataFile`s made with their slots set
+ *   directly, and its decoded manifest rows (tuples of atomics) untracked by the collector.
  *
  * The writers' and lookups' loops run without the GIL on buffers the caller owns and keeps
  * alive (planning's passes read Python objects and hold it). The callers
