@@ -234,6 +234,12 @@ REFUSED: list[tuple[str, Callable[[], Any]]] = [
     ("DATE", lambda: np.array([5], "datetime64[ns]")),       # 5 ns is no date (nor 5 days)
     ("TIMESTAMP(3)", lambda: pa.array([dt.date(2020, 1, 1)])),
     ("TIMESTAMP(3)", lambda: np.array(["2020-01-01"], "datetime64[D]")),
+    # past int64 microseconds: numpy's unit conversions would wrap them silently
+    ("TIMESTAMP(3)", lambda: np.array([2**61, 0], "datetime64[10s]")),
+    ("TIMESTAMP(6)", lambda: np.array([0, 2**60], "datetime64[s]")),
+    ("TIMESTAMP(6)", lambda: np.array([-(2**50), 0], "datetime64[W]")),
+    ("TIMESTAMP(6)", lambda: pa.array([0, 2**60], pa.timestamp("s"))),
+    ("TIMESTAMP(6)", lambda: pd.Series(np.array([2**60, 0], "datetime64[s]"))),
     ("STRING", lambda: [1]), ("STRING", lambda: pa.array([1])), ("STRING", lambda: [b"a"]),
     ("STRING", lambda: pa.array([b"a"])), ("STRING", lambda: ["\ud800"]),
     ("STRING", lambda: np.array(["a", "\ud800"], dtype=object)),

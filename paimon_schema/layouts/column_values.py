@@ -51,6 +51,7 @@ except ImportError:             # built without a C compiler: numpy sets NULLs a
 _INTEGER_BACKED = frozenset(types.INTEGER_BOUNDS)
 #: Arrow/numpy time units per second.
 _PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
+_FINER_THAN_MICROS = frozenset({"ns", "ps", "fs", "as"})
 
 
 @dataclass(frozen=True)
@@ -369,12 +370,21 @@ def _datetime64(data_type: DataType, values: np.ndarray, valid: np.ndarray | Non
     array = raw if valid is None else _compress(raw, valid)
 
     def rows() -> list:                 # dates or datetimes, never plain ints (nanoseconds)
-        return _python_rows(values if unit == "D" else values.astype("datetime64[us]"), valid)
+        if unit == "D":
+            return _python_rows(values, valid)
+        micros = values.astype("datetime64[us]")
+        if unit not in _FINER_THAN_MICROS and (unit, step) != ("us", 1):
+            # numpy wraps a value past int64 microseconds silently: a round trip finds it
+            if ((micros.astype(values.dtype) != values) & ~np.isnat(values)).any():
+                raise SchemaError(f"a {values.dtype} value lies beyond the int64 microseconds "
+                                  f"a timestamp holds")
+        return _python_rows(micros, valid)
 
     if data_type.root == "DATE" and unit == "D" and step == 1:
         return _checked(data_type, array, valid, len(values), rows)
     if data_type.is_timestamp and unit in _PER_SECOND:
-        keys = _rescale(array * step if step != 1 else array, _PER_SECOND[unit], _key_units(data_type))
+        units = _times(array.astype(np.int64, copy=False), step)
+        keys = None if units is None else _rescale(units, _PER_SECOND[unit], _key_units(data_type))
         if keys is not None:
             return _checked(data_type, keys, valid, len(values), rows)
     return Column(data_type, len(values), rows=rows())
@@ -392,7 +402,13 @@ def _rescale(raw: np.ndarray, per_second: int, wanted: int) -> np.ndarray | None
         return raw
     if per_second > wanted:
         return raw // np.int64(per_second // wanted)
-    factor = wanted // per_second
+    return _times(raw, wanted // per_second)
+
+
+def _times(raw: np.ndarray, factor: int) -> np.ndarray | None:
+    """`raw * factor` (int64), None where it would overflow: numpy wraps silently."""
+    if factor == 1:
+        return raw
     if len(raw) and (int(raw.min()) < types.INT64_MIN // factor or int(raw.max()) > types.INT64_MAX // factor):
         return None
     return raw * np.int64(factor)
@@ -419,7 +435,13 @@ def _arrow(data_type: DataType, values: Any) -> Column:
     if pa.types.is_nested(arrow_type):
         raise SchemaError(f"unsupported Arrow type {arrow_type} for a column of type {data_type}")
     valid = _arrow_validity(values) if values.null_count else None
-    rows = values.to_pylist
+
+    def rows() -> list:
+        try:
+            return values.to_pylist()
+        except (OverflowError, ValueError) as exc:      # a temporal value past Python's range
+            raise SchemaError(f"a {arrow_type} value out of range: {exc}") from exc
+
     if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type):
         return _checked(data_type, _arrow_fixed(values, np.dtype(arrow_type.to_pandas_dtype()), valid), valid,
                         len(values), rows)
