@@ -2823,16 +2823,85 @@ slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
     }
 }
 
+/* A chunk whose part holds at most 1 / SLICE_SPARSE of its rows (a column mostly NULL, or
+ * mostly of the other sign) is sliced over the list of those rows rather than all 65536: the
+ * planes of their compacted values give each slice's rows as bits of the list, each run start
+ * is a set bit whose list predecessor is unset or not the row before it, and an array
+ * container is written from the set bits' rows. */
+#define SLICE_SPARSE 4
+
+/* The varying bits' slices of a sparse chunk: its part's `card` rows (low halves, ascending)
+ * in `rows`, their stored values in `values`; `plane` and `bits` as in `slice_chunk`, `spare`
+ * 2 * WORDS words of scratch. SLICE_OK or SLICE_NO_MEMORY. */
+POPCNT_CLONES static int
+slice_sparse(uint16_t key, const uint64_t *values, const uint16_t *rows, uint32_t card, uint64_t varying,
+             unsigned char *plane, uint64_t *bits, uint64_t *spare, slice_out_t *outs)
+{
+    size_t words = (card + 63) / 64;
+    uint64_t *adjacent = spare + WORDS, *bitset = spare;      /* bit i: rows[i] is rows[i - 1] + 1 */
+    memset(adjacent, 0, words * sizeof(uint64_t));
+    for (uint32_t i = 1; i < card; i++)
+        adjacent[i / 64] |= (uint64_t)((uint32_t)rows[i] == (uint32_t)rows[i - 1] + 1) << (i % 64);
+    memset(plane + card, 0, words * 64 - card);
+    for (int lane = 0; lane < 64; lane += 8) {
+        if (!((varying >> lane) & 0xFF))
+            continue;
+        for (uint32_t i = 0; i < card; i++)
+            plane[i] = (unsigned char)(values[i] >> lane);
+        uint32_t cards[8], dense_runs[8];
+        plane_words(plane, words, bits, cards, dense_runs);
+        for (int b = 0; b < 8; b++) {
+            if (!((varying >> (lane + b)) & 1))
+                continue;
+            const uint64_t *slice = bits + (size_t)b * WORDS;
+            uint32_t runs = 0;
+            uint64_t previous = 0;
+            for (size_t w = 0; w < words; w++) {
+                runs += (uint32_t)__builtin_popcountll(slice[w] & ~(((slice[w] << 1) | (previous >> 63)) & adjacent[w]));
+                previous = slice[w];
+            }
+            slice_out_t *out = &outs[1 + lane + b];
+            int type = dense_type(cards[b], runs);
+            if (type != ARRAY) {
+                memset(bitset, 0, WORDS * sizeof(uint64_t));
+                for (size_t w = 0; w < words; w++)
+                    for (uint64_t x = slice[w]; x; x &= x - 1) {
+                        uint32_t row = rows[w * 64 + (size_t)ctz64(x)];
+                        bitset[row >> 6] |= (uint64_t)1 << (row & 63);
+                    }
+                if (slice_container(out, key, bitset, cards[b], runs) < 0)
+                    return SLICE_NO_MEMORY;
+                continue;
+            }
+            container_t *c = &out->containers[out->n++];
+            c->first = 0;
+            c->card = cards[b];
+            c->runs = runs;
+            c->key = key;
+            c->type = ARRAY;
+            if (slice_reserve(out, 2 * (size_t)cards[b]) < 0)
+                return SLICE_NO_MEMORY;
+            unsigned char *at = out->data + out->used;
+            for (size_t w = 0; w < words; w++)
+                for (uint64_t x = slice[w]; x; x &= x - 1, at += 2)
+                    put16(at, rows[w * 64 + (size_t)ctz64(x)]);
+            out->used += 2 * (size_t)cards[b];
+        }
+    }
+    return SLICE_OK;
+}
+
 /* One chunk (rows `start` .. `start + span - 1`, the job's values from `*k` on) into `outs`. */
 POPCNT_CLONES static int
 slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k, int64_t *decoded, uint64_t *dense,
-            uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *ored,
-            Py_ssize_t *total)
+            uint64_t *ebm, uint64_t *bits, unsigned char *plane, uint16_t *rows, uint64_t *spare, slice_out_t *outs,
+            uint64_t *ored, Py_ssize_t *total)
 {
     size_t words = (span + 63) / 64;
     const uint64_t *stored = dense;                 /* each row's stored value, 0 outside the part */
     uint64_t all = UINT64_MAX, any = 0;             /* the part's stored values ANDed, ORed */
     uint32_t card = 0;
+    int sparse = 0;                                 /* the part's rows listed in `rows`, values in `decoded` */
     memset(ebm, 0, WORDS * sizeof(uint64_t));
     if (job->valid != NULL) {
         /* NULLs: the valid rows' words (8 bool bytes gathered by a multiply), their values
@@ -2859,10 +2928,12 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             return SLICE_BAD_COUNT;
         slice_load(job, *k, present, decoded);
         *k += (Py_ssize_t)present;
+        /* the part's rows and stored values, compacted in place over the loaded ones (a
+         * value is written at or before where it was read) */
         const int64_t *next = decoded;
+        uint64_t *compact = (uint64_t *)decoded;
         for (size_t w = 0; w < words; w++) {
-            uint64_t *out = dense + 64 * w, word = 0;
-            memset(out, 0, 64 * sizeof(uint64_t));
+            uint64_t word = 0;
             for (uint64_t left = ebm[w]; left; left &= left - 1) {
                 int64_t v = *next++;
                 if (job->table != NULL) {
@@ -2871,21 +2942,26 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
                         return SLICE_BAD_CODE;
                     v = job->table[at];
                 }
-                int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
-                uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-                if (in) {
-                    int j = ctz64(left);
-                    out[j] = s;
-                    word |= (uint64_t)1 << j;
-                    all &= s;
-                    any |= s;
-                }
+                uint32_t in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, mask = (uint64_t)0 - in;
+                int j = ctz64(left);
+                rows[card] = (uint16_t)(64 * w + (size_t)j);
+                compact[card] = s;
+                card += in;
+                word |= (uint64_t)in << j;
+                all &= s | ~mask;
+                any |= s & mask;
             }
             ebm[w] = word;
-            card += (uint32_t)__builtin_popcountll(word);
         }
-        for (size_t r = 0; r < span; r++)
-            plane[r] = (unsigned char)dense[r];
+        sparse = (size_t)card * SLICE_SPARSE <= span;
+        if (!sparse) {                              /* each row's stored value in place */
+            memset(dense, 0, words * 64 * sizeof(uint64_t));
+            for (uint32_t i = 0; i < card; i++)
+                dense[rows[i]] = compact[i];
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)dense[r];
+        }
     }
     else {
         if (job->num_values - *k < (Py_ssize_t)span)
@@ -2958,6 +3034,8 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         if (slice_copy_last(&outs[1 + ctz64(ones)], &outs[0]) < 0)
             return SLICE_NO_MEMORY;
     uint64_t varying = all ^ any;
+    if (sparse)
+        return slice_sparse(key, (const uint64_t *)decoded, rows, card, varying, plane, bits, spare, outs);
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
@@ -2990,15 +3068,18 @@ slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *ored, Py_ssize
     uint64_t *ebm = PyMem_RawMalloc(WORDS * sizeof(uint64_t));
     uint64_t *bits = PyMem_RawMalloc(8 * WORDS * sizeof(uint64_t));
     unsigned char *plane = PyMem_RawMalloc(CHUNK_ROWS);
+    uint16_t *rows16 = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint16_t));
+    uint64_t *spare = PyMem_RawMalloc(2 * WORDS * sizeof(uint64_t));
     int status = SLICE_NO_MEMORY;
     Py_ssize_t k = 0, total = 0;
     uint64_t any = 0;
-    if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
+    if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL || rows16 == NULL
+            || spare == NULL)
         goto done;
     status = SLICE_OK;
     for (Py_ssize_t start = 0; start < job->num_rows && status == SLICE_OK; start += CHUNK_ROWS) {
         size_t span = (size_t)(job->num_rows - start < CHUNK_ROWS ? job->num_rows - start : CHUNK_ROWS);
-        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, outs, &any, &total);
+        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, rows16, spare, outs, &any, &total);
     }
     if (status == SLICE_OK && k != job->num_values)
         status = SLICE_BAD_COUNT;
@@ -3010,6 +3091,8 @@ done:
     PyMem_RawFree(ebm);
     PyMem_RawFree(bits);
     PyMem_RawFree(plane);
+    PyMem_RawFree(rows16);
+    PyMem_RawFree(spare);
     return status;
 }
 
