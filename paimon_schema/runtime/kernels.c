@@ -2831,11 +2831,11 @@ slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
 #define SLICE_SPARSE 4
 
 /* The varying bits' slices of a sparse chunk: its part's `card` rows (low halves, ascending)
- * in `rows`, their stored values in `values`; `plane` and `bits` as in `slice_chunk`, `spare`
+ * in `rows` and set in `ebm`, their stored values in `values`; `plane` and `bits` as in `slice_chunk`, `spare`
  * 2 * WORDS words of scratch. SLICE_OK or SLICE_NO_MEMORY. */
 POPCNT_CLONES static int
-slice_sparse(uint16_t key, const uint64_t *values, const uint16_t *rows, uint32_t card, uint64_t varying,
-             unsigned char *plane, uint64_t *bits, uint64_t *spare, slice_out_t *outs)
+slice_sparse(uint16_t key, const uint64_t *ebm, const uint64_t *values, const uint16_t *rows, uint32_t card,
+             uint64_t varying, unsigned char *plane, uint64_t *bits, uint64_t *spare, slice_out_t *outs)
 {
     size_t words = (card + 63) / 64;
     uint64_t *adjacent = spare + WORDS, *bitset = spare;      /* bit i: rows[i] is rows[i - 1] + 1 */
@@ -2863,12 +2863,28 @@ slice_sparse(uint16_t key, const uint64_t *values, const uint16_t *rows, uint32_
             slice_out_t *out = &outs[1 + lane + b];
             int type = dense_type(cards[b], runs);
             if (type != ARRAY) {
-                memset(bitset, 0, WORDS * sizeof(uint64_t));
-                for (size_t w = 0; w < words; w++)
-                    for (uint64_t x = slice[w]; x; x &= x - 1) {
+                /* the slice's rows set in an empty bitset, or (when they are most of the
+                 * part's) the others cleared from the existence bitset: a word's bits
+                 * gathered in a register, stored as they grow (the rows ascend) */
+                int most = 2 * cards[b] > card;
+                uint64_t flip = most ? UINT64_MAX : 0, gathered = 0;
+                uint32_t at = UINT32_MAX;
+                if (most)
+                    memcpy(bitset, ebm, WORDS * sizeof(uint64_t));
+                else
+                    memset(bitset, 0, WORDS * sizeof(uint64_t));
+                for (size_t w = 0; w < words; w++) {
+                    uint64_t x = slice[w] ^ flip;
+                    if (w == words - 1 && card % 64)
+                        x &= ((uint64_t)1 << (card % 64)) - 1;
+                    for (; x; x &= x - 1) {
                         uint32_t row = rows[w * 64 + (size_t)ctz64(x)];
-                        bitset[row >> 6] |= (uint64_t)1 << (row & 63);
+                        uint64_t bit = (uint64_t)1 << (row & 63);
+                        gathered = (row >> 6 == at ? gathered : 0) | bit;
+                        at = row >> 6;
+                        bitset[at] = most ? ebm[at] & ~gathered : gathered;
                     }
+                }
                 if (slice_container(out, key, bitset, cards[b], runs) < 0)
                     return SLICE_NO_MEMORY;
                 continue;
@@ -3035,7 +3051,7 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             return SLICE_NO_MEMORY;
     uint64_t varying = all ^ any;
     if (sparse)
-        return slice_sparse(key, (const uint64_t *)decoded, rows, card, varying, plane, bits, spare, outs);
+        return slice_sparse(key, ebm, (const uint64_t *)decoded, rows, card, varying, plane, bits, spare, outs);
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
