@@ -114,8 +114,8 @@ def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
 
 
 #: Non-null rows of a container (65536 rows) at the compiled bit slicing's edges: none, one,
-#: an array container's limit (4096) +- 1, the row-list limit (a quarter: 16384) +- 1, all.
-CONTAINER_FILLS = (0, 1, 2, 4095, 4096, 4097, 16383, 16384, 16385, 65535, 65536)
+#: an array container's limit (4096) +- 1, the row-list limit (an eighth: 8192) +- 1, all.
+CONTAINER_FILLS = (0, 1, 2, 4095, 4096, 4097, 8191, 8192, 8193, 16384, 65535, 65536)
 
 
 @st.composite

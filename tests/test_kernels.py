@@ -254,10 +254,10 @@ _WIDE = np.random.default_rng(7).integers(-2**40, 2**40, 2 * 65536 + 40_010)
 @example(((_WIDE >> 12).astype(np.int32) | -2**31, None), -1, None)    # transposed from the decoded values
 def test_column_slices_of_containers_at_the_edges_equal_the_numpy_path(
         column: tuple[np.ndarray, np.ndarray | None], sign: Any, count: int | None) -> None:
-    """The compiled slicing's paths (a container's part listed when it holds a quarter of the
-    rows or fewer, scanned byte plane by byte plane, or transposed 16 rows at a time when 3 or
+    """The compiled slicing's paths (a container's part listed when an eighth of its rows or
+    fewer are non-null, scanned byte plane by byte plane, or transposed 16 rows at a time when 3 or
     more bytes vary; a container of one sign taken whole or skipped) equal `reference_slices`
-    on containers of 0, 1, 4096 +- 1, 16384 +- 1 and all non-null rows, of one sign or both."""
+    on containers of 0, 1, 4096 +- 1, 8192 +- 1 and all non-null rows, of one sign or both."""
     present, valid = column
     table = None
     if sign == "table":
@@ -278,7 +278,7 @@ def test_column_slices_of_containers_at_the_edges_equal_the_numpy_path(
 def test_column_slices_of_a_mostly_null_column_refuse_bad_codes_and_counts() -> None:
     """A container of few non-null rows (sliced from their list) is checked as any other."""
     valid = np.zeros(70_000, bool)
-    valid[::100] = True                     # 700 non-null rows: the first container is listed
+    valid[::100] = True                     # 700 non-null rows: both containers are listed
     codes = np.zeros(int(valid.sum()), np.int32)
     table = np.arange(2, dtype=np.int64)
     codes[5] = 2

@@ -2823,16 +2823,16 @@ slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
     }
 }
 
-/* A chunk whose part holds at most 1 / SLICE_SPARSE of its rows (a column mostly NULL, or
- * mostly of the other sign) is sliced over the list of those rows rather than all 65536: the
- * planes of their compacted values give each slice's rows as bits of the list, each run start
- * is a set bit whose list predecessor is unset or not the row before it, and an array
- * container is written from the set bits' rows. */
-#define SLICE_SPARSE 4
+/* A chunk of which at most 1 / SLICE_SPARSE of the rows are non-null (a column mostly NULL)
+ * is sliced over the list of its part's rows rather than all 65536: the planes of their
+ * compacted values give each slice's rows as bits of the list, a run start is a set bit whose
+ * list predecessor is unset or not the row before it, and an array container is written from
+ * the set bits' rows. */
+#define SLICE_SPARSE 8
 
 /* The varying bits' slices of a sparse chunk: its part's `card` rows (low halves, ascending)
- * in `rows` and set in `ebm`, their stored values in `values`; `plane` and `bits` as in `slice_chunk`, `spare`
- * 2 * WORDS words of scratch. SLICE_OK or SLICE_NO_MEMORY. */
+ * in `rows` and set in `ebm`, their stored values in `values`; `plane` and `bits` as in
+ * `slice_chunk`, `spare` 2 * WORDS words of scratch. SLICE_OK or SLICE_NO_MEMORY. */
 POPCNT_CLONES static int
 slice_sparse(uint16_t key, const uint64_t *ebm, const uint64_t *values, const uint16_t *rows, uint32_t card,
              uint64_t varying, unsigned char *plane, uint64_t *bits, uint64_t *spare, slice_out_t *outs)
@@ -3033,37 +3033,60 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             return SLICE_BAD_COUNT;
         slice_load(job, *k, present, decoded);
         *k += (Py_ssize_t)present;
-        /* the part's rows and stored values, compacted in place over the loaded ones (a
-         * value is written at or before where it was read) */
         const int64_t *next = decoded;
-        uint64_t *compact = (uint64_t *)decoded;
-        for (size_t w = 0; w < words; w++) {
-            uint64_t word = 0;
-            for (uint64_t left = ebm[w]; left; left &= left - 1) {
-                int64_t v = *next++;
-                if (job->table != NULL) {
-                    uint64_t at = (uint64_t)v - (uint64_t)job->offset;
-                    if (at >= (uint64_t)job->table_size)
-                        return SLICE_BAD_CODE;
-                    v = job->table[at];
+        sparse = present * SLICE_SPARSE <= span;
+        if (sparse) {
+            /* the part's rows and stored values listed, compacted in place over the loaded
+             * ones (a value is written at or before where it was read) */
+            uint64_t *compact = (uint64_t *)decoded;
+            for (size_t w = 0; w < words; w++) {
+                uint64_t word = 0;
+                for (uint64_t left = ebm[w]; left; left &= left - 1) {
+                    int64_t v = *next++;
+                    if (job->table != NULL) {
+                        uint64_t at = (uint64_t)v - (uint64_t)job->offset;
+                        if (at >= (uint64_t)job->table_size)
+                            return SLICE_BAD_CODE;
+                        v = job->table[at];
+                    }
+                    uint32_t in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                    uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, mask = (uint64_t)0 - in;
+                    int j = ctz64(left);
+                    rows[card] = (uint16_t)(64 * w + (size_t)j);
+                    compact[card] = s;
+                    card += in;
+                    word |= (uint64_t)in << j;
+                    all &= s | ~mask;
+                    any |= s & mask;
                 }
-                uint32_t in = job->sign == 0 || (job->sign > 0) == (v >= 0);
-                uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, mask = (uint64_t)0 - in;
-                int j = ctz64(left);
-                rows[card] = (uint16_t)(64 * w + (size_t)j);
-                compact[card] = s;
-                card += in;
-                word |= (uint64_t)in << j;
-                all &= s | ~mask;
-                any |= s & mask;
+                ebm[w] = word;
             }
-            ebm[w] = word;
         }
-        sparse = (size_t)card * SLICE_SPARSE <= span;
-        if (!sparse) {                              /* each row's stored value in place */
-            memset(dense, 0, words * 64 * sizeof(uint64_t));
-            for (uint32_t i = 0; i < card; i++)
-                dense[rows[i]] = compact[i];
+        else {
+            for (size_t w = 0; w < words; w++) {
+                uint64_t *out = dense + 64 * w, word = 0;
+                memset(out, 0, 64 * sizeof(uint64_t));
+                for (uint64_t left = ebm[w]; left; left &= left - 1) {
+                    int64_t v = *next++;
+                    if (job->table != NULL) {
+                        uint64_t at = (uint64_t)v - (uint64_t)job->offset;
+                        if (at >= (uint64_t)job->table_size)
+                            return SLICE_BAD_CODE;
+                        v = job->table[at];
+                    }
+                    int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                    uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+                    if (in) {
+                        int j = ctz64(left);
+                        out[j] = s;
+                        word |= (uint64_t)1 << j;
+                        all &= s;
+                        any |= s;
+                    }
+                }
+                ebm[w] = word;
+                card += (uint32_t)__builtin_popcountll(word);
+            }
             for (size_t r = 0; r < span; r++)
                 plane[r] = (unsigned char)dense[r];
         }
