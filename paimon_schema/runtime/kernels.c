@@ -2915,13 +2915,15 @@ slice_sparse(uint16_t key, const uint64_t *ebm, const uint64_t *values, const ui
 #define SLICE_TRANSPOSE 1
 #define SLICE_STRIDE (WORDS + 8)       /* a slice's words apart: not all in one cache set */
 
-/* Lane L of `y`: byte L of the 16 values at `values`, in row order. */
+/* Lane L of `y`: byte L of the 16 values at `values` (`negated`: of their negations), in row order. */
 static inline void
-transpose16(const uint64_t *values, __m128i *y)
+transpose16(const uint64_t *values, int negated, __m128i *y)
 {
     __m128i p[8], q[8], r[8];
     for (int i = 0; i < 8; i++) {       /* 16-bit word L: byte L of rows 2i, 2i + 1 */
         __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(values + 2 * i));
+        if (negated)
+            v = _mm_sub_epi64(_mm_setzero_si128(), v);
         p[i] = _mm_unpacklo_epi8(v, _mm_unpackhi_epi64(v, v));
     }
     for (int i = 0; i < 4; i++) {       /* 32-bit word: a lane's byte of 4 rows */
@@ -2940,11 +2942,11 @@ transpose16(const uint64_t *values, __m128i *y)
     }
 }
 
-/* The varying bits' slices of a dense chunk from `stored` (`span` values; the rows after them
- * are 0), through `bits` (64 * SLICE_STRIDE words: slice i's words at i * SLICE_STRIDE). SLICE_OK or
+/* The varying bits' slices of a dense chunk from `stored` (`span` values, or their negations
+ * if `negated`; the rows after them are 0), through `bits` (64 * SLICE_STRIDE words: slice i's words at i * SLICE_STRIDE). SLICE_OK or
  * SLICE_NO_MEMORY. */
 POPCNT_CLONES static int
-slice_transposed(uint16_t key, const uint64_t *stored, size_t span, uint64_t varying, uint64_t *bits,
+slice_transposed(uint16_t key, const uint64_t *stored, size_t span, int negated, uint64_t varying, uint64_t *bits,
                  slice_out_t *outs)
 {
     size_t words = (span + 63) / 64;
@@ -2962,7 +2964,7 @@ slice_transposed(uint16_t key, const uint64_t *stored, size_t span, uint64_t var
                     memcpy(tail, at, (span - first) * sizeof(uint64_t));
                 at = tail;
             }
-            transpose16(at, y[g]);
+            transpose16(at, negated, y[g]);
         }
         for (int lane = 0; lane < 8; lane++) {
             if (!((varying >> (8 * lane)) & 0xFF))
@@ -3007,6 +3009,8 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
     uint64_t all = UINT64_MAX, any = 0;             /* the part's stored values ANDed, ORed */
     uint32_t card = 0;
     int sparse = 0;                                 /* the part's rows listed in `rows`, values in `decoded` */
+    const uint64_t *direct = NULL;                  /* or each row's value, as it is (or `negated`) */
+    int negated = 0, lane0 = 0;                     /* lane0: `plane` holds the stored values' low bytes */
     memset(ebm, 0, WORDS * sizeof(uint64_t));
     if (job->valid != NULL) {
         /* NULLs: the valid rows' words (8 bool bytes gathered by a multiply), their values
@@ -3089,6 +3093,7 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             }
             for (size_t r = 0; r < span; r++)
                 plane[r] = (unsigned char)dense[r];
+            lane0 = 1;
         }
     }
     else {
@@ -3101,30 +3106,32 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
             slice_load(job, *k, span, decoded);
         *k += (Py_ssize_t)span;
         int whole = job->sign == 0;                 /* every row in the part */
-        if (job->sign != 0) {                       /* a part of one sign: its rows all or none? */
-            uint64_t both = UINT64_MAX, either = 0;
-            for (size_t r = 0; r < span && (int64_t)(~both & either) >= 0; r += 256) {     /* until mixed */
+        if (job->sign != 0) {
+            /* a part of one sign: its rows all (their stored values ANDed and ORed on the
+             * way), none, or some (found at the first block of both signs) */
+            uint64_t both = UINT64_MAX, either = 0, and_ = UINT64_MAX, or_ = 0;
+            uint64_t negate = job->sign < 0 ? UINT64_MAX : 0;
+            for (size_t r = 0; r < span && (int64_t)(~both & either) >= 0; r += 256) {
                 size_t end = span - r < 256 ? span : r + 256;
                 for (size_t i = r; i < end; i++) {
-                    both &= (uint64_t)values[i];
-                    either |= (uint64_t)values[i];
+                    uint64_t v = (uint64_t)values[i], s = (v ^ negate) - negate;
+                    both &= v;
+                    either |= v;
+                    and_ &= s;
+                    or_ |= s;
                 }
             }
-            if ((job->sign > 0 && (int64_t)either >= 0) || (job->sign < 0 && (int64_t)both < 0))
+            if ((job->sign > 0 && (int64_t)either >= 0) || (job->sign < 0 && (int64_t)both < 0)) {
                 whole = 1;
+                all = and_;
+                any = or_;
+                direct = (const uint64_t *)values;
+                negated = job->sign < 0;
+            }
             else if ((job->sign > 0 && (int64_t)both < 0) || (job->sign < 0 && (int64_t)either >= 0))
                 return SLICE_OK;                    /* no row of the part */
         }
-        if (whole && job->sign < 0) {
-            for (size_t r = 0; r < span; r++) {
-                uint64_t s = (uint64_t)0 - (uint64_t)values[r];
-                dense[r] = s;
-                all &= s;
-                any |= s;
-                plane[r] = (unsigned char)s;
-            }
-        }
-        else if (whole && job->sign == 0 && job->table != NULL) {
+        else if (job->table != NULL) {
             for (size_t r = 0; r < span; r++) {
                 uint64_t at = (uint64_t)values[r] - (uint64_t)job->offset;
                 if (at >= (uint64_t)job->table_size)
@@ -3135,14 +3142,14 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
                 any |= s;
                 plane[r] = (unsigned char)s;
             }
+            lane0 = 1;
         }
-        else if (whole) {
-            stored = (const uint64_t *)values;
+        else {
+            direct = (const uint64_t *)values;
             for (size_t r = 0; r < span; r++) {
                 uint64_t s = (uint64_t)values[r];
                 all &= s;
                 any |= s;
-                plane[r] = (unsigned char)s;
             }
         }
         if (whole) {
@@ -3170,6 +3177,7 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
                 ebm[w] = word >> (64 - rows);
                 card += (uint32_t)__builtin_popcountll(ebm[w]);
             }
+            lane0 = 1;
         }
     }
     if (!card)
@@ -3193,12 +3201,22 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
     for (int lane = 0; lane < 64; lane += 8)
         lanes += ((varying >> lane) & 0xFF) != 0;
     if (lanes >= 3)
-        return slice_transposed(key, stored, span, varying, bits, outs);
+        return slice_transposed(key, direct != NULL ? direct : stored, span, direct != NULL && negated, varying,
+                                bits, outs);
 #endif
+    if (direct != NULL && negated) {                       /* the stored values, for the planes */
+        for (size_t r = 0; r < span; r++) {
+            dense[r] = (uint64_t)0 - direct[r];
+            plane[r] = (unsigned char)dense[r];
+        }
+        lane0 = 1;
+    }
+    else if (direct != NULL)
+        stored = direct;
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
-        if (lane)                                           /* lane 0: filled above */
+        if (lane || !lane0)                                 /* lane 0: filled above, if it was */
             for (size_t r = 0; r < span; r++)
                 plane[r] = (unsigned char)(stored[r] >> lane);
         memset(plane + span, 0, words * 64 - span);
