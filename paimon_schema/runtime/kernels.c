@@ -17,9 +17,10 @@
  *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
  *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
  * - `column_slices`: a bit-sliced index (a BSI part, range-bitmap codes) straight from the
- *   column, a container's rows at a time, slicing only the bits that vary in each: no row
- *   list, no pass per slice; `value_presence`: which values of a small span occur (the
- *   range-bitmap dictionary of such a column with no hash or sort).
+ *   column, a container's rows at a time, slicing only the bits that vary in each (a mostly
+ *   NULL container over the list of its rows): no pass per slice; `value_presence`: which
+ *   values of a small span occur (the range-bitmap dictionary of such a column with no hash
+ *   or sort).
  * - `compress`, `split_rows`: a column's NULL rows set aside without a branch per row.
  * - `xxh64_each`, `xxh64_items`, `xxh64_offsets`: the bloom filter's hash of strings and binaries
  *   (distinct ones, a list's, an Arrow array's), with no Python call or object each.
@@ -2604,9 +2605,12 @@ done:
  * are sliced (a bit every row holds copies the existence container, a bit none holds is
  * empty: a column of few or clustered values has a handful), a byte of them at a time: that
  * byte of each row into a plane, 16 rows' bits of it by a movemask each (SSE2; elsewhere a
- * multiply gathers 8 rows' bits). Each bitmap's containers are written as they are found;
- * the headers, which need every container's size, at the end. No row list, no pass per
- * slice over the column. The chunk's loops are cloned for CPUs with POPCNT (GCC on x86-64
+ * multiply gathers 8 rows' bits); where 3 bytes or more vary, all bytes of 16 rows at once by
+ * a transpose in registers (`slice_transposed`). A chunk wholly of the part's sign is read as
+ * it is (negated in the registers), one with no row of it skipped; a chunk at most an eighth
+ * non-null (a column mostly NULL) is sliced over the list of its rows (`slice_sparse`).
+ * Each bitmap's containers are written as they are found; the headers, which need every
+ * container's size, at the end. No pass per slice over the column. The chunk's loops are cloned for CPUs with POPCNT (GCC on x86-64
  * Linux; a wheel cannot assume it): counting bits is most of typing a container. */
 
 #if defined(__SSE2__) || defined(_M_X64)
