@@ -2631,6 +2631,8 @@ typedef struct {
     unsigned char *data;        /* the containers' data, back to back */
     size_t used, capacity;
     int has_runs;
+    size_t chunks;              /* the column's chunks: the first container's size times
+                                 * them is the data's likely size (no copy growing to it) */
 } slice_out_t;
 
 /* Room for `bytes` more data in `out`: 0, or -1 without memory. */
@@ -2639,7 +2641,7 @@ slice_reserve(slice_out_t *out, size_t bytes)
 {
     if (out->capacity - out->used >= bytes)
         return 0;
-    size_t grown = out->capacity ? out->capacity : 16384;
+    size_t grown = out->capacity ? out->capacity : bytes * out->chunks > 16384 ? bytes * out->chunks : 16384;
     while (grown - out->used < bytes)
         grown *= 2;
     unsigned char *larger = PyMem_RawRealloc(out->data, grown);
@@ -3373,6 +3375,7 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     size_t chunks = (size_t)((job.num_rows + CHUNK_ROWS - 1) / CHUNK_ROWS);
     for (int i = 0; i <= job.slices; i++) {
         outs[i].containers = PyMem_RawMalloc((chunks ? chunks : 1) * sizeof(container_t));
+        outs[i].chunks = chunks;
         if (outs[i].containers == NULL) {
             PyErr_NoMemory();
             goto done;
