@@ -3210,19 +3210,15 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         return slice_transposed(key, direct != NULL ? direct : stored, span, direct != NULL && negated, varying,
                                 bits, outs);
 #endif
-    if (direct != NULL && negated) {                       /* the stored values, for the planes */
-        for (size_t r = 0; r < span; r++) {
-            dense[r] = (uint64_t)0 - direct[r];
-            plane[r] = (unsigned char)dense[r];
-        }
-        lane0 = 1;
-    }
-    else if (direct != NULL)
+    if (direct != NULL && !negated)
         stored = direct;
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
-        if (lane || !lane0)                                 /* lane 0: filled above, if it was */
+        if (direct != NULL && negated)                      /* the stored values: the negations */
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)(((uint64_t)0 - direct[r]) >> lane);
+        else if (lane || !lane0)                            /* lane 0: filled above, if it was */
             for (size_t r = 0; r < span; r++)
                 plane[r] = (unsigned char)(stored[r] >> lane);
         memset(plane + span, 0, words * 64 - span);
