@@ -2632,7 +2632,8 @@ typedef struct {
     size_t used, capacity;
     int has_runs;
     size_t chunks;              /* the column's chunks: the first container's size times
-                                 * them is the data's likely size (no copy growing to it) */
+                                 * them (up to 4 MiB) is the data's likely size (no copy
+                                 * growing to it) */
 } slice_out_t;
 
 /* Room for `bytes` more data in `out`: 0, or -1 without memory. */
@@ -2641,7 +2642,8 @@ slice_reserve(slice_out_t *out, size_t bytes)
 {
     if (out->capacity - out->used >= bytes)
         return 0;
-    size_t grown = out->capacity ? out->capacity : bytes * out->chunks > 16384 ? bytes * out->chunks : 16384;
+    size_t guess = bytes * out->chunks < ((size_t)1 << 22) ? bytes * out->chunks : (size_t)1 << 22;
+    size_t grown = out->capacity ? out->capacity : guess > 16384 ? guess : 16384;
     while (grown - out->used < bytes)
         grown *= 2;
     unsigned char *larger = PyMem_RawRealloc(out->data, grown);
