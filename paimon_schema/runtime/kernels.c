@@ -2865,7 +2865,8 @@ slice_sparse(uint16_t key, const uint64_t *ebm, const uint64_t *values, const ui
             uint32_t runs = 0;
             uint64_t previous = 0;
             for (size_t w = 0; w < words; w++) {
-                runs += (uint32_t)__builtin_popcountll(slice[w] & ~(((slice[w] << 1) | (previous >> 63)) & adjacent[w]));
+                uint64_t follows = ((slice[w] << 1) | (previous >> 63)) & adjacent[w];   /* its row before set */
+                runs += (uint32_t)__builtin_popcountll(slice[w] & ~follows);
                 previous = slice[w];
             }
             slice_out_t *out = &outs[1 + lane + b];
@@ -2951,11 +2952,11 @@ transpose16(const uint64_t *values, int negated, __m128i *y)
 }
 
 /* The varying bits' slices of a dense chunk from `stored` (`span` values, or their negations
- * if `negated`; the rows after them are 0), through `bits` (64 * SLICE_STRIDE words: slice i's words at i * SLICE_STRIDE). SLICE_OK or
- * SLICE_NO_MEMORY. */
+ * if `negated`; the rows after them are 0), through `bits` (64 * SLICE_STRIDE words: slice
+ * i's words at i * SLICE_STRIDE). SLICE_OK or SLICE_NO_MEMORY. */
 POPCNT_CLONES static int
-slice_transposed(uint16_t key, const uint64_t *stored, size_t span, int negated, uint64_t varying, uint64_t *bits,
-                 slice_out_t *outs)
+slice_transposed(uint16_t key, const uint64_t *stored, size_t span, int negated, uint64_t varying,
+                 uint64_t *bits, slice_out_t *outs)
 {
     size_t words = (span + 63) / 64;
     uint32_t cards[64] = {0}, runs[64] = {0};
