@@ -7,7 +7,9 @@ non-BMP strings); and the whole range of the type. `columns(values)` draws whole
 such values: a small pool of keys repeated over the rows, with none, some or only NULLs
 (test_strategies.py checks they do draw NaN, -0.0, repeated keys and NULLs);
 `shaped_columns()` draws whole columns in the shapes tables hold (sorted, cyclic, clustered,
-skewed, ...), for the bulk writers; `mostly_null_lists(items)` long lists of mostly None, for
+skewed, ...), for the bulk writers; `sliced_columns()` integer columns whose containers' row
+counts, placement, signs and varying bits sit at the edges of the compiled bit slicing;
+`mostly_null_lists(items)` long lists of mostly None, for
 the compiled passes that set NULLs aside a block of rows at a time; `partition_filters` draws
 scan filters over a partition column and others, for planning. `stats_files()` draws data
 files with manifest statistics as planning meets them (schema evolution, NULLs, damage) and
@@ -109,6 +111,52 @@ def shaped_columns(max_rows: int = 200_000) -> st.SearchStrategy:
                      st.integers(0, 300) | st.integers(60_000, max_rows),
                      st.sampled_from([1, 2, 3, 10, 100, 1000]) | st.integers(1, 100_000),
                      st.integers(0, 2**32 - 1))
+
+
+#: Non-null rows of a container (65536 rows) at the compiled bit slicing's edges: none, one,
+#: an array container's limit (4096) +- 1, the row-list limit (an eighth: 8192) +- 1, all.
+CONTAINER_FILLS = (0, 1, 2, 4095, 4096, 4097, 8191, 8192, 8193, 16384, 65535, 65536)
+
+
+@st.composite
+def sliced_columns(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray | None]:
+    """(values, validity or None) for a bit-sliced index: one to three containers of rows (the
+    last one full or short), each with a drawn count of non-null rows (`CONTAINER_FILLS`)
+    at random rows or in one run, its values of one sign or both; values of 1 to 63 bits
+    (so 1 to 8 bytes of them vary), random, sorted or a few repeated, in the narrowest
+    integer dtype that holds them or a wider one."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    containers = draw(st.integers(1, 3))
+    last = draw(st.sampled_from([65536, 1, 17, 40_001, 40_010]))
+    nullable = draw(st.booleans())
+    valid_parts, sign_parts = [], []
+    for c in range(containers):
+        span = 65536 if c < containers - 1 else last
+        fill = min(span, draw(st.sampled_from(CONTAINER_FILLS))) if nullable else span
+        rows = np.zeros(span, bool)
+        if draw(st.booleans()):
+            first = int(rng.integers(0, span - fill + 1))
+            rows[first:first + fill] = True
+        else:
+            rows[rng.choice(span, fill, replace=False)] = True
+        valid_parts.append(rows)
+        signs = draw(st.sampled_from(["positive", "negative", "both"]))
+        sign_parts.append(np.full(fill, 1) if signs == "positive" else np.full(fill, -1) if signs == "negative"
+                          else rng.choice([-1, 1], fill))
+    valid = np.concatenate(valid_parts)
+    bits = draw(st.integers(1, 63))
+    count = int(valid.sum())
+    layout = draw(st.sampled_from(["random", "sorted", "few"]))
+    if layout == "few":
+        magnitudes = rng.integers(0, 2**bits, 5, dtype=np.int64)[rng.integers(0, 5, count)]
+    else:
+        magnitudes = rng.integers(0, 2**bits, count, dtype=np.int64)
+        if layout == "sorted":
+            magnitudes.sort()
+    values = magnitudes * np.concatenate(sign_parts).astype(np.int64)
+    dtype = draw(st.sampled_from([d for d in (np.int8, np.int16, np.int32, np.int64)
+                                  if bits < 8 * np.dtype(d).itemsize]))
+    return values.astype(dtype), valid if nullable else None
 
 
 def string_key_sets(max_keys: int = 120) -> st.SearchStrategy[list[str]]:

@@ -21,7 +21,7 @@ from paimon_schema.layouts import column_values, paimon_common, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import mostly_null_lists, shaped_column, shaped_columns, string_key_sets
+from tests.strategies import mostly_null_lists, shaped_column, shaped_columns, sliced_columns, string_key_sets
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -243,6 +243,54 @@ def test_column_slices_equal_the_numpy_path(column: tuple[str, np.ndarray, np.nd
     assert compiled.ebm == reference.ebm and compiled.slices == reference.slices
     assert compiled.lengths.tolist() == reference.lengths.tolist()
     assert compiled.rows == reference.rows
+
+
+_WIDE = np.random.default_rng(7).integers(-2**40, 2**40, 2 * 65536 + 40_010)
+
+
+@settings(max_examples=60, deadline=None)
+@given(sliced_columns(), st.sampled_from([1, -1, 0, "table"]), st.sampled_from([None, 3, 64]))
+@example((_WIDE, None), 0, None)                                # transposed in place, a short last container
+@example(((_WIDE >> 12).astype(np.int32) | -2**31, None), -1, None)    # transposed from the decoded values
+def test_column_slices_of_containers_at_the_edges_equal_the_numpy_path(
+        column: tuple[np.ndarray, np.ndarray | None], sign: Any, count: int | None) -> None:
+    """The compiled slicing's paths (a container's part listed when an eighth of its rows or
+    fewer are non-null, scanned byte plane by byte plane, or transposed 16 rows at a time when 3 or
+    more bytes vary; a container of one sign taken whole or skipped) equal `reference_slices`
+    on containers of 0, 1, 4096 +- 1, 8192 +- 1 and all non-null rows, of one sign or both."""
+    present, valid = column
+    table = None
+    if sign == "table":
+        distinct, inner = np.unique(present, return_inverse=True)
+        table = np.random.default_rng(len(distinct)).permutation(len(distinct)).astype(np.int64) << 20
+        present, sign = inner.ravel().astype(np.int32), 0
+    elif sign == 0:
+        present = np.abs(present)
+    if sign == 0 and count is None:
+        count = 64
+    compiled = roaring_writer.column_slices(present, valid, table=table, sign=sign, count=count)
+    reference = roaring_writer.reference_slices(present, valid, table=table, sign=sign, count=count)
+    assert compiled.ebm == reference.ebm and compiled.slices == reference.slices
+    assert compiled.lengths.tolist() == reference.lengths.tolist()
+    assert compiled.rows == reference.rows
+
+
+def test_column_slices_of_a_mostly_null_column_refuse_bad_codes_and_counts() -> None:
+    """A container of few non-null rows (sliced from their list) is checked as any other."""
+    valid = np.zeros(70_000, bool)
+    valid[::100] = True                     # 700 non-null rows: both containers are listed
+    codes = np.zeros(int(valid.sum()), np.int32)
+    table = np.arange(2, dtype=np.int64)
+    codes[5] = 2
+    with pytest.raises(ValueError, match="outside the table"):
+        kernel._kernels.column_slices(codes, 4, valid, table, 0, 0, 2)
+    codes[5] = -1
+    with pytest.raises(ValueError, match="outside the table"):
+        kernel._kernels.column_slices(codes, 4, valid, table, 0, 0, 2)
+    longs = np.arange(int(valid.sum()), dtype=np.int64)
+    for values in (longs[:-1], longs[:600], np.append(longs, 7)):
+        with pytest.raises(ValueError, match="one value per valid row"):
+            kernel._kernels.column_slices(values, 8, valid, None, 0, 1, -1)
 
 
 def test_column_slices_refuse_codes_outside_the_table_and_short_values() -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import random
 import struct
 import time
 import tracemalloc
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 from fixture_catalog import CONTAINERS
-from hypothesis import example, given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from pyroaring import BitMap
 
@@ -30,9 +31,11 @@ import paimon_schema as ps
 from paimon_schema.generated.range_bitmap import RangeBitmap
 from paimon_schema.layouts.paimon_common import KeyKind, range_bitmap_keys
 from paimon_schema.layouts.range_bitmap import RangeBitmapIndexReader, build_range_bitmap
+from paimon_schema.layouts.range_bitmap import writer as range_bitmap_writer
 from paimon_schema.runtime import kaitai as parsing
 from paimon_schema.layouts.registry import open_index
 from paimon_schema.values.results import IndexResult
+from tests.strategies import string_key_sets
 
 # ---------------------------------------------------------------------------------------------
 # A writer from the spec (formats/range_bitmap.ksy), kept in the test: keys are Python values of the type.
@@ -491,6 +494,22 @@ def test_random_double_columns(values: list, chunk_size: int) -> None:
 def test_random_float_columns(values: list, chunk_size: int) -> None:
     reader = RangeBitmapIndexReader.open(written("FLOAT", values, chunk_size), "FLOAT")
     check_everything(reader, "FLOAT", values, probes_for("FLOAT", values))
+
+
+@settings(max_examples=60, deadline=None)
+@given(string_key_sets(max_keys=400), st.sampled_from([0, 12, 100, 300, 2000, 16384]), st.integers(0, 2**32 - 1),
+       st.booleans())
+def test_many_distinct_strings_equal_the_spec_writer(keys: list[str], chunk_size: int, seed: int,
+                                                      compiled: bool) -> None:
+    """Dictionaries of hundreds of string keys, in chunks of a few keys (the blobs scattered
+    byte by byte) or of many (joined from slices), with and without the compiled records."""
+    rng = random.Random(seed)
+    values: list[str | None] = [rng.choice(keys) if keys and rng.random() < 0.9 else None
+                                for _ in range(len(keys) * 2)] + list(keys)
+    with pytest.MonkeyPatch.context() as patch:
+        if not compiled:
+            patch.setattr(range_bitmap_writer, "_kernels", None)
+        assert build_range_bitmap("STRING", values, chunk_size=chunk_size) == encode("STRING", values, chunk_size)
 
 
 @given(columns(st.text(st.sampled_from("ab\x00é\u4e16\U0001f600"), max_size=4)), CHUNK_SIZES)

@@ -17,9 +17,10 @@
  *   range-bitmap): slice i holds the rows whose value has bit i set; a boolean mask, an index
  *   and a pyroaring object per slice cost 1.5 s for a million BIGINTs' 124 slices.
  * - `column_slices`: a bit-sliced index (a BSI part, range-bitmap codes) straight from the
- *   column, a container's rows at a time, slicing only the bits that vary in each: no row
- *   list, no pass per slice; `value_presence`: which values of a small span occur (the
- *   range-bitmap dictionary of such a column with no hash or sort).
+ *   column, a container's rows at a time, slicing only the bits that vary in each (a mostly
+ *   NULL container over the list of its rows): no pass per slice; `value_presence`: which
+ *   values of a small span occur (the range-bitmap dictionary of such a column with no hash
+ *   or sort).
  * - `compress`, `split_rows`: a column's NULL rows set aside without a branch per row.
  * - `xxh64_each`, `xxh64_items`, `xxh64_offsets`: the bloom filter's hash of strings and binaries
  *   (distinct ones, a list's, an Arrow array's), with no Python call or object each.
@@ -2604,9 +2605,12 @@ done:
  * are sliced (a bit every row holds copies the existence container, a bit none holds is
  * empty: a column of few or clustered values has a handful), a byte of them at a time: that
  * byte of each row into a plane, 16 rows' bits of it by a movemask each (SSE2; elsewhere a
- * multiply gathers 8 rows' bits). Each bitmap's containers are written as they are found;
- * the headers, which need every container's size, at the end. No row list, no pass per
- * slice over the column. The chunk's loops are cloned for CPUs with POPCNT (GCC on x86-64
+ * multiply gathers 8 rows' bits); where 3 bytes or more vary, all bytes of 16 rows at once by
+ * a transpose in registers (`slice_transposed`). A chunk wholly of the part's sign is read as
+ * it is (negated in the registers), one with no row of it skipped; a chunk at most an eighth
+ * non-null (a column mostly NULL) is sliced over the list of its rows (`slice_sparse`).
+ * Each bitmap's containers are written as they are found; the headers, which need every
+ * container's size, at the end. No pass per slice over the column. The chunk's loops are cloned for CPUs with POPCNT (GCC on x86-64
  * Linux; a wheel cannot assume it): counting bits is most of typing a container. */
 
 #if defined(__SSE2__) || defined(_M_X64)
@@ -2627,6 +2631,9 @@ typedef struct {
     unsigned char *data;        /* the containers' data, back to back */
     size_t used, capacity;
     int has_runs;
+    size_t chunks;              /* the column's chunks: the first container's size times
+                                 * them (up to 4 MiB) is the data's likely size (no copy
+                                 * growing to it) */
 } slice_out_t;
 
 /* Room for `bytes` more data in `out`: 0, or -1 without memory. */
@@ -2635,7 +2642,8 @@ slice_reserve(slice_out_t *out, size_t bytes)
 {
     if (out->capacity - out->used >= bytes)
         return 0;
-    size_t grown = out->capacity ? out->capacity : 16384;
+    size_t guess = bytes * out->chunks < ((size_t)1 << 22) ? bytes * out->chunks : (size_t)1 << 22;
+    size_t grown = out->capacity ? out->capacity : guess > 16384 ? guess : 16384;
     while (grown - out->used < bytes)
         grown *= 2;
     unsigned char *larger = PyMem_RawRealloc(out->data, grown);
@@ -2823,16 +2831,195 @@ slice_load(const slice_job_t *job, Py_ssize_t k, size_t count, int64_t *out)
     }
 }
 
+/* A chunk of which at most 1 / SLICE_SPARSE of the rows are non-null (a column mostly NULL)
+ * is sliced over the list of its part's rows rather than all 65536: the planes of their
+ * compacted values give each slice's rows as bits of the list, a run start is a set bit whose
+ * list predecessor is unset or not the row before it, and an array container is written from
+ * the set bits' rows. */
+#define SLICE_SPARSE 8
+
+/* The varying bits' slices of a sparse chunk: its part's `card` rows (low halves, ascending)
+ * in `rows` and set in `ebm`, their stored values in `values`; `plane` and `bits` as in
+ * `slice_chunk`, `spare` 2 * WORDS words of scratch. SLICE_OK or SLICE_NO_MEMORY. */
+POPCNT_CLONES static int
+slice_sparse(uint16_t key, const uint64_t *ebm, const uint64_t *values, const uint16_t *rows, uint32_t card,
+             uint64_t varying, unsigned char *plane, uint64_t *bits, uint64_t *spare, slice_out_t *outs)
+{
+    size_t words = (card + 63) / 64;
+    uint64_t *adjacent = spare + WORDS, *bitset = spare;      /* bit i: rows[i] is rows[i - 1] + 1 */
+    memset(adjacent, 0, words * sizeof(uint64_t));
+    for (uint32_t i = 1; i < card; i++)
+        adjacent[i / 64] |= (uint64_t)((uint32_t)rows[i] == (uint32_t)rows[i - 1] + 1) << (i % 64);
+    memset(plane + card, 0, words * 64 - card);
+    for (int lane = 0; lane < 64; lane += 8) {
+        if (!((varying >> lane) & 0xFF))
+            continue;
+        for (uint32_t i = 0; i < card; i++)
+            plane[i] = (unsigned char)(values[i] >> lane);
+        uint32_t cards[8], dense_runs[8];
+        plane_words(plane, words, bits, cards, dense_runs);
+        for (int b = 0; b < 8; b++) {
+            if (!((varying >> (lane + b)) & 1))
+                continue;
+            const uint64_t *slice = bits + (size_t)b * WORDS;
+            uint32_t runs = 0;
+            uint64_t previous = 0;
+            for (size_t w = 0; w < words; w++) {
+                uint64_t follows = ((slice[w] << 1) | (previous >> 63)) & adjacent[w];   /* its row before set */
+                runs += (uint32_t)__builtin_popcountll(slice[w] & ~follows);
+                previous = slice[w];
+            }
+            slice_out_t *out = &outs[1 + lane + b];
+            int type = dense_type(cards[b], runs);
+            if (type != ARRAY) {
+                /* the slice's rows set in an empty bitset, or (when they are most of the
+                 * part's) the others cleared from the existence bitset: a word's bits
+                 * gathered in a register, stored as they grow (the rows ascend) */
+                int most = 2 * cards[b] > card;
+                uint64_t flip = most ? UINT64_MAX : 0, gathered = 0;
+                uint32_t at = UINT32_MAX;
+                if (most)
+                    memcpy(bitset, ebm, WORDS * sizeof(uint64_t));
+                else
+                    memset(bitset, 0, WORDS * sizeof(uint64_t));
+                for (size_t w = 0; w < words; w++) {
+                    uint64_t x = slice[w] ^ flip;
+                    if (w == words - 1 && card % 64)
+                        x &= ((uint64_t)1 << (card % 64)) - 1;
+                    for (; x; x &= x - 1) {
+                        uint32_t row = rows[w * 64 + (size_t)ctz64(x)];
+                        uint64_t bit = (uint64_t)1 << (row & 63);
+                        gathered = (row >> 6 == at ? gathered : 0) | bit;
+                        at = row >> 6;
+                        bitset[at] = most ? ebm[at] & ~gathered : gathered;
+                    }
+                }
+                if (slice_container(out, key, bitset, cards[b], runs) < 0)
+                    return SLICE_NO_MEMORY;
+                continue;
+            }
+            container_t *c = &out->containers[out->n++];
+            c->first = 0;
+            c->card = cards[b];
+            c->runs = runs;
+            c->key = key;
+            c->type = ARRAY;
+            if (slice_reserve(out, 2 * (size_t)cards[b]) < 0)
+                return SLICE_NO_MEMORY;
+            unsigned char *at = out->data + out->used;
+            for (size_t w = 0; w < words; w++)
+                for (uint64_t x = slice[w]; x; x &= x - 1, at += 2)
+                    put16(at, rows[w * 64 + (size_t)ctz64(x)]);
+            out->used += 2 * (size_t)cards[b];
+        }
+    }
+    return SLICE_OK;
+}
+
+#if defined(SLICE_SSE2) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Values whose varying bits span two bytes or more are sliced 16 rows at a time: their eight
+ * bytes transposed in registers (rows' bytes of each lane side by side: four rounds of
+ * unpacks), each varying lane's 8 bits of 64 rows then taken by movemasks into the slices'
+ * words. One pass over the stored values, where the plane of each lane was one pass each. */
+#define SLICE_TRANSPOSE 1
+#define SLICE_STRIDE (WORDS + 8)       /* a slice's words apart: not all in one cache set */
+
+/* Lane L of `y`: byte L of the 16 values at `values` (`negated`: of their negations), in row order. */
+static inline void
+transpose16(const uint64_t *values, int negated, __m128i *y)
+{
+    __m128i p[8], q[8], r[8];
+    for (int i = 0; i < 8; i++) {       /* 16-bit word L: byte L of rows 2i, 2i + 1 */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(values + 2 * i));
+        if (negated)
+            v = _mm_sub_epi64(_mm_setzero_si128(), v);
+        p[i] = _mm_unpacklo_epi8(v, _mm_unpackhi_epi64(v, v));
+    }
+    for (int i = 0; i < 4; i++) {       /* 32-bit word: a lane's byte of 4 rows */
+        q[2 * i] = _mm_unpacklo_epi16(p[2 * i], p[2 * i + 1]);
+        q[2 * i + 1] = _mm_unpackhi_epi16(p[2 * i], p[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; h++) {       /* 64-bit word: a lane's byte of 8 rows */
+        r[4 * h] = _mm_unpacklo_epi32(q[4 * h], q[4 * h + 2]);
+        r[4 * h + 1] = _mm_unpackhi_epi32(q[4 * h], q[4 * h + 2]);
+        r[4 * h + 2] = _mm_unpacklo_epi32(q[4 * h + 1], q[4 * h + 3]);
+        r[4 * h + 3] = _mm_unpackhi_epi32(q[4 * h + 1], q[4 * h + 3]);
+    }
+    for (int i = 0; i < 4; i++) {
+        y[2 * i] = _mm_unpacklo_epi64(r[i], r[i + 4]);
+        y[2 * i + 1] = _mm_unpackhi_epi64(r[i], r[i + 4]);
+    }
+}
+
+/* The varying bits' slices of a dense chunk from `stored` (`span` values, or their negations
+ * if `negated`; the rows after them are 0), through `bits` (64 * SLICE_STRIDE words: slice
+ * i's words at i * SLICE_STRIDE). SLICE_OK or SLICE_NO_MEMORY. */
+POPCNT_CLONES static int
+slice_transposed(uint16_t key, const uint64_t *stored, size_t span, int negated, uint64_t varying,
+                 uint64_t *bits, slice_out_t *outs)
+{
+    size_t words = (span + 63) / 64;
+    uint32_t cards[64] = {0}, runs[64] = {0};
+    uint64_t previous[64] = {0};
+    for (size_t w = 0; w < words; w++) {
+        __m128i y[4][8];
+        for (int g = 0; g < 4; g++) {
+            uint64_t tail[16];
+            size_t first = 64 * w + 16 * (size_t)g;
+            const uint64_t *at = stored + first;
+            if (first + 16 > span) {        /* the last rows, padded with 0 */
+                memset(tail, 0, sizeof(tail));
+                if (span > first)
+                    memcpy(tail, at, (span - first) * sizeof(uint64_t));
+                at = tail;
+            }
+            transpose16(at, negated, y[g]);
+        }
+        for (int lane = 0; lane < 8; lane++) {
+            if (!((varying >> (8 * lane)) & 0xFF))
+                continue;
+            __m128i x0 = y[0][lane], x1 = y[1][lane], x2 = y[2][lane], x3 = y[3][lane];
+            for (int b = 8 * lane + 7; b >= 8 * lane; b--) {
+                uint64_t word = (uint64_t)(uint32_t)_mm_movemask_epi8(x0)
+                                | (uint64_t)(uint32_t)_mm_movemask_epi8(x1) << 16
+                                | (uint64_t)(uint32_t)_mm_movemask_epi8(x2) << 32
+                                | (uint64_t)(uint32_t)_mm_movemask_epi8(x3) << 48;
+                bits[(size_t)b * SLICE_STRIDE + w] = word;
+                cards[b] += (uint32_t)__builtin_popcountll(word);
+                runs[b] += (uint32_t)__builtin_popcountll(word & ~((word << 1) | (previous[b] >> 63)));
+                previous[b] = word;
+                x0 = _mm_add_epi8(x0, x0);
+                x1 = _mm_add_epi8(x1, x1);
+                x2 = _mm_add_epi8(x2, x2);
+                x3 = _mm_add_epi8(x3, x3);
+            }
+        }
+    }
+    for (uint64_t left = varying; left; left &= left - 1) {
+        int b = ctz64(left);
+        uint64_t *slice = bits + (size_t)b * SLICE_STRIDE;
+        if (words < WORDS)
+            memset(slice + words, 0, (WORDS - words) * sizeof(uint64_t));
+        if (slice_container(&outs[1 + b], key, slice, cards[b], runs[b]) < 0)
+            return SLICE_NO_MEMORY;
+    }
+    return SLICE_OK;
+}
+#endif
+
 /* One chunk (rows `start` .. `start + span - 1`, the job's values from `*k` on) into `outs`. */
 POPCNT_CLONES static int
 slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k, int64_t *decoded, uint64_t *dense,
-            uint64_t *ebm, uint64_t *bits, unsigned char *plane, slice_out_t *outs, uint64_t *ored,
-            Py_ssize_t *total)
+            uint64_t *ebm, uint64_t *bits, unsigned char *plane, uint16_t *rows, uint64_t *spare, slice_out_t *outs,
+            uint64_t *ored, Py_ssize_t *total)
 {
     size_t words = (span + 63) / 64;
     const uint64_t *stored = dense;                 /* each row's stored value, 0 outside the part */
     uint64_t all = UINT64_MAX, any = 0;             /* the part's stored values ANDed, ORed */
     uint32_t card = 0;
+    int sparse = 0;                                 /* the part's rows listed in `rows`, values in `decoded` */
+    const uint64_t *direct = NULL;                  /* or each row's value, as it is (or `negated`) */
+    int negated = 0, lane0 = 0;                     /* lane0: `plane` holds the stored values' low bytes */
     memset(ebm, 0, WORDS * sizeof(uint64_t));
     if (job->valid != NULL) {
         /* NULLs: the valid rows' words (8 bool bytes gathered by a multiply), their values
@@ -2860,32 +3047,63 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         slice_load(job, *k, present, decoded);
         *k += (Py_ssize_t)present;
         const int64_t *next = decoded;
-        for (size_t w = 0; w < words; w++) {
-            uint64_t *out = dense + 64 * w, word = 0;
-            memset(out, 0, 64 * sizeof(uint64_t));
-            for (uint64_t left = ebm[w]; left; left &= left - 1) {
-                int64_t v = *next++;
-                if (job->table != NULL) {
-                    uint64_t at = (uint64_t)v - (uint64_t)job->offset;
-                    if (at >= (uint64_t)job->table_size)
-                        return SLICE_BAD_CODE;
-                    v = job->table[at];
-                }
-                int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
-                uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-                if (in) {
+        sparse = present * SLICE_SPARSE <= span;
+        if (sparse) {
+            /* the part's rows and stored values listed, compacted in place over the loaded
+             * ones (a value is written at or before where it was read) */
+            uint64_t *compact = (uint64_t *)decoded;
+            for (size_t w = 0; w < words; w++) {
+                uint64_t word = 0;
+                for (uint64_t left = ebm[w]; left; left &= left - 1) {
+                    int64_t v = *next++;
+                    if (job->table != NULL) {
+                        uint64_t at = (uint64_t)v - (uint64_t)job->offset;
+                        if (at >= (uint64_t)job->table_size)
+                            return SLICE_BAD_CODE;
+                        v = job->table[at];
+                    }
+                    uint32_t in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                    uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, mask = (uint64_t)0 - in;
                     int j = ctz64(left);
-                    out[j] = s;
-                    word |= (uint64_t)1 << j;
-                    all &= s;
-                    any |= s;
+                    rows[card] = (uint16_t)(64 * w + (size_t)j);
+                    compact[card] = s;
+                    card += in;
+                    word |= (uint64_t)in << j;
+                    all &= s | ~mask;
+                    any |= s & mask;
                 }
+                ebm[w] = word;
             }
-            ebm[w] = word;
-            card += (uint32_t)__builtin_popcountll(word);
         }
-        for (size_t r = 0; r < span; r++)
-            plane[r] = (unsigned char)dense[r];
+        else {
+            for (size_t w = 0; w < words; w++) {
+                uint64_t *out = dense + 64 * w, word = 0;
+                memset(out, 0, 64 * sizeof(uint64_t));
+                for (uint64_t left = ebm[w]; left; left &= left - 1) {
+                    int64_t v = *next++;
+                    if (job->table != NULL) {
+                        uint64_t at = (uint64_t)v - (uint64_t)job->offset;
+                        if (at >= (uint64_t)job->table_size)
+                            return SLICE_BAD_CODE;
+                        v = job->table[at];
+                    }
+                    int in = job->sign == 0 || (job->sign > 0) == (v >= 0);
+                    uint64_t s = job->sign < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+                    if (in) {
+                        int j = ctz64(left);
+                        out[j] = s;
+                        word |= (uint64_t)1 << j;
+                        all &= s;
+                        any |= s;
+                    }
+                }
+                ebm[w] = word;
+                card += (uint32_t)__builtin_popcountll(word);
+            }
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)dense[r];
+            lane0 = 1;
+        }
     }
     else {
         if (job->num_values - *k < (Py_ssize_t)span)
@@ -2896,28 +3114,54 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         else
             slice_load(job, *k, span, decoded);
         *k += (Py_ssize_t)span;
-        if (job->sign == 0) {
-            if (job->table != NULL) {
-                for (size_t r = 0; r < span; r++) {
-                    uint64_t at = (uint64_t)values[r] - (uint64_t)job->offset;
-                    if (at >= (uint64_t)job->table_size)
-                        return SLICE_BAD_CODE;
-                    uint64_t s = (uint64_t)job->table[at];
-                    dense[r] = s;
-                    all &= s;
-                    any |= s;
-                    plane[r] = (unsigned char)s;
+        int whole = job->sign == 0;                 /* every row in the part */
+        if (job->sign != 0) {
+            /* a part of one sign: its rows all (their stored values ANDed and ORed on the
+             * way), none, or some (found at the first block of both signs) */
+            uint64_t both = UINT64_MAX, either = 0, and_ = UINT64_MAX, or_ = 0;
+            uint64_t negate = job->sign < 0 ? UINT64_MAX : 0;
+            for (size_t r = 0; r < span && (int64_t)(~both & either) >= 0; r += 256) {
+                size_t end = span - r < 256 ? span : r + 256;
+                for (size_t i = r; i < end; i++) {
+                    uint64_t v = (uint64_t)values[i], s = (v ^ negate) - negate;
+                    both &= v;
+                    either |= v;
+                    and_ &= s;
+                    or_ |= s;
                 }
             }
-            else {
-                stored = (const uint64_t *)values;
-                for (size_t r = 0; r < span; r++) {
-                    uint64_t s = (uint64_t)values[r];
-                    all &= s;
-                    any |= s;
-                    plane[r] = (unsigned char)s;
-                }
+            if ((job->sign > 0 && (int64_t)either >= 0) || (job->sign < 0 && (int64_t)both < 0)) {
+                whole = 1;
+                all = and_;
+                any = or_;
+                direct = (const uint64_t *)values;
+                negated = job->sign < 0;
             }
+            else if ((job->sign > 0 && (int64_t)both < 0) || (job->sign < 0 && (int64_t)either >= 0))
+                return SLICE_OK;                    /* no row of the part */
+        }
+        else if (job->table != NULL) {
+            for (size_t r = 0; r < span; r++) {
+                uint64_t at = (uint64_t)values[r] - (uint64_t)job->offset;
+                if (at >= (uint64_t)job->table_size)
+                    return SLICE_BAD_CODE;
+                uint64_t s = (uint64_t)job->table[at];
+                dense[r] = s;
+                all &= s;
+                any |= s;
+                plane[r] = (unsigned char)s;
+            }
+            lane0 = 1;
+        }
+        else {
+            direct = (const uint64_t *)values;
+            for (size_t r = 0; r < span; r++) {
+                uint64_t s = (uint64_t)values[r];
+                all &= s;
+                any |= s;
+            }
+        }
+        if (whole) {
             for (size_t w = 0; w < words; w++)
                 ebm[w] = span - 64 * w >= 64 ? UINT64_MAX : (((uint64_t)1 << (span - 64 * w)) - 1);
             card = (uint32_t)span;
@@ -2942,6 +3186,7 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
                 ebm[w] = word >> (64 - rows);
                 card += (uint32_t)__builtin_popcountll(ebm[w]);
             }
+            lane0 = 1;
         }
     }
     if (!card)
@@ -2958,10 +3203,25 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         if (slice_copy_last(&outs[1 + ctz64(ones)], &outs[0]) < 0)
             return SLICE_NO_MEMORY;
     uint64_t varying = all ^ any;
+    if (sparse)
+        return slice_sparse(key, ebm, (const uint64_t *)decoded, rows, card, varying, plane, bits, spare, outs);
+#ifdef SLICE_TRANSPOSE
+    int lanes = 0;
+    for (int lane = 0; lane < 64; lane += 8)
+        lanes += ((varying >> lane) & 0xFF) != 0;
+    if (lanes >= 3)
+        return slice_transposed(key, direct != NULL ? direct : stored, span, direct != NULL && negated, varying,
+                                bits, outs);
+#endif
+    if (direct != NULL && !negated)
+        stored = direct;
     for (int lane = 0; lane < 64; lane += 8) {
         if (!((varying >> lane) & 0xFF))
             continue;
-        if (lane)                                           /* lane 0: filled above */
+        if (direct != NULL && negated)                      /* the stored values: the negations */
+            for (size_t r = 0; r < span; r++)
+                plane[r] = (unsigned char)(((uint64_t)0 - direct[r]) >> lane);
+        else if (lane || !lane0)                            /* lane 0: filled above, if it was */
             for (size_t r = 0; r < span; r++)
                 plane[r] = (unsigned char)(stored[r] >> lane);
         memset(plane + span, 0, words * 64 - span);
@@ -2988,17 +3248,20 @@ slice_column(const slice_job_t *job, slice_out_t *outs, uint64_t *ored, Py_ssize
     int64_t *decoded = PyMem_RawMalloc(CHUNK_ROWS * sizeof(int64_t));
     uint64_t *dense = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint64_t));
     uint64_t *ebm = PyMem_RawMalloc(WORDS * sizeof(uint64_t));
-    uint64_t *bits = PyMem_RawMalloc(8 * WORDS * sizeof(uint64_t));
+    uint64_t *bits = PyMem_RawMalloc(64 * (WORDS + 8) * sizeof(uint64_t));     /* slice_transposed's */
     unsigned char *plane = PyMem_RawMalloc(CHUNK_ROWS);
+    uint16_t *rows16 = PyMem_RawMalloc(CHUNK_ROWS * sizeof(uint16_t));
+    uint64_t *spare = PyMem_RawMalloc(2 * WORDS * sizeof(uint64_t));
     int status = SLICE_NO_MEMORY;
     Py_ssize_t k = 0, total = 0;
     uint64_t any = 0;
-    if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL)
+    if (decoded == NULL || dense == NULL || ebm == NULL || bits == NULL || plane == NULL || rows16 == NULL
+            || spare == NULL)
         goto done;
     status = SLICE_OK;
     for (Py_ssize_t start = 0; start < job->num_rows && status == SLICE_OK; start += CHUNK_ROWS) {
         size_t span = (size_t)(job->num_rows - start < CHUNK_ROWS ? job->num_rows - start : CHUNK_ROWS);
-        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, outs, &any, &total);
+        status = slice_chunk(job, start, span, &k, decoded, dense, ebm, bits, plane, rows16, spare, outs, &any, &total);
     }
     if (status == SLICE_OK && k != job->num_values)
         status = SLICE_BAD_COUNT;
@@ -3010,6 +3273,8 @@ done:
     PyMem_RawFree(ebm);
     PyMem_RawFree(bits);
     PyMem_RawFree(plane);
+    PyMem_RawFree(rows16);
+    PyMem_RawFree(spare);
     return status;
 }
 
@@ -3109,6 +3374,7 @@ column_slices(PyObject *Py_UNUSED(module), PyObject *args)
     size_t chunks = (size_t)((job.num_rows + CHUNK_ROWS - 1) / CHUNK_ROWS);
     for (int i = 0; i <= job.slices; i++) {
         outs[i].containers = PyMem_RawMalloc((chunks ? chunks : 1) * sizeof(container_t));
+        outs[i].chunks = chunks;
         if (outs[i].containers == NULL) {
             PyErr_NoMemory();
             goto done;

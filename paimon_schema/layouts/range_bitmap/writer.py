@@ -374,18 +374,46 @@ def _dictionary_bytes(codec: KeyCodec, keys_: Keys, limit: int) -> bytes:
         rest = np.ones(count_, bool)
         rest[firsts] = False
         chunk_of = np.repeat(np.arange(len(firsts)), ends - firsts)[rest]
-        blob_starts = np.cumsum(blob_sizes) - blob_sizes
         base = (starts[firsts] + sizes[firsts])[chunk_of]
-        region = np.empty(int(blob_sizes.sum()), np.uint8)
-        position = np.flatnonzero(rest) - firsts[chunk_of] - 1           # among the chunk's others
-        at = blob_starts[chunk_of] + 4 * position
-        region[at[:, None] + np.arange(4)] = (starts[rest] - base).astype(">i4").view(np.uint8).reshape(-1, 4)
-        source = _ranges(starts[rest], sizes[rest])
-        target = _ranges(blob_starts[chunk_of] + 4 * others[chunk_of] + starts[rest] - base, sizes[rest])
-        region[target] = records[source]
-        key_region = region.tobytes()
+        if len(firsts) * 16 <= count_:       # chunks of many keys: two slices each, joined
+            key_region = _joined_blobs((starts[rest] - base).astype(">i4").tobytes(), records.data, others,
+                                       starts[firsts] + sizes[firsts], record_bytes)
+        else:
+            key_region = _scattered_blobs(records, starts, sizes, firsts, rest, chunk_of, base, others,
+                                          blob_sizes)
     body = struct.pack(">biii", 1, len(offsets), 4 * len(offsets), len(chunk_bytes))
     return struct.pack(">i", 13) + body + offsets.tobytes() + chunk_bytes + key_region
+
+
+def _joined_blobs(relative: bytes, records: memoryview, others: np.ndarray, record_starts: np.ndarray,
+                  record_bytes: np.ndarray) -> bytes:
+    """The chunks' blobs (`_dictionary_bytes`) joined from slices: each chunk's `others`
+    offsets (`relative`, big-endian int32, chunk after chunk), then its `record_bytes` bytes
+    of `records` from `record_starts`. A few thousand slices where the byte-wise scatter
+    indexed every byte of a million keys."""
+    offsets, records = memoryview(relative), memoryview(records).cast("B")
+    parts = []
+    at = 0
+    for length, start, size in zip((4 * others).tolist(), record_starts.tolist(), record_bytes.tolist()):
+        parts.append(offsets[at:at + length])
+        parts.append(records[start:start + size])
+        at += length
+    return b"".join(parts)
+
+
+def _scattered_blobs(records: np.ndarray, starts: np.ndarray, sizes: np.ndarray, firsts: np.ndarray,
+                     rest: np.ndarray, chunk_of: np.ndarray, base: np.ndarray, others: np.ndarray,
+                     blob_sizes: np.ndarray) -> bytes:
+    """`_joined_blobs` by one byte-wise scatter, for chunks of few keys each."""
+    blob_starts = np.cumsum(blob_sizes) - blob_sizes
+    region = np.empty(int(blob_sizes.sum()), np.uint8)
+    position = np.flatnonzero(rest) - firsts[chunk_of] - 1           # among the chunk's others
+    at = blob_starts[chunk_of] + 4 * position
+    region[at[:, None] + np.arange(4)] = (starts[rest] - base).astype(">i4").view(np.uint8).reshape(-1, 4)
+    source = _ranges(starts[rest], sizes[rest])
+    target = _ranges(blob_starts[chunk_of] + 4 * others[chunk_of] + starts[rest] - base, sizes[rest])
+    region[target] = records[source]
+    return region.tobytes()
 
 
 def _string_chunk_starts(keys_: list[bytes], limit: int) -> np.ndarray:
@@ -413,9 +441,14 @@ def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
 
 def _string_records(keys_: list[bytes], prefix: bytes = b"", *columns: np.ndarray
                     ) -> tuple[np.ndarray, np.ndarray]:
-    """Records `prefix, i32 length, key bytes, i32 columns...` back to back, with numpy:
-    (bytes as uint8, size of each record)."""
+    """Records `prefix, i32 length, key bytes, i32 columns...` back to back: (bytes as uint8,
+    size of each record). Without a prefix by the compiled pass (`kernels.c` string_records),
+    else with numpy."""
     count_ = len(keys_)
+    if _kernels is not None and not prefix and len(columns) <= 4:     # each key read once, in C
+        records, found = _kernels.string_records(keys_ if isinstance(keys_, list) else list(keys_),
+                                                 tuple(np.ascontiguousarray(c, np.int64) for c in columns))
+        return np.frombuffer(records, np.uint8), 4 + np.frombuffer(found, np.int64) + 4 * len(columns)
     lengths = np.fromiter(map(len, keys_), np.int64, count_)
     head = len(prefix) + 4
     sizes = head + lengths + 4 * len(columns)
