@@ -44,8 +44,9 @@
  *   snapshot's files and their statistics rows, one column of each row at a time.
  * - `slot_offsets`, `new_slotted`, `untrack`: a plan's `DataFile`s made with their slots set
  *   directly, and its decoded manifest rows (tuples of atomics) untracked by the collector.
- * - `fold_into`, `live_files`: a cold plan's fold of its manifests' entries and the
- *   `DataFile`s of the live ones, made in one call each.
+ * - `fold_into`, `live_files`, `slotted_rows`: a cold plan's fold of its manifests' entries,
+ *   the `DataFile`s of the live ones and the `FileTask`s of the files it reads, made in one
+ *   call each.
  *
  * The writers' and lookups' loops run without the GIL on buffers the caller owns and keeps
  * alive (planning's passes read Python objects and hold it). The callers
@@ -685,7 +686,7 @@ untrack(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* fold_into, live_files, read_keys, file_tasks: a cold plan's fold of a big snapshot's
+/* fold_into, live_files, slotted_rows: a cold plan's fold of a big snapshot's
  * manifests and the objects it makes, without a Python statement per entry or per file. A
  * 100k-file table's cold plan folded ~33k entries (a dict step each), made ~23k `DataFile`s
  * (a tuple of 21 values built field by field, the path joined, the statistics' tuples shared)
@@ -835,7 +836,7 @@ joined_path(PyObject *directory, PyObject *name)
  * with an error set, or NULL without one where the row is not the usual (Python makes it). */
 static PyObject *
 data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *extra,
-             PyObject *place, PyObject *shared, PyObject *minus_one)
+             PyObject *place, PyObject *known, PyObject *minus_one)
 {
     PyObject *name = PyTuple_GET_ITEM(row, 4), *external = PyTuple_GET_ITEM(row, 13);
     PyObject *write_cols = PyTuple_GET_ITEM(row, 17), *low = PyTuple_GET_ITEM(row, 18);
@@ -879,7 +880,7 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 continue;
             }
             PyObject *tuple = PySequence_Tuple(parts[j]);
-            PyObject *held = tuple == NULL ? NULL : PyDict_SetDefault(shared, tuple, tuple);
+            PyObject *held = tuple == NULL ? NULL : PyDict_SetDefault(known, tuple, tuple);
             Py_XDECREF(tuple);
             if (held == NULL) {
                 Py_XDECREF(kept[0]);
@@ -922,21 +923,22 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
 }
 
 PyDoc_STRVAR(live_files_doc,
-"live_files(live: dict, decoded: list, place: Callable, slow: Callable, cls: type,\n"
-"           offsets: tuple[int, ...], /) -> list\n\n"
+"live_files(live: dict, decoded: list, known: dict, place: Callable, slow: Callable,\n"
+"           cls: type, offsets: tuple[int, ...], /) -> list\n\n"
 "The `DataFile` of each live position in `live` (`fold_into`'s, None skipped), in order:\n"
 "`decoded[manifest]` is (rows, files, keys, shared) of the manifest, a file made once (kept in\n"
 "`files`, its row then dropped from `rows`) with `shared`'s (partition BinaryRow, bucket)\n"
 "place, else `place(shared, partition, bucket)`'s; `slow(manifest, index)` makes the file of a\n"
-"row this does not expect (missing values, other types: the Python path and its errors).");
+"row this does not expect (missing values, other types: the Python path and its errors).\n"
+"The statistics' tuples (null counts, column names) are one copy each, `known`'s.");
 
 static PyObject *
 live_files(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *live, *decoded, *place, *slow, *offsets;
+    PyObject *live, *decoded, *known, *place, *slow, *offsets;
     PyTypeObject *cls;
-    if (!PyArg_ParseTuple(args, "O!O!OOO!O!:live_files", &PyDict_Type, &live, &PyList_Type, &decoded,
-                          &place, &slow, &PyType_Type, &cls, &PyTuple_Type, &offsets))
+    if (!PyArg_ParseTuple(args, "O!O!O!OOO!O!:live_files", &PyDict_Type, &live, &PyList_Type, &decoded,
+                          &PyDict_Type, &known, &place, &slow, &PyType_Type, &cls, &PyTuple_Type, &offsets))
         return NULL;
     Py_ssize_t at[DF_FIELDS];
     if (checked_offsets(cls, offsets, at, DF_FIELDS) < 0)
@@ -1007,7 +1009,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 Py_XSETREF(last_bucket, Py_NewRef(bucket));
                 last_shared = shared;
             }
-            file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, shared, minus_one);
+            file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, minus_one);
             Py_DECREF(found);
             if (file == NULL && PyErr_Occurred())
                 goto fail;
@@ -1038,6 +1040,49 @@ fail:
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
     return NULL;
+}
+
+PyDoc_STRVAR(slotted_rows_doc,
+"slotted_rows(cls: type, offsets: tuple[int, ...], columns: tuple[list, ...], /) -> list\n\n"
+"`new_slotted(cls, offsets, row)` for each row of `columns` (one list per slot, all of one\n"
+"length): a plan's `FileTask`s made at once.");
+
+static PyObject *
+slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyTypeObject *cls;
+    PyObject *offsets, *columns;
+    if (!PyArg_ParseTuple(args, "O!O!O!:slotted_rows", &PyType_Type, &cls, &PyTuple_Type, &offsets,
+                          &PyTuple_Type, &columns))
+        return NULL;
+    enum { MOST = 64 };
+    Py_ssize_t k = PyTuple_GET_SIZE(columns), at[MOST];
+    if (k > MOST)
+        return PyErr_Format(PyExc_ValueError, "slotted_rows: at most %d slots", (int)MOST);
+    if (checked_offsets(cls, offsets, at, k) < 0)
+        return NULL;
+    Py_ssize_t n = k == 0 ? 0 : -1;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyTuple_GET_ITEM(columns, j);
+        if (!PyList_Check(column) || (n >= 0 && PyList_GET_SIZE(column) != n))
+            return PyErr_Format(PyExc_ValueError, "slotted_rows: columns are lists of one length");
+        n = PyList_GET_SIZE(column);
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *values[MOST];
+        for (Py_ssize_t j = 0; j < k; j++)
+            values[j] = Py_NewRef(PyList_GET_ITEM(PyTuple_GET_ITEM(columns, j), i));
+        PyObject *object = slotted_from(cls, at, values, k);
+        if (object == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, i, object);
+    }
+    return out;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -4372,6 +4417,7 @@ static PyMethodDef methods[] = {
     {"untrack", untrack, METH_VARARGS, untrack_doc},
     {"fold_into", fold_into, METH_VARARGS, fold_into_doc},
     {"live_files", live_files, METH_VARARGS, live_files_doc},
+    {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -280,9 +280,8 @@ class _Decoded:
         self.size = size
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
-                known: dict[bytes, tuple[dict[str, Any], str]]) -> DataFile:
-        """The `DataFile` of ADD entry `i`, made once; `known` holds the partitions' values
-        decoded so far (`Manifests._place`)."""
+                known: dict[Any, Any]) -> DataFile:
+        """The `DataFile` of ADD entry `i`, made once; `known` is the fold's (`_place`)."""
         row = self.rows[i]
         if row is None:                 # made meanwhile by another thread
             return cast(DataFile, self.files[i])
@@ -368,7 +367,7 @@ class Manifests:
         dvs = self.deletion_files(snap)
         needs: list[tuple] = []
         excluded = 0
-        known: dict[bytes, tuple[dict[str, Any], str]] = {}
+        known: dict[Any, Any] = {}         # `_place`
         verdicts: dict[bytes, bool] = {}
 
         def manifests() -> Iterator[tuple[_Decoded, dict[bytes, bool] | None]]:
@@ -416,7 +415,7 @@ class Manifests:
                 folded.append(decoded)
             out = _kernels.live_files(
                 live, [(d.rows, d.files, d.keys, d.shared) for d in folded],
-                partial(self._place, schema=schema, known=known),
+                known, partial(self._place, schema=schema, known=known),
                 lambda m, i: folded[m].convert(i, self, schema, known),
                 DataFile, _DATA_FILE_OFFSETS)
         size = 200
@@ -494,12 +493,13 @@ class Manifests:
         repeat (statistics' column names, null counts): the files of one partition share its
         dict, which nothing changes."""
         row = project(entry, _ENTRY_FIELDS)
+        shared = {} if shared is None else shared
         return self._data_file(row, tuple(row[11]) if row[11] else (), schema,
-                               {} if shared is None else shared, "the manifest entry", {})
+                               shared, "the manifest entry", shared)
 
     def _data_file(self, row: tuple, extra: tuple[str, ...], schema: TableSchema,
                    shared: dict[Any, Any], where: str,
-                   known: dict[bytes, tuple[dict[str, Any], str]]) -> DataFile:
+                   known: dict[Any, Any]) -> DataFile:
         """`data_file` of an entry's `_ENTRY_FIELDS` (its `_EXTRA_FILES` as a tuple)."""
         (_, partition_row, bucket, total_buckets, name, file_size, row_count, level, schema_id,
          min_sequence, max_sequence, _, embedded, external, delete_rows, source, first_row_id,
@@ -518,8 +518,8 @@ class Manifests:
         else:
             nulls = None if nulls is None else tuple(nulls)
             names = None if names is None else tuple(names)
-            stats = (minimum or b"", maximum or b"", shared.setdefault(nulls, nulls),
-                     shared.setdefault(names, names))
+            stats = (minimum or b"", maximum or b"", known.setdefault(nulls, nulls),
+                     known.setdefault(names, names))
         return _new_data_file((
             place[0], place[1], bucket, -1 if total_buckets is None else total_buckets, name,
             external or f"{place[2]}/{name}", file_size, row_count, level, schema_id,
@@ -527,11 +527,14 @@ class Manifests:
             first_row_id, None if write_cols is None else tuple(write_cols), None, stats))
 
     def _place(self, shared: dict[Any, Any], partition_row: bytes, bucket: int, *,
-               schema: TableSchema, known: dict[bytes, tuple[dict[str, Any], str]]
+               schema: TableSchema, known: dict[Any, Any]
                ) -> tuple[dict[str, Any], str, str]:
         """A (partition, bucket)'s values, path and bucket directory, kept in `shared` (a
-        manifest's) and its values in `known` (a fold's: a partition's files in other
-        manifests share its dict, and its BinaryRow is decoded once)."""
+        manifest's) and its values in `known`. `known` is a fold's: each partition's values
+        by its BinaryRow (decoded once; its files in every manifest share the dict, and
+        pruning's runs and verdicts are per dict) and one copy of each small tuple the files
+        repeat (statistics' column names, null counts: `bulk_stats` answers the files that
+        share a names tuple together)."""
         values = known.get(partition_row)
         if values is None:
             values = known[partition_row] = partition_of(partition_row, schema)
