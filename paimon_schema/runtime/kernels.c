@@ -44,9 +44,9 @@
  *   snapshot's files and their statistics rows, one column of each row at a time.
  * - `slot_offsets`, `new_slotted`, `untrack`: a plan's `DataFile`s made with their slots set
  *   directly, and its decoded manifest rows (tuples of atomics) untracked by the collector.
- * - `fold_into`, `live_files`, `slotted_rows`: a cold plan's fold of its manifests' entries,
- *   the `DataFile`s of the live ones and the `FileTask`s of the files it reads, made in one
- *   call each.
+ * - `fold_into`, `live_files`, `read_sorted`, `slotted_rows`: a cold plan's fold of its
+ *   manifests' entries, the `DataFile`s of the live ones, their read order and the
+ *   `FileTask`s of the files it reads, each in one call.
  *
  * The writers' and lookups' loops run without the GIL on buffers the caller owns and keeps
  * alive (planning's passes read Python objects and hold it). The callers
@@ -686,7 +686,7 @@ untrack(PyObject *Py_UNUSED(module), PyObject *args)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* fold_into, live_files, slotted_rows: a cold plan's fold of a big snapshot's
+/* fold_into, live_files, read_sorted, slotted_rows: a cold plan's fold of a big snapshot's
  * manifests and the objects it makes, without a Python statement per entry or per file. A
  * 100k-file table's cold plan folded ~33k entries (a dict step each), made ~23k `DataFile`s
  * (a tuple of 21 values built field by field, the path joined, the statistics' tuples shared)
@@ -1040,6 +1040,132 @@ fail:
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
     return NULL;
+}
+
+/* One file's `plan.read_order` key, read once for the sort. */
+typedef struct {
+    PyObject *path, *name;
+    long long bucket, row_id, level, sequence;
+    Py_ssize_t at;
+} ReadKey;
+
+static int
+read_key_compare(const void *a, const void *b)
+{
+    const ReadKey *x = a, *y = b;
+    if (x->path != y->path) {
+        int c = PyUnicode_Compare(x->path, y->path);
+        if (c != 0)
+            return c;
+    }
+#define CMP(field) if (x->field != y->field) return x->field < y->field ? -1 : 1
+    CMP(bucket);
+    CMP(row_id);
+    CMP(level);                         /* highest first: `level` holds -level */
+    CMP(sequence);
+#undef CMP
+    if (x->name != y->name) {
+        int c = PyUnicode_Compare(x->name, y->name);
+        if (c != 0)
+            return c;
+    }
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* An attribute that is an int within 64 bits (*value), 1 when it is not, -1 on error. */
+static int
+int64_attribute(PyObject *object, PyObject *name, int none_is_zero, long long *value)
+{
+    PyObject *item = PyObject_GetAttr(object, name);
+    if (item == NULL)
+        return -1;
+    int declined = 0;
+    if (item == Py_None && none_is_zero) {
+        *value = 0;
+    } else if (!PyLong_CheckExact(item)) {
+        declined = 1;
+    } else {
+        int overflow;
+        *value = PyLong_AsLongLongAndOverflow(item, &overflow);
+        declined = overflow != 0;
+    }
+    Py_DECREF(item);
+    return declined;
+}
+
+static PyObject *ro_names[6];           /* the attribute names, interned on first use */
+
+PyDoc_STRVAR(read_sorted_doc,
+"read_sorted(files: tuple, /) -> tuple | None\n\n"
+"`tuple(sorted(files, key=plan.read_order))`: each key read once and compared in C (a cold\n"
+"plan's ~23k files sorted by key tuples cost ~15 ms), None where a key is not of str and\n"
+"64-bit ints (the caller sorts it in Python).");
+
+static PyObject *
+read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    static const char *names[6] = {"partition_path", "bucket", "first_row_id", "level",
+                                   "min_sequence_number", "file_name"};
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
+        return NULL;
+    for (int j = 0; j < 6; j++)
+        if (ro_names[j] == NULL && (ro_names[j] = PyUnicode_InternFromString(names[j])) == NULL)
+            return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(files);
+    ReadKey *keys = PyMem_Malloc(sizeof(ReadKey) * (size_t)(n > 0 ? n : 1));
+    if (keys == NULL)
+        return PyErr_NoMemory();
+    PyObject *out = NULL;
+    int declined = 0;
+    Py_ssize_t held = 0;                /* the keys whose path and name are referenced */
+    for (Py_ssize_t i = 0; i < n && !declined; i++) {
+        PyObject *f = PyTuple_GET_ITEM(files, i);
+        ReadKey *k = &keys[i];
+        k->at = i;
+        int got;
+        if ((got = int64_attribute(f, ro_names[1], 0, &k->bucket)) != 0
+                || (got = int64_attribute(f, ro_names[2], 1, &k->row_id)) != 0
+                || (got = int64_attribute(f, ro_names[3], 0, &k->level)) != 0
+                || (got = int64_attribute(f, ro_names[4], 0, &k->sequence)) != 0) {
+            if (got < 0)
+                goto done;
+            declined = 1;
+            break;
+        }
+        if (k->level == LLONG_MIN) {
+            declined = 1;
+            break;
+        }
+        k->level = -k->level;
+        k->path = PyObject_GetAttr(f, ro_names[0]);
+        k->name = k->path == NULL ? NULL : PyObject_GetAttr(f, ro_names[5]);
+        if (k->name == NULL) {
+            Py_XDECREF(k->path);
+            goto done;
+        }
+        held = i + 1;
+        if (!PyUnicode_CheckExact(k->path) || !PyUnicode_CheckExact(k->name)) {
+            declined = 1;
+            break;
+        }
+    }
+    if (declined) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    qsort(keys, (size_t)n, sizeof(ReadKey), read_key_compare);
+    if ((out = PyTuple_New(n)) == NULL)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+done:
+    for (Py_ssize_t i = 0; i < held; i++) {
+        Py_DECREF(keys[i].path);
+        Py_DECREF(keys[i].name);
+    }
+    PyMem_Free(keys);
+    return out;
 }
 
 PyDoc_STRVAR(slotted_rows_doc,
@@ -4418,6 +4544,7 @@ static PyMethodDef methods[] = {
     {"fold_into", fold_into, METH_VARARGS, fold_into_doc},
     {"live_files", live_files, METH_VARARGS, live_files_doc},
     {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
+    {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -39,7 +39,7 @@ try:
 except ImportError:                     # built without a C compiler
     _kernels = None  # type: ignore[assignment]
 
-__all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
+__all__ = ["ADD", "BULK_SORTS", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
            "Listing", "Manifests", "PartitionFilter", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
@@ -228,6 +228,11 @@ class PartitionFilter(Protocol):
     def partition(self, raw: bytes, schema: TableSchema) -> bool: ...
 
 
+#: Key functions that sort in bulk: `listing` sorts by one in a single call, not a call per
+#: file (registered by the module that defines the key: `plan.read_order`).
+BULK_SORTS: dict[Callable[[DataFile], Any], Callable[[tuple[DataFile, ...]], tuple[DataFile, ...]]] = {}
+
+
 @dataclass(frozen=True)
 class Listing:
     """The live data files of a snapshot a filter may match (all without one) and how many
@@ -351,7 +356,9 @@ class Manifests:
         listing, needs, _ = folded
         if order is not None:
             with collector.paused():
-                listing = Listing(tuple(sorted(listing.files, key=order)), listing.excluded)
+                sort = BULK_SORTS.get(order)
+                listing = Listing(tuple(sorted(listing.files, key=order)) if sort is None
+                                  else sort(listing.files), listing.excluded)
             if cacheable:
                 _DATA_FILES.put((*key, view), (listing,), _REFERENCE * len(listing.files),
                                 (*needs, (*key, None)))
