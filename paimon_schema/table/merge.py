@@ -38,7 +38,9 @@ named in `ReadStats.corrupt_index_files`.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import operator
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -286,34 +288,41 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     else:
         answers = [None if (evaluator := evaluators[schema_id]) is None else evaluator(data)
                    for schema_id, data in zip(left_schemas, embedded)]
-    survivors: list[tuple[DataFile, BitMap | None]] = []
-    kept_positions: list[int] = []
-    by_index = rows_by_index = 0
-    for k, (data_file, answer) in enumerate(zip(left, answers)):
-        if answer is None or deletions[k] is not None:
-            # no container, one the kernel declines or a deletion vector: the parsed container
-            schema_id = left_schemas[k]
-            result = _index_result(tab, data_file, for_file(schema_id)[:2], mode, stats,
+    results: list[IndexResult | None] = list(answers)
+    parsed = list(map(operator.is_, answers, itertools.repeat(None)))
+    if not all(map(operator.is_, deletions, itertools.repeat(None))):
+        parsed = [a or d is not None for a, d in zip(parsed, deletions)]
+    for k in itertools.compress(range(len(results)), parsed):
+        # no container, one the kernel declines or a deletion vector: the parsed container
+        schema_id = left_schemas[k]
+        results[k] = _index_result(tab, left[k], for_file(schema_id)[:2], mode, stats,
                                    evaluators[schema_id])
-        else:
-            result = answer
-        candidate = None
-        if result is not None:
-            if not result.remain:
-                by_index += 1
-                rows_by_index += candidate_rows[positions[k]]
-                continue
-            candidate = result.rows
-        if global_pruning is not None:
+    # the files' answers are shared (answers kept by their containers' bytes): each read once
+    distinct = dict(zip(map(id, results), results))
+    dropped = {at for at, result in distinct.items() if result is not None and not result.remain}
+    rows_of = {at: None if result is None else result.rows for at, result in distinct.items()}
+    keep = ([True] * len(results) if not dropped
+            else [at not in dropped for at in map(id, results)])
+    left_rows = [candidate_rows[i] for i in positions]
+    by_index = len(dropped) and len(keep) - sum(keep)
+    rows_by_index = sum(itertools.compress(left_rows, map(operator.not_, keep))) if by_index else 0
+    survivors: list[tuple[DataFile, BitMap | None]] = list(zip(
+        itertools.compress(left, keep), map(rows_of.__getitem__, map(id, itertools.compress(results, keep)))))
+    kept_positions = list(itertools.compress(positions, keep))
+    if global_pruning is not None:
+        globally: list[tuple[DataFile, BitMap | None]] = []
+        global_positions: list[int] = []
+        for (data_file, candidate), at in zip(survivors, kept_positions):
             global_kept = global_pruning.candidates(data_file)
             if global_kept is not None and not global_kept:
                 stats.files_skipped_by_global_index += 1
-                stats.rows_skipped += candidate_rows[positions[k]]
+                stats.rows_skipped += candidate_rows[at]
                 continue
             if global_kept is not None:
                 candidate = global_kept if candidate is None else candidate & global_kept
-        survivors.append((data_file, candidate))
-        kept_positions.append(positions[k])
+            globally.append((data_file, candidate))
+            global_positions.append(at)
+        survivors, kept_positions = globally, global_positions
     stats.files_skipped_by_index = by_index
     stats.rows_skipped += rows_by_index
     if not whole:
@@ -508,31 +517,30 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
                          f"(only {', '.join(READABLE_FORMATS)})")
     known: dict[tuple[Any, ...], tuple[Column, ...]] = {}
     shared: dict[Any, Any] = {}
-    by_same: dict[tuple[Any, ...], tuple[Column, ...]] = {}
-    columns = []
-    for k, same in enumerate(zip(map(id, partitions), schema_ids, write_cols)):
-        found = by_same.get(same)
+    sames = list(zip(map(id, partitions), schema_ids, write_cols))
+    by_same: dict[tuple[Any, ...], Any] = dict(zip(reversed(sames), reversed(range(len(sames)))))
+    for same, k in by_same.items():         # (each run's first file)
+        partition, write = partitions[k], write_cols[k]
+        key = (schema_ids[k], write and tuple(write), tuple(partition.get(name) for name in out_columns))
+        found = known.get(key)
         if found is None:
-            partition, write = partitions[k], write_cols[k]
-            key = (schema_ids[k], write and tuple(write),
-                   tuple(partition.get(name) for name in out_columns))
-            found = known.get(key)
-            if found is None:
-                found = known[key] = _columns(tab, plan, files[k], out_columns, shared)
-            by_same[same] = found
-        columns.append(found)
+            found = known[key] = _columns(tab, plan, files[k], out_columns, shared)
+        by_same[same] = found
+    columns = list(map(by_same.__getitem__, sames))
     counted = [0 if deletion is None else deleted[path] for deletion, path in zip(deletions, paths)]
     stats.rows_deleted += sum(counted)
+    candidates = [candidate for _, candidate in kept]
+    distinct = {id(candidate): candidate for candidate in candidates if candidate is not None}
     rows: list[bytes | None] = [None] * len(files)
-    serialized: dict[int, bytes] = {}
-    for k, (_, candidate) in enumerate(kept):
-        if candidate is None:
-            continue
-        stats.rows_skipped += max(0, counts[k] - counted[k] - len(candidate))
-        found_rows = serialized.get(id(candidate))
-        if found_rows is None:
-            found_rows = serialized[id(candidate)] = candidate.serialize()
-        rows[k] = found_rows
+    if distinct:                            # (files share the answers of shared containers)
+        serialized = {at: candidate.serialize() for at, candidate in distinct.items()}
+        sizes_of = {at: len(candidate) for at, candidate in distinct.items()}
+        with_rows = [k for k, candidate in enumerate(candidates) if candidate is not None]
+        ids = [id(candidates[k]) for k in with_rows]
+        rows = [None if candidate is None else serialized[id(candidate)] for candidate in candidates]
+        left = (np.asarray([counts[k] - counted[k] for k in with_rows], dtype=np.int64)
+                - np.asarray(list(map(sizes_of.__getitem__, ids)), dtype=np.int64))
+        stats.rows_skipped += int(np.maximum(left, 0).sum())
     fileios, inner = _resolved(tab.io, paths)
     return _new_tasks((fileios, inner, names, formats, counts, columns, deletions, rows,
                        partition_paths, buckets, schema_ids, sizes))
@@ -541,21 +549,31 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
 def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     """`io.resolve` of each path. A plan's files share a few bucket directories, and a path
     resolves as its directory does (`fileio.filesystem_for` maps a prefix: a scheme, `file:`),
-    so a directory's first file is resolved and the others follow from it (but a name with a
-    `?`, which a URI's query would cut)."""
+    so one file of each directory is resolved and the others follow from it (but names with
+    a `?`, which a URI's query would cut: each resolved); where every directory resolves to
+    itself on one FileIO (a table's own files), the paths are their inner paths."""
+    split = list(map(str.rpartition, paths, itertools.repeat("/")))
+    directories: dict[str, tuple[FileIO, str] | None] = {}
+    for directory, _, name in dict(zip(map(operator.itemgetter(0), split), split)).values():
+        if "?" not in name:
+            fileio, resolved = io.resolve(f"{directory}/{name}")
+            directories[directory] = ((fileio, resolved[:-len(name)])
+                                      if directory and resolved.endswith("/" + name) else None)
+    same = {id(place[0]): place[0] for directory, place in directories.items()
+            if place is not None and place[1] == directory + "/"}
+    if len(same) == 1 and "?" not in "".join(paths) and None not in directories.values() \
+            and len(directories) == len(dict.fromkeys(map(operator.itemgetter(0), split))) \
+            and all(place is not None and place[1] == directory + "/"
+                    for directory, place in directories.items()):
+        return [*same.values()] * len(paths), list(paths)
     fileios: list[FileIO] = []
     inner: list[str] = []
-    directories: dict[str, tuple[FileIO, str]] = {}
-    for path in paths:
-        directory, _, name = path.rpartition("/")
-        found = directories.get(directory)
-        if found is not None and "?" not in name:
-            fileios.append(found[0])
-            inner.append(found[1] + name)
-            continue
-        fileio, resolved = io.resolve(path)
-        if directory and "?" not in name and resolved.endswith("/" + name):
-            directories.setdefault(directory, (fileio, resolved[:-len(name)]))
+    for path, (directory, _, name) in zip(paths, split):
+        place = directories.get(directory)
+        if place is None or "?" in name:
+            fileio, resolved = io.resolve(path)
+        else:
+            fileio, resolved = place[0], place[1] + name
         fileios.append(fileio)
         inner.append(resolved)
     return fileios, inner
