@@ -21,7 +21,9 @@ from paimon_schema.layouts import column_values, paimon_common, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import mostly_null_lists, shaped_column, shaped_columns, string_key_sets
+from paimon_schema.table import plan
+from tests.strategies import (mostly_null_lists, read_order_files, shaped_column, shaped_columns,
+                              string_key_sets)
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -544,3 +546,15 @@ def test_v2_kernels_refuse_bad_indices() -> None:
         kernel._kernels.v2_blocks(keys, b"\0" * 9, np.zeros(1, np.int64), one, one)
     with pytest.raises(TypeError):
         kernel._kernels.v2_sort([b"a", "b"])
+
+
+@given(read_order_files())
+def test_the_read_order_sorts_in_c_as_by_its_key(files: list) -> None:
+    """`read_sorted` orders files as `sorted(files, key=read_order)` (ties kept in order),
+    and declines keys that are not str and 64-bit ints, which Python then sorts."""
+    expected = sorted(files, key=plan.read_order)
+    assert [id(f) for f in plan._read_sorted(tuple(files))] == [id(f) for f in expected]
+    numbers = [(f.bucket, f.first_row_id or 0, f.level, f.min_sequence_number) for f in files]
+    plain = all(type(n) is int and -2**63 <= n < 2**63 for key in numbers for n in key) \
+        and -2**63 not in [f.level for f in files]          # (negated, it would overflow)
+    assert (plan._kernels.read_sorted(tuple(files)) is None) == (not plain)

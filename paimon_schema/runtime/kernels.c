@@ -694,6 +694,28 @@ untrack(PyObject *Py_UNUSED(module), PyObject *args)
  * declines what it does not expect to Python (`slow`, the callers' own code), so the errors
  * and the unusual entries are the Python path's. */
 
+#if defined(__GNUC__) || defined(__clang__)
+#define PLAN_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PLAN_PREFETCH(p) ((void)0)
+#endif
+
+/* A fold reads ~33k entries whose tuples and values lie all over the heap (decoded one
+ * manifest block at a time among other objects): each loop asks ahead for the tuple it will
+ * read 8 steps on, and for the items of the one 4 steps on (its pointers arrived by then). */
+static inline void
+prefetch_ahead(PyObject *list, Py_ssize_t i, const Py_ssize_t *order, Py_ssize_t n)
+{
+    if (i + 8 < n)
+        PLAN_PREFETCH(PyList_GET_ITEM(list, order == NULL ? i + 8 : order[i + 8]));
+    if (i + 4 < n) {
+        PyObject *ahead = PyList_GET_ITEM(list, order == NULL ? i + 4 : order[i + 4]);
+        if (PyTuple_CheckExact(ahead))
+            for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(ahead); j++)
+                PLAN_PREFETCH(PyTuple_GET_ITEM(ahead, j));
+    }
+}
+
 PyDoc_STRVAR(fold_into_doc,
 "fold_into(live: dict, manifest: int, kinds: list, keys: list, verdicts: dict | None, /)\n"
 "    -> tuple[int, tuple | None]\n\n"
@@ -718,6 +740,7 @@ fold_into(PyObject *Py_UNUSED(module), PyObject *args)
         return PyErr_Format(PyExc_ValueError, "fold_into: as many kinds as keys, fewer than 2**32");
     long long excluded = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
+        prefetch_ahead(keys, i, NULL, n);
         PyObject *kind = PyList_GET_ITEM(kinds, i), *key = PyList_GET_ITEM(keys, i);
         long k = PyLong_CheckExact(kind) ? PyLong_AsLong(kind) : -1;
         if (k == -1 && PyErr_Occurred())
