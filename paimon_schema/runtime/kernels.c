@@ -424,6 +424,34 @@ stats_nulls(PyObject *Py_UNUSED(module), PyObject *args)
  * partition (`merge._pruned` then takes each run's verdict once and leaves the files of
  * skipped runs unread); `attributes` reads several attributes of each object at once. */
 
+/* Where `name` lies in instances of `type` when it is an object slot read the generic way
+ * (a member descriptor, no custom `__getattribute__`): its offset, else -1. Reading the slot
+ * there costs a load; `PyObject_GetAttr` looked the name up each time (~50 ns a value, most
+ * of a plan's passes over its files' attributes). */
+static Py_ssize_t
+object_slot(PyTypeObject *type, PyObject *name)
+{
+    if (type->tp_getattro != PyObject_GenericGetAttr || !PyUnicode_CheckExact(name))
+        return -1;
+    PyObject *descr = _PyType_Lookup(type, name);
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type)
+        return -1;
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    return member->type == T_OBJECT_EX ? member->offset : -1;
+}
+
+/* `object.name`, read from its slot at `offset` (>= 0) where set: a new reference. */
+static inline PyObject *
+slot_or_attribute(PyObject *object, PyObject *name, Py_ssize_t offset)
+{
+    if (offset >= 0) {
+        PyObject *value = *(PyObject **)((char *)object + offset);
+        if (value != NULL)
+            return Py_NewRef(value);
+    }
+    return PyObject_GetAttr(object, name);
+}
+
 static PyObject *rp_names[5];           /* the attribute names, interned on first use */
 enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
 
@@ -451,10 +479,16 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
     long long run_rows = 0;
     if (starts == NULL || partitions == NULL || rows == NULL)
         goto done;
-    Py_ssize_t n = PyTuple_GET_SIZE(files);
+    Py_ssize_t n = PyTuple_GET_SIZE(files), slot[5];
+    PyTypeObject *known = NULL;             /* the type `slot` is of */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *f = PyTuple_GET_ITEM(files, i);
-        PyObject *value = PyObject_GetAttr(f, rp_names[RP_BUCKET]);
+        if (Py_TYPE(f) != known) {
+            known = Py_TYPE(f);
+            for (int j = 0; j < 5; j++)
+                slot[j] = object_slot(known, rp_names[j]);
+        }
+        PyObject *value = slot_or_attribute(f, rp_names[RP_BUCKET], slot[RP_BUCKET]);
         if (value == NULL)
             goto done;
         int overflow;
@@ -463,13 +497,13 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
         if (bucket == -1 && PyErr_Occurred())
             goto done;
         postponed |= !overflow && bucket == postpone;
-        if ((value = PyObject_GetAttr(f, rp_names[RP_FIRST_ROW_ID])) == NULL)
+        if ((value = slot_or_attribute(f, rp_names[RP_FIRST_ROW_ID], slot[RP_FIRST_ROW_ID])) == NULL)
             goto done;
         int has_row_id = value != Py_None;
         Py_DECREF(value);
         row_ids |= has_row_id;
         if (has_row_id && !split) {
-            if ((value = PyObject_GetAttr(f, rp_names[RP_WRITE_COLS])) == NULL)
+            if ((value = slot_or_attribute(f, rp_names[RP_WRITE_COLS], slot[RP_WRITE_COLS])) == NULL)
                 goto done;
             int truthy = PyObject_IsTrue(value);
             Py_DECREF(value);
@@ -477,13 +511,13 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
                 goto done;
             split = truthy;
         }
-        if ((value = PyObject_GetAttr(f, rp_names[RP_ROW_COUNT])) == NULL)
+        if ((value = slot_or_attribute(f, rp_names[RP_ROW_COUNT], slot[RP_ROW_COUNT])) == NULL)
             goto done;
         long long count = PyLong_AsLongLong(value);
         Py_DECREF(value);
         if (count == -1 && PyErr_Occurred())
             goto done;
-        if ((value = PyObject_GetAttr(f, rp_names[RP_PARTITION])) == NULL)
+        if ((value = slot_or_attribute(f, rp_names[RP_PARTITION], slot[RP_PARTITION])) == NULL)
             goto done;
         if (value != last) {
             PyObject *start = PyLong_FromSsize_t(i), *sum = PyLong_FromLongLong(run_rows);
@@ -542,10 +576,19 @@ attributes(PyObject *Py_UNUSED(module), PyObject *args)
         }
         PyTuple_SET_ITEM(result, j, column);
     }
+    enum { MOST = 32 };
+    Py_ssize_t offsets[MOST];
+    PyTypeObject *known = NULL;             /* the type `offsets` are of */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *object = PyList_GET_ITEM(objects, i);
+        if (Py_TYPE(object) != known && k <= MOST) {
+            known = Py_TYPE(object);
+            for (Py_ssize_t j = 0; j < k; j++)
+                offsets[j] = object_slot(known, PyTuple_GET_ITEM(names, j));
+        }
         for (Py_ssize_t j = 0; j < k; j++) {
-            PyObject *value = PyObject_GetAttr(object, PyTuple_GET_ITEM(names, j));
+            PyObject *value = k <= MOST ? slot_or_attribute(object, PyTuple_GET_ITEM(names, j), offsets[j])
+                                        : PyObject_GetAttr(object, PyTuple_GET_ITEM(names, j));
             if (value == NULL) {
                 Py_DECREF(result);
                 return NULL;
@@ -1095,11 +1138,12 @@ read_key_compare(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
-/* An attribute that is an int within 64 bits (*value), 1 when it is not, -1 on error. */
+/* An attribute (`slot_or_attribute`) that is an int within 64 bits (*value), 1 when it is
+ * not, -1 on error. */
 static int
-int64_attribute(PyObject *object, PyObject *name, int none_is_zero, long long *value)
+int64_attribute(PyObject *object, PyObject *name, Py_ssize_t offset, int none_is_zero, long long *value)
 {
-    PyObject *item = PyObject_GetAttr(object, name);
+    PyObject *item = slot_or_attribute(object, name, offset);
     if (item == NULL)
         return -1;
     int declined = 0;
@@ -1142,15 +1186,22 @@ read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *out = NULL;
     int declined = 0;
     Py_ssize_t held = 0;                /* the keys whose path and name are referenced */
+    Py_ssize_t slot[6];
+    PyTypeObject *known = NULL;             /* the type `slot` is of */
     for (Py_ssize_t i = 0; i < n && !declined; i++) {
         PyObject *f = PyTuple_GET_ITEM(files, i);
         ReadKey *k = &keys[i];
         k->at = i;
+        if (Py_TYPE(f) != known) {
+            known = Py_TYPE(f);
+            for (int j = 0; j < 6; j++)
+                slot[j] = object_slot(known, ro_names[j]);
+        }
         int got;
-        if ((got = int64_attribute(f, ro_names[1], 0, &k->bucket)) != 0
-                || (got = int64_attribute(f, ro_names[2], 1, &k->row_id)) != 0
-                || (got = int64_attribute(f, ro_names[3], 0, &k->level)) != 0
-                || (got = int64_attribute(f, ro_names[4], 0, &k->sequence)) != 0) {
+        if ((got = int64_attribute(f, ro_names[1], slot[1], 0, &k->bucket)) != 0
+                || (got = int64_attribute(f, ro_names[2], slot[2], 1, &k->row_id)) != 0
+                || (got = int64_attribute(f, ro_names[3], slot[3], 0, &k->level)) != 0
+                || (got = int64_attribute(f, ro_names[4], slot[4], 0, &k->sequence)) != 0) {
             if (got < 0)
                 goto done;
             declined = 1;
@@ -1161,8 +1212,8 @@ read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
             break;
         }
         k->level = -k->level;
-        k->path = PyObject_GetAttr(f, ro_names[0]);
-        k->name = k->path == NULL ? NULL : PyObject_GetAttr(f, ro_names[5]);
+        k->path = slot_or_attribute(f, ro_names[0], slot[0]);
+        k->name = k->path == NULL ? NULL : slot_or_attribute(f, ro_names[5], slot[5]);
         if (k->name == NULL) {
             Py_XDECREF(k->path);
             goto done;
