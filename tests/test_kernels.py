@@ -558,3 +558,36 @@ def test_the_read_order_sorts_in_c_as_by_its_key(files: list) -> None:
     plain = all(type(n) is int and -2**63 <= n < 2**63 for key in numbers for n in key) \
         and -2**63 not in [f.level for f in files]          # (negated, it would overflow)
     assert (plan._kernels.read_sorted(tuple(files)) is None) == (not plain)
+
+
+def test_attributes_read_slots_as_getattr_does() -> None:
+    """`attributes` reads object slots in place where the type reads them the generic way;
+    a property over a slot, another type, a dict-backed object and an unset slot answer as
+    getattr does."""
+    from paimon_schema.runtime import _kernels
+
+    class Slots:
+        __slots__ = ("a", "b")
+
+    class Overridden(Slots):
+        __slots__ = ()
+
+        @property                                   # type: ignore[override]
+        def a(self) -> str:
+            return "property"
+
+    class Plain:
+        def __init__(self) -> None:
+            self.a, self.b = "plain", 2
+
+    one, two = Slots(), Overridden()
+    one.a, one.b = "slot", 1
+    Slots.a.__set__(two, "hidden")                  # (the property hides it)
+    two.b = 3
+    objects = [one, two, Plain(), one]
+    assert _kernels.attributes(objects, ("a", "b")) == (["slot", "property", "plain", "slot"], [1, 3, 2, 1])
+    unset = Slots()
+    unset.a = "x"
+    with pytest.raises(AttributeError):
+        _kernels.attributes([one, unset], ("b",))
+    assert _kernels.attributes([], ("a",)) == ([],)
