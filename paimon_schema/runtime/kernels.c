@@ -988,6 +988,25 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
     return slotted_from(cls, at, values, made);
 }
 
+/* Ask for the row at a live position (`items`: for its values, whose pointers arrived). */
+static inline void
+prefetch_row(PyObject *decoded, Py_ssize_t manifests, long long code, int items)
+{
+    Py_ssize_t m = (Py_ssize_t)(code >> 32), i = (Py_ssize_t)(code & 0xffffffffLL);
+    if (m < 0 || m >= manifests)
+        return;
+    PyObject *rows = PyTuple_GET_ITEM(PyList_GET_ITEM(decoded, m), 0);
+    if (i >= PyList_GET_SIZE(rows))
+        return;
+    PyObject *row = PyList_GET_ITEM(rows, i);
+    if (!items) {
+        PLAN_PREFETCH(row);
+    } else if (PyTuple_CheckExact(row)) {
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(row); j++)
+            PLAN_PREFETCH(PyTuple_GET_ITEM(row, j));
+    }
+}
+
 PyDoc_STRVAR(live_files_doc,
 "live_files(live: dict, decoded: list, known: dict, place: Callable, slow: Callable,\n"
 "           cls: type, offsets: tuple[int, ...], /) -> list\n\n"
@@ -1019,16 +1038,28 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     }
     PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1);
     PyObject *last_row = NULL, *last_bucket = NULL, *last_place = NULL, *last_shared = NULL;
+    long long *codes = NULL;                /* the live positions, in order */
     if (out == NULL || minus_one == NULL)
         goto fail;
-    Py_ssize_t pos = 0;
+    Py_ssize_t pos = 0, count = 0;
     PyObject *key, *value;
+    codes = PyMem_Malloc(sizeof(long long) * (size_t)(PyDict_GET_SIZE(live) + 1));
+    if (codes == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
     while (PyDict_Next(live, &pos, &key, &value)) {
         if (value == Py_None)
             continue;
-        long long code = PyLong_AsLongLong(value);
-        if (code == -1 && PyErr_Occurred())
+        if ((codes[count++] = PyLong_AsLongLong(value)) == -1 && PyErr_Occurred())
             goto fail;
+    }
+    for (Py_ssize_t c = 0; c < count; c++) {
+        if (c + 8 < count)                  /* (see `prefetch_ahead`) */
+            prefetch_row(decoded, manifests, codes[c + 8], 0);
+        if (c + 4 < count)
+            prefetch_row(decoded, manifests, codes[c + 4], 1);
+        long long code = codes[c];
         Py_ssize_t m = (Py_ssize_t)(code >> 32), i = (Py_ssize_t)(code & 0xffffffffLL);
         if (m < 0 || m >= manifests) {
             PyErr_SetString(PyExc_IndexError, "live_files: no such manifest");
@@ -1098,8 +1129,10 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
+    PyMem_Free(codes);
     return out;
 fail:
+    PyMem_Free(codes);
     Py_XDECREF(out);
     Py_XDECREF(minus_one);
     Py_XDECREF(last_row);
