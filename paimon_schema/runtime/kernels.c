@@ -987,7 +987,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
             Py_DECREF(cols);
             return NULL;
         }
+        untrack_tuple(stats, 0);        /* (bytes and tuples of numbers and str) */
     }
+    if (PyTuple_CheckExact(cols))
+        untrack_tuple(cols, 0);
     PyObject *total = PyTuple_GET_ITEM(row, 3);
     values[made++] = Py_NewRef(PyTuple_GET_ITEM(place, 0));
     values[made++] = Py_NewRef(PyTuple_GET_ITEM(place, 1));
@@ -1003,7 +1006,13 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
     values[made++] = cols;
     values[made++] = Py_NewRef(Py_None);
     values[made++] = stats;
-    return slotted_from(cls, at, values, made);
+    PyObject *file = slotted_from(cls, at, values, made);
+    /* Untracked by the collector: a file refers to no object that could refer back to it
+     * (values, its partition's dict, tuples), so refcounting frees it, and the collector's
+     * passes need not walk a big table's ~100k files (a cold plan's end: ~10 ms for 23k). */
+    if (file != NULL && PyObject_IS_GC(file))
+        PyObject_GC_UnTrack(file);
+    return file;
 }
 
 /* Ask for the row at a live position (`items`: for its values, whose pointers arrived). */
@@ -1296,7 +1305,8 @@ done:
 PyDoc_STRVAR(slotted_rows_doc,
 "slotted_rows(cls: type, offsets: tuple[int, ...], columns: tuple[list, ...], /) -> list\n\n"
 "`new_slotted(cls, offsets, row)` for each row of `columns` (one list per slot, all of one\n"
-"length): a plan's `FileTask`s made at once.");
+"length): a plan's `FileTask`s made at once, untracked by the collector (for objects that\n"
+"no value of theirs refers back to: refcounting frees them).");
 
 static PyObject *
 slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
@@ -1331,6 +1341,8 @@ slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
             Py_DECREF(out);
             return NULL;
         }
+        if (PyObject_IS_GC(object))
+            PyObject_GC_UnTrack(object);
         PyList_SET_ITEM(out, i, object);
     }
     return out;

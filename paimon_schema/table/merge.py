@@ -580,7 +580,8 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
 
 
 def _new_tasks(columns: tuple[list[Any], ...]) -> list[FileTask]:
-    """`FileTask(*row)` for each row of `columns` (one list per field), in C where built."""
+    """`FileTask(*row)` for each row of `columns` (one list per field), in C where built
+    (untracked by the cyclic collector there: a task refers to nothing that refers back)."""
     if _kernels is None:
         return [FileTask(*row) for row in zip(*columns)]
     return _kernels.slotted_rows(FileTask, _TASK_OFFSETS, columns)

@@ -214,6 +214,9 @@ def test_the_c_fold_sort_and_tasks_plan_what_python_plans(history: ForgedHistory
             return table.data_files(), scan.files(), tasks, scan.stats.as_dict() | {"planning_seconds": 0}
 
     assert planned(None) == planned(manifests._kernels)
+    with planned_with(manifests._kernels):      # C's files and tasks: freed by refcounting alone
+        scan = Table.open(history.root).scan(where)
+        assert not any(map(gc.is_tracked, scan._planned().tasks + scan.files()))
 
 
 def _forged(change: Callable[[list[tuple]], list[tuple]]) -> Callable[..., Any]:
