@@ -509,8 +509,11 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
     files = [data_file for data_file, _ in kept]
     (names, paths, partitions, partition_paths, buckets, schema_ids, write_cols, counts, sizes,
      deletions) = _attributes(files, _TASK_ATTRIBUTES)
-    formats = ["parquet" if name.endswith(".parquet") else name.rsplit(".", 1)[-1].lower()
-               for name in names]
+    if all(map(str.endswith, names, itertools.repeat(".parquet"))):
+        formats = ["parquet"] * len(names)
+    else:
+        formats = ["parquet" if name.endswith(".parquet") else name.rsplit(".", 1)[-1].lower()
+                   for name in names]
     if not READABLE_FORMATS_SET.issuperset(formats):
         k = next(k for k, name in enumerate(formats) if name not in READABLE_FORMATS_SET)
         raise TableError(f"{paths[k]}: {formats[k]} data files are not supported "
