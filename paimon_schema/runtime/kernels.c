@@ -801,6 +801,8 @@ fold_into(PyObject *Py_UNUSED(module), PyObject *args)
         return PyErr_Format(PyExc_ValueError, "fold_into: as many kinds as keys, fewer than 2**32");
     long long excluded = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
+        if (PyList_GET_SIZE(kinds) != n || PyList_GET_SIZE(keys) != n)
+            return PyErr_Format(PyExc_RuntimeError, "fold_into: the entries changed meanwhile");
         prefetch_ahead(keys, i, NULL, n);
         PyObject *kind = PyList_GET_ITEM(kinds, i), *key = PyList_GET_ITEM(keys, i);
         long k = PyLong_CheckExact(kind) ? PyLong_AsLong(kind) : -1;
