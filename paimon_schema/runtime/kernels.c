@@ -922,7 +922,7 @@ joined_path(PyObject *directory, PyObject *name)
  * with an error set, or NULL without one where the row is not the usual (Python makes it). */
 static PyObject *
 data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *extra,
-             PyObject *place, PyObject *known, PyObject *minus_one)
+             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one)
 {
     PyObject *name = PyTuple_GET_ITEM(row, 4), *external = PyTuple_GET_ITEM(row, 13);
     PyObject *write_cols = PyTuple_GET_ITEM(row, 17), *low = PyTuple_GET_ITEM(row, 18);
@@ -1003,7 +1003,22 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
     for (int j = 5; j <= 10; j++)       /* file size .. max sequence number */
         values[made++] = Py_NewRef(PyTuple_GET_ITEM(row, j));
     values[made++] = Py_NewRef(extra);
-    for (int j = 12; j <= 16; j++)      /* embedded index .. first row id */
+    /* one copy of each embedded index (a table's files share a few: pruning's answers,
+     * kept by the container's bytes, then find them by identity) */
+    PyObject *embedded = PyTuple_GET_ITEM(row, 12);
+    if (PyBytes_CheckExact(embedded)) {
+        PyObject *held = PyDict_SetDefault(indexes, embedded, embedded);
+        if (held == NULL) {
+            for (Py_ssize_t j = 0; j < made; j++)
+                Py_DECREF(values[j]);
+            Py_DECREF(cols);
+            Py_DECREF(stats);
+            return NULL;
+        }
+        embedded = held;
+    }
+    values[made++] = Py_NewRef(embedded);
+    for (int j = 13; j <= 16; j++)      /* external path .. first row id */
         values[made++] = Py_NewRef(PyTuple_GET_ITEM(row, j));
     values[made++] = cols;
     values[made++] = Py_NewRef(Py_None);
@@ -1044,7 +1059,8 @@ PyDoc_STRVAR(live_files_doc,
 "`files`, its row then dropped from `rows`) with `shared`'s (partition BinaryRow, bucket)\n"
 "place, else `place(shared, partition, bucket)`'s; `slow(manifest, index)` makes the file of a\n"
 "row this does not expect (missing values, other types: the Python path and its errors).\n"
-"The statistics' tuples (null counts, column names) are one copy each, `known`'s.");
+"The statistics' tuples (null counts, column names) are one copy each, `known`'s, and so\n"
+"are the files' embedded indexes within the call.");
 
 static PyObject *
 live_files(PyObject *Py_UNUSED(module), PyObject *args)
@@ -1065,10 +1081,10 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 || !PyList_Check(PyTuple_GET_ITEM(parts, 2)) || !PyDict_Check(PyTuple_GET_ITEM(parts, 3)))
             return PyErr_Format(PyExc_TypeError, "live_files: decoded is (rows, files, keys, shared)");
     }
-    PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1);
+    PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1), *indexes = PyDict_New();
     PyObject *last_row = NULL, *last_bucket = NULL, *last_place = NULL, *last_shared = NULL;
     long long *codes = NULL;                /* the live positions, in order */
-    if (out == NULL || minus_one == NULL)
+    if (out == NULL || minus_one == NULL || indexes == NULL)
         goto fail;
     Py_ssize_t pos = 0, count = 0;
     PyObject *key, *value;
@@ -1135,7 +1151,8 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 Py_XSETREF(last_bucket, Py_NewRef(bucket));
                 last_shared = shared;
             }
-            file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, minus_one);
+            file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, indexes,
+                                minus_one);
             Py_DECREF(found);
             if (file == NULL && PyErr_Occurred())
                 goto fail;
@@ -1155,6 +1172,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
             goto fail;
     }
     Py_DECREF(minus_one);
+    Py_DECREF(indexes);
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
@@ -1164,6 +1182,7 @@ fail:
     PyMem_Free(codes);
     Py_XDECREF(out);
     Py_XDECREF(minus_one);
+    Py_XDECREF(indexes);
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
