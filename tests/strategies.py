@@ -19,6 +19,8 @@ order and sizes test the string key writers.
 
 from __future__ import annotations
 
+import dataclasses
+
 import datetime as dt
 import math
 import zlib
@@ -514,3 +516,26 @@ def stats_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]
             external_path=None, delete_row_count=None, file_source=0, first_row_id=None,
             write_cols=write_cols, value_stats=stats))
     return schemas, files
+
+
+@st.composite
+def read_order_files(draw: st.DrawFn) -> list[DataFile]:
+    """Data files whose `plan.read_order` keys often tie (few partitions, buckets, levels,
+    sequence numbers, names; row ids None or not), now and then a number beyond 64 bits or
+    of another type (a sort in C declines those)."""
+    files = []
+    odd = draw(st.sampled_from([None] * 8 + [2**64, -2**63 - 1, True, 1.5]))
+    for i in range(draw(st.integers(0, 40))):
+        path = draw(st.sampled_from(["dt=1", "dt=2", "dt=10", "", "dt=\u00e9"]))
+        files.append(DataFile(
+            partition={}, partition_path=path, bucket=draw(st.integers(-2, 2)), total_buckets=1,
+            file_name=draw(st.sampled_from(["a", "b", "c", "\u00e9", f"data-{i}"])),
+            path=f"/t/{path}/{i}", file_size=1, row_count=1, level=draw(st.integers(0, 3)),
+            schema_id=0, min_sequence_number=draw(st.integers(-1, 2)), max_sequence_number=0,
+            extra_files=(), embedded_index=None, external_path=None, delete_row_count=None,
+            file_source=0, first_row_id=draw(st.none() | st.integers(0, 2)), write_cols=None))
+    if files and odd is not None:
+        at = draw(st.integers(0, len(files) - 1))
+        field = draw(st.sampled_from(["bucket", "level", "min_sequence_number", "first_row_id"]))
+        files[at] = dataclasses.replace(files[at], **{field: odd})
+    return files

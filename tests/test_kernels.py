@@ -21,7 +21,9 @@ from paimon_schema.layouts import column_values, paimon_common, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
-from tests.strategies import mostly_null_lists, shaped_column, shaped_columns, sliced_columns, string_key_sets
+from paimon_schema.table import plan
+from tests.strategies import (mostly_null_lists, read_order_files, shaped_column, shaped_columns,
+                              sliced_columns, string_key_sets)
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -592,3 +594,48 @@ def test_v2_kernels_refuse_bad_indices() -> None:
         kernel._kernels.v2_blocks(keys, b"\0" * 9, np.zeros(1, np.int64), one, one)
     with pytest.raises(TypeError):
         kernel._kernels.v2_sort([b"a", "b"])
+
+
+@given(read_order_files())
+def test_the_read_order_sorts_in_c_as_by_its_key(files: list) -> None:
+    """`read_sorted` orders files as `sorted(files, key=read_order)` (ties kept in order),
+    and declines keys that are not str and 64-bit ints, which Python then sorts."""
+    expected = sorted(files, key=plan.read_order)
+    assert [id(f) for f in plan._read_sorted(tuple(files))] == [id(f) for f in expected]
+    numbers = [(f.bucket, f.first_row_id or 0, f.level, f.min_sequence_number) for f in files]
+    plain = all(type(n) is int and -2**63 <= n < 2**63 for key in numbers for n in key) \
+        and -2**63 not in [f.level for f in files]          # (negated, it would overflow)
+    assert (plan._kernels.read_sorted(tuple(files)) is None) == (not plain)
+
+
+def test_attributes_read_slots_as_getattr_does() -> None:
+    """`attributes` reads object slots in place where the type reads them the generic way;
+    a property over a slot, another type, a dict-backed object and an unset slot answer as
+    getattr does."""
+    from paimon_schema.runtime import _kernels
+
+    class Slots:
+        __slots__ = ("a", "b")
+
+    class Overridden(Slots):
+        __slots__ = ()
+
+        @property                                   # type: ignore[override]
+        def a(self) -> str:
+            return "property"
+
+    class Plain:
+        def __init__(self) -> None:
+            self.a, self.b = "plain", 2
+
+    one, two = Slots(), Overridden()
+    one.a, one.b = "slot", 1
+    Slots.a.__set__(two, "hidden")                  # (the property hides it)
+    two.b = 3
+    objects = [one, two, Plain(), one]
+    assert _kernels.attributes(objects, ("a", "b")) == (["slot", "property", "plain", "slot"], [1, 3, 2, 1])
+    unset = Slots()
+    unset.a = "x"
+    with pytest.raises(AttributeError):
+        _kernels.attributes([one, unset], ("b",))
+    assert _kernels.attributes([], ("a",)) == ([],)

@@ -12,6 +12,7 @@ answers or raises its located FormatError. Where it answers, the answer is `eval
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -83,12 +84,14 @@ class QuickEvaluator:
         """`self(data)` of each of `datas` (a plan's containers, many of them alike)."""
         if self._evaluate is None:
             return [None] * len(datas)
-        get = self._answers.get
-        out: list[Any] = []
-        for data in datas:
-            answer = get(data, _UNSET) if type(data) is bytes else None
-            out.append(self(data) if answer is _UNSET else answer)
-        return out
+        try:
+            distinct = dict.fromkeys(datas)
+        except TypeError:                   # (an unhashable container: never a manifest's)
+            return [self(data) for data in datas]
+        for data in distinct:               # each container answered once, then all at once
+            if data not in self._answers:
+                self(data)
+        return list(map(self._answers.get, datas, itertools.repeat(None)))
 
 
 _UNSET = object()

@@ -130,6 +130,8 @@ class _Group:
         if self.resolved is not _NO_NAMES:
             self._layout()
         self._nulls: dict[int, NDArray[np.int64]] = {}
+        #: each file's first code of the first `_codes` pass (`_first_codes` without a pass)
+        self._classes: NDArray[np.uint8] | None = None
 
     def _layout(self) -> None:
         """The row's kind letters and, of each column the filter reads, (position, type,
@@ -151,7 +153,10 @@ class _Group:
         assert self.kinds
         raw = _kernels.stats_bounds(self.values, self.names, self.kinds.encode(), position,
                                     literal, limit)
-        return np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2)
+        codes = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2)
+        if self._classes is None:           # (a file's codes are < 4 where its statistics
+            self._classes = codes[:, 0]     # are usable, whatever the column or literal)
+        return codes
 
     def _matching(self) -> tuple[Bools, Bools]:
         """(files of these names, files of other names)."""
@@ -182,10 +187,11 @@ class _Group:
         if self.kinds is None or not self.wanted:
             mine, other = self._matching()  # `file_stats` answers {}: nothing is skipped
             return none, other
-        codes = self._first_codes(self.kinds.encode(), next(iter(self.wanted.values()))[0])
-        if (codes == _PYTHON).any():
+        excluded = self._excluded(predicate)   # (then which files it may answer: a pass less
+        codes = self._classes if self._classes is not None \
+            else self._first_codes(self.kinds.encode(), next(iter(self.wanted.values()))[0])
+        if (codes == _PYTHON).any():          # where it compared a literal)
             raise _PerFile
-        excluded = self._excluded(predicate)
         return (none if excluded is None else excluded & (codes <= _NONE)), codes == _OTHER
 
     def _first_codes(self, kinds: bytes, position: int) -> NDArray[np.uint8]:

@@ -15,7 +15,7 @@ verdict the plan itself prunes partitions by).
 from __future__ import annotations
 
 import sys
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 from paimon_schema.layouts.binary_row import row_decoder
@@ -43,6 +43,7 @@ class PartitionFilter:
         except TypeError:
             self.key = None
         self._verdicts: dict[tuple[int, bytes], bool] = {}
+        self._decoders: dict[int, tuple[TableSchema, Callable[[bytes], tuple[Any, ...]], tuple[str, ...]]] = {}
 
     def useful(self, schema: TableSchema) -> bool:
         """Whether the filter names a partition column of `schema` (else it cannot skip)."""
@@ -54,11 +55,24 @@ class PartitionFilter:
         verdict = self._verdicts.get(key)
         if verdict is None:
             try:
-                values, _ = partition_of(raw, schema)
+                values = self._values(raw, schema)
             except (FormatError, SchemaError, ValueError):
                 return True                     # the fold's own reading will say what is wrong
             verdict = self._verdicts[key] = partition_verdict(self.where, values) is not False
         return verdict
+
+    def _values(self, raw: bytes, schema: TableSchema) -> dict[str, Any]:
+        """The partition's {column: value}: `partition_of`'s, without its path (a merged
+        manifest names a thousand partitions), but where the path would fail (bytes)."""
+        found = self._decoders.get(id(schema))
+        if found is None or found[0] is not schema:
+            types = schema.partition_types
+            found = self._decoders[id(schema)] = (
+                schema, row_decoder(types) if types else lambda _: (), tuple(schema.partition_keys))
+        values = found[1](raw)
+        if any(isinstance(value, bytes) for value in values):
+            return partition_of(raw, schema)[0]
+        return dict(zip(found[2], values))
 
     def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool:
         """False when the manifest's partition statistics prove that none of its entries'

@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import partial
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, NoReturn, Protocol, TypeVar, cast
 
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
@@ -39,7 +39,7 @@ try:
 except ImportError:                     # built without a C compiler
     _kernels = None  # type: ignore[assignment]
 
-__all__ = ["ADD", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
+__all__ = ["ADD", "BULK_SORTS", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
            "Listing", "Manifests", "PartitionFilter", "read_avro"]
 
 ADD, DELETE = 0, 1                      # manifest entry `_KIND`
@@ -228,6 +228,11 @@ class PartitionFilter(Protocol):
     def partition(self, raw: bytes, schema: TableSchema) -> bool: ...
 
 
+#: Key functions that sort in bulk: `listing` sorts by one in a single call, not a call per
+#: file (registered by the module that defines the key: `plan.read_order`).
+BULK_SORTS: dict[Callable[[DataFile], Any], Callable[[tuple[DataFile, ...]], tuple[DataFile, ...]]] = {}
+
+
 @dataclass(frozen=True)
 class Listing:
     """The live data files of a snapshot a filter may match (all without one) and how many
@@ -279,12 +284,13 @@ class _Decoded:
                 _kernels.untrack(self.keys)
         self.size = size
 
-    def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
-        """The `DataFile` of ADD entry `i`, made once."""
+    def convert(self, i: int, manifests: Manifests, schema: TableSchema,
+                known: dict[Any, Any]) -> DataFile:
+        """The `DataFile` of ADD entry `i`, made once; `known` is the fold's (`_place`)."""
         row = self.rows[i]
         if row is None:                 # made meanwhile by another thread
             return cast(DataFile, self.files[i])
-        data_file = manifests._data_file(row, self.keys[i][4], schema, self.shared, self.path)
+        data_file = manifests._data_file(row, self.keys[i][4], schema, self.shared, self.path, known)
         self.files[i] = data_file
         self.rows[i] = None
         return data_file
@@ -350,7 +356,9 @@ class Manifests:
         listing, needs, _ = folded
         if order is not None:
             with collector.paused():
-                listing = Listing(tuple(sorted(listing.files, key=order)), listing.excluded)
+                sort = BULK_SORTS.get(order)
+                listing = Listing(tuple(sorted(listing.files, key=order)) if sort is None
+                                  else sort(listing.files), listing.excluded)
             if cacheable:
                 _DATA_FILES.put((*key, view), (listing,), _REFERENCE * len(listing.files),
                                 (*needs, (*key, None)))
@@ -359,48 +367,75 @@ class Manifests:
     def _fold_data_files(self, snap: Snapshot, partitions: PartitionFilter | None
                          ) -> tuple[Listing, tuple[tuple, ...], int]:
         """The listing, the cache keys of the decoded manifests it was folded from (what it
-        needs held) and the bytes it holds beyond theirs."""
+        needs held) and the bytes it holds beyond theirs. Folded in C where built (`fold_into`,
+        `live_files`: no Python statement per entry or per file), else by `_fold`; each
+        partition's values decoded once per fold (its files, in every manifest, share them)."""
         schema = self.schema(snap.schema_id)
         dvs = self.deletion_files(snap)
         needs: list[tuple] = []
-        excluded = [0]
+        excluded = 0
+        known: dict[Any, Any] = {}         # `_place`
+        verdicts: dict[bytes, bool] = {}
 
-        def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:
-            verdicts: dict[bytes, bool] = {}
+        def manifests() -> Iterator[tuple[_Decoded, dict[bytes, bool] | None]]:
+            """Each manifest the filter may match, decoded, and the verdicts of its partitions
+            (None without a filter)."""
+            nonlocal excluded
             for meta in self._manifest_metas(snap):
                 counts = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
                 if partitions is not None and isinstance(counts[0], int) \
                         and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
-                    excluded[0] += counts[0] - counts[1]
+                    excluded += counts[0] - counts[1]
                     continue
                 cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema)
                 needs.append(cache_key)
+                if partitions is not None:      # each partition's verdict once
+                    for raw in set(map(_PARTITION_OF_KEY, decoded.keys)).difference(verdicts):
+                        verdicts[raw] = partitions.partition(raw, schema)
+                yield decoded, None if partitions is None else verdicts
+
+        def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:
+            nonlocal excluded
+            for decoded, wanted_of in manifests():
                 at = zip(itertools.repeat(decoded), range(len(decoded.kinds)))
-                if partitions is None:
+                if wanted_of is None:
                     yield from zip(decoded.kinds, decoded.keys, at)
                     continue
-                # each partition's verdict once, then the entries it keeps (no Python per entry)
-                rows = list(map(_PARTITION_OF_KEY, decoded.keys))
-                for raw in set(rows).difference(verdicts):
-                    verdicts[raw] = partitions.partition(raw, schema)
-                wanted = list(map(verdicts.__getitem__, rows))
+                # the entries of the partitions kept (no Python per entry)
+                wanted = list(map(wanted_of.__getitem__, map(_PARTITION_OF_KEY, decoded.keys)))
                 dropped = list(itertools.compress(decoded.kinds, map(operator.not_, wanted)))
-                excluded[0] += len(dropped) - 2 * sum(map(ADD.__ne__, dropped))
+                excluded += len(dropped) - 2 * sum(map(ADD.__ne__, dropped))
                 yield from itertools.compress(zip(decoded.kinds, decoded.keys, at), wanted)
 
-        out = []
+        if _kernels is None or not _SLOTS:
+            out = [decoded.files[i] or decoded.convert(i, self, schema, known)
+                   for decoded, i in _fold(snap, entries())]
+        else:
+            live: dict[tuple, int | None] = {}
+            folded: list[_Decoded] = []
+            for decoded, wanted_of in manifests():
+                dropped, failed = _kernels.fold_into(live, len(folded), decoded.kinds, decoded.keys,
+                                                     wanted_of)
+                excluded += dropped
+                if failed is not None:
+                    _fold_failure(snap, *failed)
+                folded.append(decoded)
+            out = _kernels.live_files(
+                live, [(d.rows, d.files, d.keys, d.shared) for d in folded],
+                known, partial(self._place, schema=schema, known=known),
+                lambda m, i: folded[m].convert(i, self, schema, known),
+                DataFile, _DATA_FILE_OFFSETS)
         size = 200
-        for decoded, i in _fold(snap, entries()):
-            data_file = decoded.files[i] or decoded.convert(i, self, schema)
-            deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
-            if deletion:
-                data_file = _new_data_file(tuple(
-                    deletion if name == "deletion_file" else getattr(data_file, name)
-                    for name in _DATA_FILE_FIELDS))
-                size += held_bytes((data_file,))
-            out.append(data_file)
+        if dvs:
+            for at, data_file in enumerate(out):
+                deletion = dvs.pop((data_file.partition_path, data_file.file_name), None)
+                if deletion:
+                    out[at] = data_file = _new_data_file(tuple(
+                        deletion if name == "deletion_file" else getattr(data_file, name)
+                        for name in _DATA_FILE_FIELDS))
+                    size += held_bytes((data_file,))
         size += _REFERENCE * len(out)
-        return Listing(tuple(out), excluded[0]), tuple(needs), size
+        return Listing(tuple(out), excluded), tuple(needs), size
 
     def _manifest_metas(self, snap: Snapshot) -> Iterator[dict]:
         yield from read_avro(self.io, self._manifest(snap.base_manifest_list))
@@ -465,11 +500,13 @@ class Manifests:
         repeat (statistics' column names, null counts): the files of one partition share its
         dict, which nothing changes."""
         row = project(entry, _ENTRY_FIELDS)
+        shared = {} if shared is None else shared
         return self._data_file(row, tuple(row[11]) if row[11] else (), schema,
-                               {} if shared is None else shared, "the manifest entry")
+                               shared, "the manifest entry", shared)
 
     def _data_file(self, row: tuple, extra: tuple[str, ...], schema: TableSchema,
-                   shared: dict[Any, Any], where: str) -> DataFile:
+                   shared: dict[Any, Any], where: str,
+                   known: dict[Any, Any]) -> DataFile:
         """`data_file` of an entry's `_ENTRY_FIELDS` (its `_EXTRA_FILES` as a tuple)."""
         (_, partition_row, bucket, total_buckets, name, file_size, row_count, level, schema_id,
          min_sequence, max_sequence, _, embedded, external, delete_rows, source, first_row_id,
@@ -482,21 +519,35 @@ class Manifests:
                               path=".".join(missing[0]))
         place = shared.get((partition_row, bucket))
         if place is None:
-            partition, partition_path = partition_of(partition_row, schema)
-            place = shared[(partition_row, bucket)] = (
-                partition, partition_path, bucket_dir(self.root, partition_path, bucket, schema))
+            place = self._place(shared, partition_row, bucket, schema=schema, known=known)
         if minimum is None and maximum is None and nulls is None:
             stats = None
         else:
             nulls = None if nulls is None else tuple(nulls)
             names = None if names is None else tuple(names)
-            stats = (minimum or b"", maximum or b"", shared.setdefault(nulls, nulls),
-                     shared.setdefault(names, names))
+            stats = (minimum or b"", maximum or b"", known.setdefault(nulls, nulls),
+                     known.setdefault(names, names))
         return _new_data_file((
             place[0], place[1], bucket, -1 if total_buckets is None else total_buckets, name,
             external or f"{place[2]}/{name}", file_size, row_count, level, schema_id,
             min_sequence, max_sequence, extra, embedded, external, delete_rows, source,
             first_row_id, None if write_cols is None else tuple(write_cols), None, stats))
+
+    def _place(self, shared: dict[Any, Any], partition_row: bytes, bucket: int, *,
+               schema: TableSchema, known: dict[Any, Any]
+               ) -> tuple[dict[str, Any], str, str]:
+        """A (partition, bucket)'s values, path and bucket directory, kept in `shared` (a
+        manifest's) and its values in `known`. `known` is a fold's: each partition's values
+        by its BinaryRow (decoded once; its files in every manifest share the dict, and
+        pruning's runs and verdicts are per dict) and one copy of each small tuple the files
+        repeat (statistics' column names, null counts: `bulk_stats` answers the files that
+        share a names tuple together)."""
+        values = known.get(partition_row)
+        if values is None:
+            values = known[partition_row] = partition_of(partition_row, schema)
+        found = shared[(partition_row, bucket)] = (
+            values[0], values[1], bucket_dir(self.root, values[1], bucket, schema))
+        return found
 
     def index_file(self, entry: dict, schema: TableSchema) -> IndexFile:
         """The `IndexFile` of a raw index-manifest entry; `schema` is the snapshot's."""
@@ -525,6 +576,13 @@ def _fold_key(entry: Mapping[str, Any]) -> tuple:
             meta.get("_EXTERNAL_PATH"))
 
 
+def _fold_failure(snap: Snapshot, kind: Any, key: tuple) -> NoReturn:
+    """The error of a fold's entry of `kind` and fold key `key` that cannot fold (as `_fold`)."""
+    if kind == ADD:
+        raise TableError(f"snapshot {snap.id} adds {key[3]} twice")
+    raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE", path="_KIND")
+
+
 def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_Live]:
     """The live values of (kind, fold key, value) entries in manifest order: an ADD's value
     unless a DELETE of the same key cancels it (before or after it)."""
@@ -532,7 +590,7 @@ def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_
     for kind, key, value in entries:
         if kind == ADD:
             if live.get(key, _DELETED) is not _DELETED:
-                raise TableError(f"snapshot {snap.id} adds {key[3]} twice")
+                _fold_failure(snap, kind, key)
             live[key] = value
         elif kind == DELETE:
             if live.get(key, _DELETED) is not _DELETED:
@@ -540,7 +598,7 @@ def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_
             else:
                 live[key] = _DELETED
         else:
-            raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE", path="_KIND")
+            _fold_failure(snap, kind, key)
     return [value for value in live.values() if value is not _DELETED]
 
 
@@ -556,6 +614,8 @@ def _init_fields(values: tuple) -> DataFile:
 #: `DataFile(*values)` (`values` in field order) at a tenth of the cost: a frozen dataclass's
 #: `__init__` sets each of its 21 fields through `object.__setattr__` (most of a big table's
 #: fold); the C extension stores them straight into the slots.
+_DATA_FILE_OFFSETS: tuple[int, ...] = (
+    () if _kernels is None or not _SLOTS else _kernels.slot_offsets(DataFile, _DATA_FILE_FIELDS))
 _new_data_file: Callable[[tuple], DataFile] = (
     _init_fields if _kernels is None or not _SLOTS
-    else partial(_kernels.new_slotted, DataFile, _kernels.slot_offsets(DataFile, _DATA_FILE_FIELDS)))
+    else partial(_kernels.new_slotted, DataFile, _DATA_FILE_OFFSETS))

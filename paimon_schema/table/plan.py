@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from paimon_schema.table.errors import TableError
-from paimon_schema.table.manifests import DataFile
+from paimon_schema.table.manifests import BULK_SORTS, DataFile
 from paimon_schema.table.partitions import POSTPONE_BUCKET
 from paimon_schema.table.schema import TableSchema
 
@@ -91,6 +91,16 @@ def read_order(data_file: DataFile) -> tuple:
     f = data_file
     return (f.partition_path, f.bucket, f.first_row_id or 0, -f.level, f.min_sequence_number,
             f.file_name)
+
+
+def _read_sorted(files: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+    """`tuple(sorted(files, key=read_order))`, in C where built (`read_sorted`: a cold
+    100k-file plan sorts ~23k files, ~15 ms by key tuples)."""
+    done = None if _kernels is None else _kernels.read_sorted(files)
+    return tuple(sorted(files, key=read_order)) if done is None else done
+
+
+BULK_SORTS[read_order] = _read_sorted
 
 
 def _check_no_split_columns(files: Iterable[DataFile], schema: TableSchema) -> None:

@@ -6,11 +6,16 @@ and memory at 1k-100k files: `benchmarks/table_plan.py`.)"""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import tempfile
 import tracemalloc
 import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 from forged_history import ForgedHistory, day, write_history
@@ -18,7 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import partition_filters
 
-from paimon_schema.table import Table
+from paimon_schema import FormatError
+from paimon_schema.runtime.avro_blocks import read_fields
+from paimon_schema.table import Table, TableError
 from paimon_schema.table import manifests, merge, plan
 from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.predicates import partition_verdict
@@ -155,6 +162,11 @@ def test_a_filtered_listing_is_the_fold_of_the_partitions_it_may_match(
     expected = [f for f in everything.files if partition_verdict(where, f.partition) is not False]
     assert list(listing.files) == expected
     assert listing.excluded == len(everything.files) - len(expected)
+    for kernels in (None, manifests._kernels):     # folded in Python, and in C, from no cache
+        with planned_with(kernels):
+            again_everything = Table.open(root)._manifests.listing(snap)
+            again = Table.open(root)._manifests.listing(snap, partitions=PartitionFilter(where))
+        assert again_everything == everything and again == listing
     again = table._manifests.listing(snap, plan.read_order, PartitionFilter(where))   # held
     assert sorted(f.file_name for f in again.files) == sorted(f.file_name for f in expected)
     assert again.excluded == listing.excluded
@@ -178,3 +190,80 @@ def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
     finally:
         tracemalloc.stop()
     assert len(files) == FILES and 0.9 * held < recent.held < 1.1 * held
+
+
+@contextmanager
+def planned_with(kernels: Any) -> Iterator[None]:
+    """Plans made with `kernels` (None: the Python paths) and an empty cache of their own."""
+    with mock.patch.object(manifests, "_kernels", kernels), mock.patch.object(merge, "_kernels", kernels), \
+            mock.patch.object(plan, "_kernels", kernels), \
+            mock.patch.object(manifests, "_DATA_FILES", manifests._RecentDataFiles(1 << 40)):
+        yield
+
+
+@pytest.mark.parametrize("where", [f"dt >= '{day(PARTITIONS * 3 // 4)}' AND city = 'Lima'",
+                                   "city IN ('Lima', 'Oslo') OR id < 5", None])
+def test_the_c_fold_sort_and_tasks_plan_what_python_plans(history: ForgedHistory, where: str | None) -> None:
+    """The fold (`fold_into`, `live_files`), the read order (`read_sorted`) and the tasks
+    (`slotted_rows`) made in C are the Python paths' files, order, tasks and counts."""
+    def planned(kernels: Any) -> tuple[list, list, list, dict]:
+        with planned_with(kernels):
+            table = Table.open(history.root)
+            scan = table.scan(where)
+            tasks = [dataclasses.replace(t, fileio=None) for t in scan._planned().tasks]
+            return table.data_files(), scan.files(), tasks, scan.stats.as_dict() | {"planning_seconds": 0}
+
+    assert planned(None) == planned(manifests._kernels)
+    with planned_with(manifests._kernels):      # C's files and tasks: freed by refcounting alone
+        scan = Table.open(history.root).scan(where)
+        assert not any(map(gc.is_tracked, scan._planned().tasks + scan.files()))
+
+
+def _forged(change: Callable[[list[tuple]], list[tuple]]) -> Callable[..., Any]:
+    """`Manifests._decoded` with each manifest's rows changed by `change` first."""
+    def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any) -> tuple:
+        path = self._manifest(name)
+        rows = read_fields(self.io.read_bytes(path), path, manifests._ENTRY_FIELDS)
+        return ("forged", name), manifests._Decoded(path, change(rows))
+    return decoded
+
+
+def _first_add(change: Callable[[tuple], list[tuple]]) -> Callable[[list[tuple]], list[tuple]]:
+    def changed(rows: list[tuple]) -> list[tuple]:
+        at = next(i for i, row in enumerate(rows) if row[0] == manifests.ADD)
+        return rows[:at] + change(rows[at]) + rows[at + 1:]
+    return changed
+
+
+@pytest.mark.parametrize(("change", "error", "match"), [
+    (_first_add(lambda row: [row, row]), TableError, "adds data-.* twice"),
+    (_first_add(lambda row: [(7, *row[1:])]), FormatError, "kind 7 is neither ADD nor DELETE"),
+    (_first_add(lambda row: [row[:5] + (None,) + row[6:]]), FormatError, "without _FILE._FILE_SIZE"),
+    (_first_add(lambda row: [row[:1] + (None,) + row[2:]]), FormatError, "without _PARTITION"),
+])
+def test_a_manifest_that_cannot_fold_fails_alike_in_c_and_python(
+        history: ForgedHistory, change: Callable, error: type, match: str) -> None:
+    for kernels in (None, manifests._kernels):
+        with planned_with(kernels), mock.patch.object(manifests.Manifests, "_decoded", _forged(change)), \
+                pytest.raises(error, match=match):
+            Table.open(history.root).data_files()
+
+
+@pytest.mark.parametrize("change", [
+    lambda row: row[:13] + ("",) + row[14:],                        # an empty external path
+    lambda row: row[:13] + ("s3://elsewhere/f.parquet",) + row[14:],  # an external path
+    lambda row: row[:17] + (["id", "city"],) + row[18:],            # write columns as a list
+    lambda row: row[:18] + (None, None, None) + row[21:],           # no statistics
+    lambda row: row[:18] + (b"", None, [1, None], ["id"]),          # empty, missing bounds; lists
+    lambda row: row[:3] + (None,) + row[4:],                        # no total buckets
+    lambda row: row[:4] + (row[4].encode(),) + row[5:],             # another type (Python's)
+])
+def test_unusual_entries_make_the_same_files_in_c_and_python(history: ForgedHistory,
+                                                             change: Callable[[tuple], tuple]) -> None:
+    def listed(kernels: Any) -> list:
+        every = _forged(lambda rows: list(map(change, rows)))    # (DELETEs too: the same keys)
+        with planned_with(kernels), mock.patch.object(manifests.Manifests, "_decoded", every):
+            return Table.open(history.root).data_files()
+
+    files = listed(None)
+    assert files == listed(manifests._kernels) and len(files) == FILES
