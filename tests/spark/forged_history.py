@@ -232,18 +232,32 @@ class _Writer:
         return self.snapshot
 
     def _merged_base(self) -> list[dict]:
-        """Paimon's `ManifestFileMerger` once the base holds `merge_min_count` manifests: the
-        small manifests (fewer than `manifest_entries` entries) are merged into full ones, an
-        ADD and a DELETE of the same file among them cancelling out, the full ones kept as
-        they are (their files' DELETEs stay in the base); once the base holds more DELETE
-        entries than a full manifest, all of it is rewritten with the live files only."""
+        """Paimon's `ManifestFileMerger` once the base holds `merge_min_count` manifests: each
+        run of consecutive small manifests (fewer than `manifest_entries` entries) is merged
+        into full ones in place, an ADD and a DELETE of the same file among them cancelling
+        out, the full ones kept as they are (their files' DELETEs stay in the base); manifest
+        order is kept, as Paimon keeps it (a DELETE never precedes its file's ADD); once the
+        base holds more DELETE entries than a full manifest, all of it is rewritten with the
+        live files only."""
         deletes = sum(record["_NUM_DELETED_FILES"] for record in self.base)
         if deletes > self.manifest_entries:
             live = [entry for _, entry in self.live.values()]   # as of the last snapshot
             return [record for start in range(0, len(live), self.manifest_entries)
                     for record in self._manifests(live[start:start + self.manifest_entries])]
-        full = [r for r in self.base if len(self.contents[r["_FILE_NAME"]]) >= self.manifest_entries]
-        small = [r for r in self.base if len(self.contents[r["_FILE_NAME"]]) < self.manifest_entries]
+        out: list[dict] = []
+        run: list[dict] = []
+        for record in [*self.base, None]:
+            if record is not None and len(self.contents[record["_FILE_NAME"]]) < self.manifest_entries:
+                run.append(record)
+                continue
+            out += run if len(run) == 1 else self._merged(run)
+            run = []
+            if record is not None:
+                out.append(record)
+        return out
+
+    def _merged(self, small: list[dict]) -> list[dict]:
+        """Consecutive small manifests as full ones, ADD and DELETE pairs among them dropped."""
         merged: dict[tuple[str, int], dict] = {}
         for record in small:
             for entry in self.contents[record["_FILE_NAME"]]:
@@ -253,8 +267,8 @@ class _Writer:
                 else:
                     merged[key] = entry
         entries = list(merged.values())
-        return full + [record for start in range(0, len(entries), self.manifest_entries)
-                       for record in self._manifests(entries[start:start + self.manifest_entries])]
+        return [record for start in range(0, len(entries), self.manifest_entries)
+                for record in self._manifests(entries[start:start + self.manifest_entries])]
 
     def _manifests(self, entries: list[dict]) -> list[dict]:
         if not entries:
