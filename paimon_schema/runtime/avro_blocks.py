@@ -230,14 +230,13 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
     if program is None or decompress is None:
         return [project(record, wanted) for record in read_records(raw, path)]
     try:
-        blocks = list(_blocks(raw, pos, sync, decompress))
         with collector.paused():
-            return _avro.pick([b[2] for b in blocks], [b[1] for b in blocks], program)
+            return _avro.pick(_blocks(raw, pos, sync, decompress), program)
     except ValueError as exc:
         if len(exc.args) != 4:
             raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
-        reason, offset, where, block = exc.args
-        raise _located(path, blocks[block][0], reason, offset, where) from None
+        reason, offset, where, start = exc.args
+        raise _located(path, start, reason, offset, where) from None
     except Exception as exc:        # zlib, zstandard, a logical type's conversion
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
 
