@@ -7,6 +7,7 @@ fields of each record) reads the same values projected. Malformed bytes raise Fo
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import io
 from pathlib import Path
 from typing import Any
@@ -266,3 +267,18 @@ def test_skipped_items_of_no_bytes_cannot_be_claimed_by_the_million(items: Any) 
     with pytest.raises(FormatError, match="block count beyond the block") as info:
         read_fields(_one_block(schema, body), "bomb.avro", (("k",),))
     assert info.value.path == "[0].a"
+
+
+def test_picked_tuples_of_atomic_values_are_not_tracked() -> None:
+    """Rows and arrays of atomic values are untracked by the collector (its next pass would
+    walk each of a big table's entries); a row holding a tracked dict (a record holding an
+    array, picked whole) stays tracked."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    record = {"b": True, "i": 1, "l": 2, "f": 0.5, "d": 1.5, "s": "s", "y": b"y", "u": None,
+              "a": [1, None], "m": {"k": 1}, "e": "X", "x": b"abc", "n": {"v": ["p"]},
+              "again": {"v": None}, "t": None, "day": dt.date(2024, 5, 14)}
+    raw = _avro([record, record])
+    atomic = read_fields(raw, "f.avro", (("s",), ("a",), ("n", "v")), (1,))
+    assert not any(gc.is_tracked(row) or gc.is_tracked(row[1]) for row in atomic)
+    assert all(gc.is_tracked(row) for row in read_fields(raw, "f.avro", (("s",), ("n",))))

@@ -684,6 +684,21 @@ skip(Reader *r, const Node *node)
     }
 }
 
+/* `tuple` untracked by the collector when it holds no tracked object (CPython's own rule for
+ * tuples, applied now rather than by the collector's next pass over every one of them). */
+static void
+untrack_atomic(PyObject *tuple)
+{
+    if (!PyObject_GC_IsTracked(tuple))
+        return;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
+            return;
+    }
+    PyObject_GC_UnTrack(tuple);
+}
+
 static PyObject *value_of(Reader *r, const Node *node);
 
 /* An array's items as a tuple, built without the list `decode` builds (as `decode_blocks`
@@ -744,8 +759,7 @@ array_of(Reader *r, const Node *item)
         for (Py_ssize_t i = 0; i < n; i++)
             PyTuple_SET_ITEM(out, i, items[i]);
         n = 0;
-        if (PyObject_GC_IsTracked(out))
-            PyObject_GC_UnTrack(out);   /* of immutable values: no cycle to collect */
+        untrack_atomic(out);
     }
 done:
     for (Py_ssize_t i = 0; i < n; i++)
@@ -895,9 +909,9 @@ decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py
 /* pick(blocks, program, /) -> list[tuple]: the records of each (start, count, data) block
  * `blocks` yields (`count` records of the program's RECORD filling the decompressed `data`
  * exactly; `start`, where the block is in its file, locates errors), each as a tuple of the
- * program's `width` slots, arrays as tuples; tuples not tracked by the collector (of immutable
- * values: no cycles). Each block is let go once read (an iterator decompresses the next into
- * the memory it leaves). Malformed bytes: ValueError(reason, offset, path, start). */
+ * program's `width` slots, arrays as tuples; tuples of atomic values not tracked by the
+ * collector (`untrack_atomic`). Each block is let go once read (an iterator decompresses the
+ * next into the memory it leaves). Malformed bytes: ValueError(reason, offset, path, start). */
 static PyObject *
 pick(PyObject *self, PyObject *args)
 {
@@ -954,7 +968,7 @@ pick(PyObject *self, PyObject *args)
                 PyBuffer_Release(&view);
                 goto error;
             }
-            PyObject_GC_UnTrack(row);
+            untrack_atomic(row);
         }
         PyBuffer_Release(&view);
         Py_CLEAR(block);
@@ -994,7 +1008,7 @@ done:
  *
  * The fold needs each entry's kind and key (a tuple of some of its values), and a file's
  * values only for ADDs; five comprehensions over the picked rows were a third of a manifest's
- * decode. `entries` makes them in one pass, the keys not tracked by the collector.
+ * decode. `entries` makes them in one pass, the rows and keys of atomic values untracked.
  */
 
 static Py_ssize_t
@@ -1086,9 +1100,8 @@ entries(PyObject *self, PyObject *args)
             }
             PyTuple_SET_ITEM(tuple, k, value);
         }
-        PyObject_GC_UnTrack(tuple);
-        if (PyObject_GC_IsTracked(row))
-            PyObject_GC_UnTrack(row);
+        untrack_atomic(tuple);
+        untrack_atomic(row);
         for (Py_ssize_t k = 0; k < n_all; k++)
             length += length_of(PyTuple_GET_ITEM(row, all[k]));
         for (Py_ssize_t k = 0; is_add && k < n_adds; k++)
