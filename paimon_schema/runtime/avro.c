@@ -70,9 +70,9 @@ raise_failure(const Reader *r)
     }
 }
 
-/* A zigzag varint of at most 10 bytes. */
+/* A zigzag varint of at most 10 bytes (`read_long`: most are one byte, read inline). */
 static int
-read_long(Reader *r, int64_t *out)
+read_long_bytes(Reader *r, int64_t *out)
 {
     uint64_t value = 0;
     int shift = 0;
@@ -92,7 +92,18 @@ read_long(Reader *r, int64_t *out)
     return 0;
 }
 
-static int
+static inline int
+read_long(Reader *r, int64_t *out)
+{
+    if (r->pos < r->size && r->data[r->pos] < 0x80) {
+        uint8_t b = r->data[r->pos++];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        return 0;
+    }
+    return read_long_bytes(r, out);
+}
+
+static inline int
 read_length(Reader *r, Py_ssize_t *out)
 {
     Py_ssize_t start = r->pos;
@@ -575,7 +586,7 @@ program(PyObject *self, PyObject *args)
     return capsule;
 }
 
-static int
+static inline int
 skip(Reader *r, const Node *node);
 
 static int
@@ -618,7 +629,34 @@ skip_blocks(Reader *r, const Node *item, int is_map)
 }
 
 static int
+skip_node(Reader *r, const Node *node);
+
+/* `skip_node`, the leaves most fields are (a long, a string or bytes, a null) inline. */
+static inline int
 skip(Reader *r, const Node *node)
+{
+    switch (node->kind) {
+    case NUL:
+        return 0;
+    case LONG: {
+        int64_t value;
+        return read_long(r, &value);
+    }
+    case BYTES:
+    case STRING: {
+        Py_ssize_t length;
+        if (read_length(r, &length) < 0)
+            return -1;
+        r->pos += length;
+        return 0;
+    }
+    default:
+        return skip_node(r, node);
+    }
+}
+
+static int
+skip_node(Reader *r, const Node *node)
 {
     Py_ssize_t start = r->pos;
     switch (node->kind) {
@@ -693,7 +731,7 @@ untrack_atomic(PyObject *tuple)
         return;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
         PyObject *item = PyTuple_GET_ITEM(tuple, i);
-        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item))
+        if (PyType_IS_GC(Py_TYPE(item)) && PyObject_GC_IsTracked(item))
             return;
     }
     PyObject_GC_UnTrack(tuple);
