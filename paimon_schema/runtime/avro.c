@@ -881,7 +881,8 @@ hash_span(const uint8_t *p, Py_ssize_t n, Py_ssize_t slot)
         h ^= h >> 29;
     }
     word = 0;
-    memcpy(&word, p, (size_t)n);
+    for (Py_ssize_t i = 0; i < n; i++)         /* (a short memcpy here stalls the multiply) */
+        word |= (uint64_t)p[i] << (8 * i);
     h = (h ^ word) * 0xC4CEB9FE1A85EC53ULL;
     return (Py_hash_t)((h ^ (h >> 32)) >> 1);
 }
@@ -994,17 +995,21 @@ pick(PyObject *self, PyObject *args)
                 goto error;
             }
             Py_DECREF(row);
+            /* the slots stay NULL until filled (a tuple's dealloc takes them), then None:
+             * ~20 references to None an entry made and dropped were a chain of stalls */
             PyObject **slots = &PyTuple_GET_ITEM(row, 0);
-            for (Py_ssize_t k = 0; k < prog->width; k++) {
-                Py_INCREF(Py_None);
-                slots[k] = Py_None;
-            }
             if (decode_picked(&r, prog->root, slots, table, &used) < 0) {
                 PyObject *where = PyLong_FromSsize_t(i);
                 note(&r, where);
                 Py_XDECREF(where);
                 PyBuffer_Release(&view);
                 goto error;
+            }
+            for (Py_ssize_t k = 0; k < prog->width; k++) {
+                if (slots[k] == NULL) {
+                    Py_INCREF(Py_None);
+                    slots[k] = Py_None;
+                }
             }
             untrack_atomic(row);
         }
