@@ -631,27 +631,40 @@ skip_blocks(Reader *r, const Node *item, int is_map)
 static int
 skip_node(Reader *r, const Node *node);
 
-/* `skip_node`, the leaves most fields are (a long, a string or bytes, a null) inline. */
+/* `skip_node`, what most fields are (a long, a string or bytes, a null, a union of them)
+ * inline. */
 static inline int
 skip(Reader *r, const Node *node)
 {
-    switch (node->kind) {
-    case NUL:
-        return 0;
-    case LONG: {
-        int64_t value;
-        return read_long(r, &value);
-    }
-    case BYTES:
-    case STRING: {
-        Py_ssize_t length;
-        if (read_length(r, &length) < 0)
-            return -1;
-        r->pos += length;
-        return 0;
-    }
-    default:
-        return skip_node(r, node);
+    while (1) {
+        switch (node->kind) {
+        case NUL:
+            return 0;
+        case LONG: {
+            int64_t value;
+            return read_long(r, &value);
+        }
+        case BYTES:
+        case STRING: {
+            Py_ssize_t length;
+            if (read_length(r, &length) < 0)
+                return -1;
+            r->pos += length;
+            return 0;
+        }
+        case UNION: {
+            Py_ssize_t start = r->pos;
+            int64_t index;
+            if (read_long(r, &index) < 0)
+                return -1;
+            if (index < 0 || index >= node->size)
+                return fail(r, "union branch out of range", start);
+            node = node->children[index];
+            break;
+        }
+        default:
+            return skip_node(r, node);
+        }
     }
 }
 
