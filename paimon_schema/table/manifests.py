@@ -289,6 +289,9 @@ class _Decoded:
                 adds = len(added)
                 length = sum(len(value) for row in rows for value in (row[4], row[12]) if value) \
                     + sum(len(value) for row in added for value in (row[18], row[19]) if value)
+                if _kernels is not None:    # the collector's next pass need not walk them
+                    _kernels.untrack(rows)
+                    _kernels.untrack(self.keys)
         self.size = 200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * adds + length
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema) -> DataFile:
