@@ -282,3 +282,14 @@ def test_picked_tuples_of_atomic_values_are_not_tracked() -> None:
     atomic = read_fields(raw, "f.avro", (("s",), ("a",), ("n", "v")), (1,))
     assert not any(gc.is_tracked(row) or gc.is_tracked(row[1]) for row in atomic)
     assert all(gc.is_tracked(row) for row in read_fields(raw, "f.avro", (("s",), ("n",))))
+
+
+@pytest.mark.parametrize("header", [b"\x02\x01\x01", b"\x02\x02k\x01", b"\x02\x7fk"])
+def test_a_header_length_that_is_negative_or_past_the_end_is_refused(header: bytes) -> None:
+    """A damaged metadata length (negative: the reading went back over the same bytes,
+    forever) raises a FormatError."""
+    raw = b"Obj\x01" + header + bytes(20)
+    with pytest.raises(FormatError, match="header length"):
+        read_records(raw, "h.avro")
+    with pytest.raises(FormatError, match="header length"):
+        read_fields(raw, "h.avro", (("a",),))

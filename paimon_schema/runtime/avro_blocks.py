@@ -117,6 +117,15 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise ValueError("varint longer than 10 bytes")
 
 
+def _length(raw: bytes, pos: int) -> tuple[int, int]:
+    """A length and where its bytes start: within `raw` (a damaged negative one moved the
+    header's reading back, forever)."""
+    length, start = _varint(raw, pos)
+    if length < 0 or start + length > len(raw):
+        raise ValueError(f"a header length of {length} at byte {pos}")
+    return length, start
+
+
 def _header(raw: bytes) -> tuple[dict[str, bytes], bytes, int]:
     """The container's metadata, its sync marker and where its blocks start."""
     if raw[:4] != b"Obj\x01":
@@ -131,10 +140,10 @@ def _header(raw: bytes) -> tuple[dict[str, bytes], bytes, int]:
             count = -count
             _, pos = _varint(raw, pos)
         for _ in range(count):
-            length, pos = _varint(raw, pos)
+            length, pos = _length(raw, pos)
             key = raw[pos:pos + length].decode()
             pos += length
-            length, pos = _varint(raw, pos)
+            length, pos = _length(raw, pos)
             meta[key] = raw[pos:pos + length]
             pos += length
     sync = raw[pos:pos + 16]
