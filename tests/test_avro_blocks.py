@@ -7,6 +7,7 @@ fields of each record) reads the same values projected. Malformed bytes raise Fo
 from __future__ import annotations
 
 import datetime as dt
+import gc
 import io
 from pathlib import Path
 from typing import Any
@@ -173,16 +174,36 @@ PATHS = [("b",), ("i",), ("l",), ("f",), ("d",), ("s",), ("y",), ("u",), ("a",),
 
 
 @given(st.lists(RECORDS, max_size=12), st.sampled_from(["null", "deflate", "zstandard"]),
-       st.lists(st.sampled_from(PATHS), min_size=1, max_size=8, unique=True))
+       st.lists(st.sampled_from(PATHS), min_size=1, max_size=8, unique=True),
+       st.sets(st.integers(0, 7)))
 def test_picked_fields_are_the_records_projected(records: list[dict], codec: str,
-                                                 wanted: list[tuple[str, ...]]) -> None:
+                                                 wanted: list[tuple[str, ...]],
+                                                 shared: set[int]) -> None:
     """`read_fields` (`avro.c`'s `pick`: some fields into flat tuples, the rest walked over)
-    reads the values `read_records` reads, at any depth; None for what the schema lacks."""
+    reads the values `read_records` reads, at any depth; None for what the schema lacks;
+    the same whichever values it shares (decodes once per distinct encoding)."""
     if avro_blocks._avro is None:
         oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
     raw = _avro(records, codec)
     paths = tuple(p for p in wanted if not any(p[:len(q)] == q and p != q for q in wanted))
-    assert read_fields(raw, "f.avro", paths) == [project(r, paths) for r in read_records(raw, "f.avro")]
+    assert read_fields(raw, "f.avro", paths, tuple(sorted(shared))) == \
+        [project(r, paths) for r in read_records(raw, "f.avro")]
+
+
+def test_shared_values_are_one_object() -> None:
+    """Equal values of a shared field (equal encodings) are one object, across blocks; other
+    fields' are not, and distinct values stay distinct."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    record = {"b": True, "i": 1, "l": 2, "f": 0.5, "d": 1.5, "s": "same", "y": b"y" * 40,
+              "u": None, "a": [1, None], "m": {}, "e": "X", "x": b"abc", "n": {"v": ["p"]},
+              "again": {"v": None}, "t": None, "day": dt.date(2024, 5, 14)}
+    raw = _avro([record, record, {**record, "y": b"z", "s": "other"}, record], block=2)
+    rows = read_fields(raw, "f.avro", (("y",), ("s",), ("a",), ("n", "v")), (0, 2, 3))
+    assert [r[0] for r in rows] == [b"y" * 40, b"y" * 40, b"z", b"y" * 40]
+    assert rows[0][0] is rows[1][0] is rows[3][0] and rows[0][2] is rows[3][2]
+    assert rows[0][3] is rows[3][3] == ("p",)
+    assert rows[0][1] == rows[1][1] == "same" and rows[0][1] is not rows[1][1]
 
 
 def test_fields_behind_a_union_or_a_leaf_are_projected_in_python() -> None:
@@ -229,7 +250,7 @@ def test_damaged_files_pick_as_they_read_or_raise_format_errors(data: st.DataObj
     except FormatError:
         expected = None
     try:
-        picked = read_fields(damaged, "f.avro", paths)
+        picked = read_fields(damaged, "f.avro", paths, tuple(range(0, len(paths), 2)))
     except FormatError:
         assert expected is None
     else:
@@ -246,3 +267,29 @@ def test_skipped_items_of_no_bytes_cannot_be_claimed_by_the_million(items: Any) 
     with pytest.raises(FormatError, match="block count beyond the block") as info:
         read_fields(_one_block(schema, body), "bomb.avro", (("k",),))
     assert info.value.path == "[0].a"
+
+
+def test_picked_tuples_of_atomic_values_are_not_tracked() -> None:
+    """Rows and arrays of atomic values are untracked by the collector (its next pass would
+    walk each of a big table's entries); a row holding a tracked dict (a record holding an
+    array, picked whole) stays tracked."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    record = {"b": True, "i": 1, "l": 2, "f": 0.5, "d": 1.5, "s": "s", "y": b"y", "u": None,
+              "a": [1, None], "m": {"k": 1}, "e": "X", "x": b"abc", "n": {"v": ["p"]},
+              "again": {"v": None}, "t": None, "day": dt.date(2024, 5, 14)}
+    raw = _avro([record, record])
+    atomic = read_fields(raw, "f.avro", (("s",), ("a",), ("n", "v")), (1,))
+    assert not any(gc.is_tracked(row) or gc.is_tracked(row[1]) for row in atomic)
+    assert all(gc.is_tracked(row) for row in read_fields(raw, "f.avro", (("s",), ("n",))))
+
+
+@pytest.mark.parametrize("header", [b"\x02\x01\x01", b"\x02\x02k\x01", b"\x02\x7fk"])
+def test_a_header_length_that_is_negative_or_past_the_end_is_refused(header: bytes) -> None:
+    """A damaged metadata length (negative: the reading went back over the same bytes,
+    forever) raises a FormatError."""
+    raw = b"Obj\x01" + header + bytes(20)
+    with pytest.raises(FormatError, match="header length"):
+        read_records(raw, "h.avro")
+    with pytest.raises(FormatError, match="header length"):
+        read_fields(raw, "h.avro", (("a",),))

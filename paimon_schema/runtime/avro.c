@@ -70,9 +70,9 @@ raise_failure(const Reader *r)
     }
 }
 
-/* A zigzag varint of at most 10 bytes. */
+/* A zigzag varint of at most 10 bytes (`read_long`: most are one byte, read inline). */
 static int
-read_long(Reader *r, int64_t *out)
+read_long_bytes(Reader *r, int64_t *out)
 {
     uint64_t value = 0;
     int shift = 0;
@@ -92,7 +92,18 @@ read_long(Reader *r, int64_t *out)
     return 0;
 }
 
-static int
+static inline int
+read_long(Reader *r, int64_t *out)
+{
+    if (r->pos < r->size && r->data[r->pos] < 0x80) {
+        uint8_t b = r->data[r->pos++];
+        *out = (int64_t)(b >> 1) ^ -(int64_t)(b & 1);
+        return 0;
+    }
+    return read_long_bytes(r, out);
+}
+
+static inline int
 read_length(Reader *r, Py_ssize_t *out)
 {
     Py_ssize_t start = r->pos;
@@ -373,20 +384,213 @@ done:
  * A plan needs ~20 of a manifest entry's ~30 values, some nested (`_FILE._VALUE_STATS`), and
  * builds one object of them: the dicts `records` builds (three an entry) and the values it
  * converts (`_CREATION_TIME` to a datetime) were most of a manifest's decode. `pick` decodes
- * each record into one flat tuple of the fields `picks` names and walks over the others
+ * each record into one flat tuple of the fields a program names and walks over the others
  * building nothing (`skip`: every length, count, branch and range checked as `decode` checks
  * them, except that a skipped string's UTF-8 and a skipped logical type's conversion are not).
  *
+ * `program(schema, picks, width, shared)` compiles a RECORD schema and its picks once into a
+ * tree of `Node`s (walking the Python tuples cost ~1 us an entry: a kind's PyLong per value).
  * `picks` parallels a RECORD's fields: None (skipped), an int (the slot of the output tuple
  * the value goes to) or a tuple (the picks of a nested RECORD field); slots no field names
- * stay None. Arrays come as tuples (immutable, kept: an empty one is no new object).
+ * stay None. Arrays come as tuples (immutable, kept: an empty one is no new object). The values
+ * of the `shared` slots repeat from entry to entry (a partition's BinaryRow, the statistics'
+ * column names and null counts): each distinct encoding is decoded once per `pick` call and
+ * the one object shared (a field is first skipped, then looked up by its bytes).
  */
 
-static int
-skip(Reader *r, PyObject *schema);
+typedef struct Node Node;
+struct Node {
+    long kind;
+    Py_ssize_t slot;            /* the output slot of a picked field, else -1 */
+    int shared;                 /* its values interned (`shared`) */
+    int picked;                 /* a RECORD with picked fields below it */
+    Py_ssize_t size;            /* children; FIXED: its size; ENUM: its symbols */
+    Node **children;            /* RECORD fields, UNION branches, ARRAY/MAP item, CONVERT inner */
+    PyObject *names;            /* RECORD: its field names (borrowed from the program's schema) */
+    PyObject *schema;           /* borrowed: `decode`s the values built the generic way */
+};
+
+typedef struct {
+    PyObject *schema;           /* held: the nodes borrow from it */
+    Py_ssize_t width;
+    Node *root;
+} Program;
+
+static void
+free_node(Node *node)
+{
+    if (node == NULL)
+        return;
+    if (node->children != NULL) {
+        for (Py_ssize_t i = 0; i < node->size; i++)
+            free_node(node->children[i]);
+        PyMem_Free(node->children);
+    }
+    PyMem_Free(node);
+}
+
+static Node *
+compile_node(PyObject *schema, PyObject *picks, Py_ssize_t width, PyObject *shared, int depth)
+{
+    if (!PyTuple_Check(schema) || PyTuple_GET_SIZE(schema) < 1 || depth > 256) {
+        PyErr_SetString(PyExc_TypeError, "not a compiled Avro schema");
+        return NULL;
+    }
+    Node *node = PyMem_Calloc(1, sizeof(Node));
+    if (node == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    node->slot = -1;
+    node->schema = schema;
+    node->kind = PyLong_AsLong(PyTuple_GET_ITEM(schema, 0));
+    Py_ssize_t arity = PyTuple_GET_SIZE(schema);
+    PyObject *items = NULL;
+    switch (node->kind) {
+    case NUL: case BOOLEAN: case INT: case LONG: case FLOAT: case DOUBLE: case BYTES: case STRING:
+        return node;
+    case FIXED:
+        if (arity < 2)
+            goto bad;
+        node->size = PyLong_AsSsize_t(PyTuple_GET_ITEM(schema, 1));
+        if (node->size < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a fixed of negative size");
+            goto error;
+        }
+        return node;
+    case ENUM:
+        if (arity < 2 || !PyTuple_Check(PyTuple_GET_ITEM(schema, 1)))
+            goto bad;
+        node->size = PyTuple_GET_SIZE(PyTuple_GET_ITEM(schema, 1));
+        return node;
+    case RECORD:
+        if (arity < 3 || !PyTuple_Check(PyTuple_GET_ITEM(schema, 1))
+                || !PyTuple_Check(PyTuple_GET_ITEM(schema, 2))
+                || PyTuple_GET_SIZE(PyTuple_GET_ITEM(schema, 1)) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(schema, 2)))
+            goto bad;
+        node->names = PyTuple_GET_ITEM(schema, 1);
+        items = PyTuple_GET_ITEM(schema, 2);
+        if (picks != NULL && PyTuple_GET_SIZE(picks) != PyTuple_GET_SIZE(items)) {
+            PyErr_SetString(PyExc_TypeError, "picks do not match the record's fields");
+            goto error;
+        }
+        break;
+    case UNION:
+        if (arity < 2 || !PyTuple_Check(PyTuple_GET_ITEM(schema, 1)))
+            goto bad;
+        items = PyTuple_GET_ITEM(schema, 1);
+        break;
+    case ARRAY: case MAP: case CONVERT:
+        if (arity < 2 || (node->kind == CONVERT && arity < 3))
+            goto bad;
+        items = PyTuple_Pack(1, PyTuple_GET_ITEM(schema, 1));
+        if (items == NULL)
+            goto error;
+        break;
+    default:
+        PyErr_Format(PyExc_TypeError, "unknown compiled Avro kind %ld", node->kind);
+        goto error;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(items);
+    node->children = PyMem_Calloc(n ? n : 1, sizeof(Node *));
+    if (node->children == NULL) {
+        PyErr_NoMemory();
+        goto error;
+    }
+    node->size = n;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *pick = picks == NULL ? Py_None : PyTuple_GET_ITEM(picks, i);
+        int nested = PyTuple_Check(pick);
+        Node *child = compile_node(PyTuple_GET_ITEM(items, i), nested ? pick : NULL, width, shared,
+                                   depth + 1);
+        if (child == NULL)
+            goto error;
+        node->children[i] = child;
+        if (nested) {
+            if (child->kind != RECORD) {
+                PyErr_SetString(PyExc_TypeError, "picks below a field that is no record");
+                goto error;
+            }
+            node->picked |= child->picked;
+        } else if (pick != Py_None) {
+            child->slot = PyLong_AsSsize_t(pick);
+            if (child->slot < 0 || child->slot >= width) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "a pick's slot is out of range");
+                goto error;
+            }
+            int is_shared = PySequence_Contains(shared, pick);
+            if (is_shared < 0)
+                goto error;
+            child->shared = is_shared;
+            node->picked = 1;
+        }
+    }
+    if (node->kind != RECORD && node->kind != UNION)
+        Py_DECREF(items);
+    return node;
+bad:
+    PyErr_SetString(PyExc_TypeError, "not a compiled Avro schema");
+error:
+    if (items != NULL && node->kind != RECORD && node->kind != UNION)
+        Py_DECREF(items);
+    free_node(node);
+    return NULL;
+}
+
+static void
+free_program(PyObject *capsule)
+{
+    Program *program = PyCapsule_GetPointer(capsule, "paimon_schema.avro.program");
+    if (program == NULL)
+        return;
+    free_node(program->root);
+    Py_XDECREF(program->schema);
+    PyMem_Free(program);
+}
+
+/* program(schema, picks, width, shared, /) -> capsule: `pick`'s compiled schema (above). */
+static PyObject *
+program(PyObject *self, PyObject *args)
+{
+    PyObject *schema, *picks, *shared;
+    Py_ssize_t width;
+    if (!PyArg_ParseTuple(args, "O!O!nO:program", &PyTuple_Type, &schema, &PyTuple_Type, &picks,
+                          &width, &shared))
+        return NULL;
+    if (width < 0 || width > 1024) {
+        PyErr_SetString(PyExc_ValueError, "width must be 0 to 1024");
+        return NULL;
+    }
+    Program *out = PyMem_Calloc(1, sizeof(Program));
+    if (out == NULL)
+        return PyErr_NoMemory();
+    out->root = compile_node(schema, picks, width, shared, 0);
+    if (out->root == NULL || out->root->kind != RECORD) {
+        if (out->root != NULL)
+            PyErr_SetString(PyExc_TypeError, "picks are of a record");
+        free_node(out->root);
+        PyMem_Free(out);
+        return NULL;
+    }
+    Py_INCREF(schema);
+    out->schema = schema;
+    out->width = width;
+    PyObject *capsule = PyCapsule_New(out, "paimon_schema.avro.program", free_program);
+    if (capsule == NULL) {
+        free_node(out->root);
+        Py_DECREF(schema);
+        PyMem_Free(out);
+    }
+    return capsule;
+}
+
+static inline int
+skip(Reader *r, const Node *node);
 
 static int
-skip_blocks(Reader *r, PyObject *item, int is_map)
+skip_blocks(Reader *r, const Node *item, int is_map)
 {
     Py_ssize_t index = 0;
     while (1) {
@@ -425,11 +629,50 @@ skip_blocks(Reader *r, PyObject *item, int is_map)
 }
 
 static int
-skip(Reader *r, PyObject *schema)
+skip_node(Reader *r, const Node *node);
+
+/* `skip_node`, what most fields are (a long, a string or bytes, a null, a union of them)
+ * inline. */
+static inline int
+skip(Reader *r, const Node *node)
 {
-    long kind = PyLong_AsLong(PyTuple_GET_ITEM(schema, 0));
+    while (1) {
+        switch (node->kind) {
+        case NUL:
+            return 0;
+        case LONG: {
+            int64_t value;
+            return read_long(r, &value);
+        }
+        case BYTES:
+        case STRING: {
+            Py_ssize_t length;
+            if (read_length(r, &length) < 0)
+                return -1;
+            r->pos += length;
+            return 0;
+        }
+        case UNION: {
+            Py_ssize_t start = r->pos;
+            int64_t index;
+            if (read_long(r, &index) < 0)
+                return -1;
+            if (index < 0 || index >= node->size)
+                return fail(r, "union branch out of range", start);
+            node = node->children[index];
+            break;
+        }
+        default:
+            return skip_node(r, node);
+        }
+    }
+}
+
+static int
+skip_node(Reader *r, const Node *node)
+{
     Py_ssize_t start = r->pos;
-    switch (kind) {
+    switch (node->kind) {
     case NUL:
         return 0;
     case BOOLEAN:
@@ -444,13 +687,13 @@ skip(Reader *r, PyObject *schema)
         int64_t value;
         if (read_long(r, &value) < 0)
             return -1;
-        if (kind == INT && (value < INT32_MIN || value > INT32_MAX))
+        if (node->kind == INT && (value < INT32_MIN || value > INT32_MAX))
             return fail(r, "an int beyond 32 bits", start);
         return 0;
     }
     case FLOAT:
     case DOUBLE: {
-        Py_ssize_t width = kind == FLOAT ? 4 : 8;
+        Py_ssize_t width = node->kind == FLOAT ? 4 : 8;
         if (r->size - r->pos < width)
             return fail(r, "truncated floating-point number", start);
         r->pos += width;
@@ -464,132 +707,468 @@ skip(Reader *r, PyObject *schema)
         r->pos += length;
         return 0;
     }
-    case FIXED: {
-        Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(schema, 1));
-        if (length < 0 || r->size - r->pos < length)
+    case FIXED:
+        if (r->size - r->pos < node->size)
             return fail(r, "truncated fixed", start);
-        r->pos += length;
+        r->pos += node->size;
         return 0;
-    }
-    case RECORD: {
-        PyObject *names = PyTuple_GET_ITEM(schema, 1), *types = PyTuple_GET_ITEM(schema, 2);
-        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++)
-            if (skip(r, PyTuple_GET_ITEM(types, i)) < 0)
-                return note(r, PyTuple_GET_ITEM(names, i));
+    case RECORD:
+        for (Py_ssize_t i = 0; i < node->size; i++)
+            if (skip(r, node->children[i]) < 0)
+                return note(r, PyTuple_GET_ITEM(node->names, i));
         return 0;
-    }
     case UNION:
     case ENUM: {
-        PyObject *choices = PyTuple_GET_ITEM(schema, 1);
         int64_t index;
         if (read_long(r, &index) < 0)
             return -1;
-        if (index < 0 || index >= PyTuple_GET_SIZE(choices))
-            return fail(r, kind == UNION ? "union branch out of range" : "enum symbol out of range",
-                        start);
-        return kind == UNION ? skip(r, PyTuple_GET_ITEM(choices, (Py_ssize_t)index)) : 0;
+        if (index < 0 || index >= node->size)
+            return fail(r, node->kind == UNION ? "union branch out of range"
+                                               : "enum symbol out of range", start);
+        return node->kind == UNION ? skip(r, node->children[index]) : 0;
     }
     case ARRAY:
     case MAP:
-        return skip_blocks(r, PyTuple_GET_ITEM(schema, 1), kind == MAP);
-    case CONVERT:
-        return skip(r, PyTuple_GET_ITEM(schema, 1));
-    default:
-        PyErr_Format(PyExc_TypeError, "unknown compiled Avro kind %ld", kind);
-        return -1;
+        return skip_blocks(r, node->children[0], node->kind == MAP);
+    default:        /* CONVERT */
+        return skip(r, node->children[0]);
     }
 }
 
-/* A RECORD's fields: the picked ones decoded into `slots` (a tuple's items, `width` of them),
- * the others skipped. */
-static int
-decode_picked(Reader *r, PyObject *schema, PyObject *picks, PyObject **slots, Py_ssize_t width)
+/* `tuple` untracked by the collector when it holds no tracked object (CPython's own rule for
+ * tuples, applied now rather than by the collector's next pass over every one of them). */
+static void
+untrack_atomic(PyObject *tuple)
 {
-    if (PyLong_AsLong(PyTuple_GET_ITEM(schema, 0)) != RECORD || !PyTuple_Check(picks)
-            || PyTuple_GET_SIZE(picks) != PyTuple_GET_SIZE(PyTuple_GET_ITEM(schema, 1))) {
-        PyErr_SetString(PyExc_TypeError, "picks do not match the record's fields");
-        return -1;
+    if (!PyObject_GC_IsTracked(tuple))
+        return;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (PyType_IS_GC(Py_TYPE(item)) && PyObject_GC_IsTracked(item))
+            return;
     }
-    PyObject *names = PyTuple_GET_ITEM(schema, 1), *types = PyTuple_GET_ITEM(schema, 2);
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(types); i++) {
-        PyObject *pick = PyTuple_GET_ITEM(picks, i), *type = PyTuple_GET_ITEM(types, i);
-        if (pick == Py_None) {
-            if (skip(r, type) < 0)
-                return note(r, PyTuple_GET_ITEM(names, i));
-        } else if (PyLong_Check(pick)) {
-            Py_ssize_t slot = PyLong_AsSsize_t(pick);
-            if (slot < 0 || slot >= width) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_TypeError, "a pick's slot is out of range");
-                return -1;
+    PyObject_GC_UnTrack(tuple);
+}
+
+static PyObject *value_of(Reader *r, const Node *node);
+
+/* An array's items as a tuple, built without the list `decode` builds (as `decode_blocks`
+ * checks and locates them). */
+static PyObject *
+array_of(Reader *r, const Node *item)
+{
+    PyObject *stack[16], **items = stack;
+    Py_ssize_t n = 0, capacity = 16;
+    PyObject *out = NULL;
+    while (1) {
+        Py_ssize_t start = r->pos;
+        int64_t count;
+        if (read_long(r, &count) < 0)
+            goto done;
+        if (count == 0)
+            break;
+        if (count < 0) {
+            int64_t bytes;
+            if (count == INT64_MIN) {
+                fail(r, "bad block count", start);
+                goto done;
             }
-            PyObject *value = decode(r, type);
+            count = -count;
+            if (read_long(r, &bytes) < 0)
+                goto done;
+        }
+        r->items += count;
+        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS) {
+            fail(r, "block count beyond the block", start);
+            goto done;
+        }
+        for (int64_t j = 0; j < count; j++) {
+            if (n == capacity) {
+                PyObject **grown = PyMem_Malloc(sizeof(PyObject *) * (size_t)capacity * 2);
+                if (grown == NULL) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                memcpy(grown, items, sizeof(PyObject *) * (size_t)n);
+                if (items != stack)
+                    PyMem_Free(items);
+                items = grown;
+                capacity *= 2;
+            }
+            PyObject *value = value_of(r, item);
+            if (value == NULL) {
+                PyObject *where = PyLong_FromSsize_t(n);
+                note(r, where);
+                Py_XDECREF(where);
+                goto done;
+            }
+            items[n++] = value;
+        }
+    }
+    out = PyTuple_New(n);           /* an empty one: the () singleton */
+    if (out != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            PyTuple_SET_ITEM(out, i, items[i]);
+        n = 0;
+        untrack_atomic(out);
+    }
+done:
+    for (Py_ssize_t i = 0; i < n; i++)
+        Py_DECREF(items[i]);
+    if (items != stack)
+        PyMem_Free(items);
+    return out;
+}
+
+/* A picked value, as `decode` builds it with arrays as tuples. */
+static PyObject *
+value_of(Reader *r, const Node *node)
+{
+    Py_ssize_t start = r->pos;
+    switch (node->kind) {
+    case NUL:
+        Py_RETURN_NONE;
+    case INT:
+    case LONG: {
+        int64_t value;
+        if (read_long(r, &value) < 0)
+            return NULL;
+        if (node->kind == INT && (value < INT32_MIN || value > INT32_MAX)) {
+            fail(r, "an int beyond 32 bits", start);
+            return NULL;
+        }
+        return PyLong_FromLongLong(value);
+    }
+    case BYTES:
+    case STRING: {
+        Py_ssize_t length;
+        if (read_length(r, &length) < 0)
+            return NULL;
+        const char *at = (const char *)r->data + r->pos;
+        r->pos += length;
+        if (node->kind == BYTES)
+            return PyBytes_FromStringAndSize(at, length);
+        PyObject *text = PyUnicode_DecodeUTF8(at, length, "strict");
+        if (text == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+                PyErr_Clear();
+            fail(r, "a string is not UTF-8", start);
+        }
+        return text;
+    }
+    case UNION: {
+        int64_t index;
+        if (read_long(r, &index) < 0)
+            return NULL;
+        if (index < 0 || index >= node->size) {
+            fail(r, "union branch out of range", start);
+            return NULL;
+        }
+        return value_of(r, node->children[index]);
+    }
+    case ARRAY:
+        return array_of(r, node->children[0]);
+    default:
+        return decode(r, node->schema);
+    }
+}
+
+/* The interned values of `shared` slots: an open-addressed table of (slot, encoding) ->
+ * value, filled up to half its size (then further values are built as usual). */
+#define INTERNED 1024
+
+typedef struct {
+    Py_hash_t hash;
+    Py_ssize_t slot;
+    PyObject *key;              /* the value's encoding (bytes) */
+    PyObject *value;
+} Interned;
+
+static Py_hash_t
+hash_span(const uint8_t *p, Py_ssize_t n, Py_ssize_t slot)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL * (uint64_t)(slot + 1) ^ (uint64_t)n, word;
+    for (; n >= 8; p += 8, n -= 8) {           /* eight bytes a step: a partition's ~40 */
+        memcpy(&word, p, 8);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    word = 0;
+    for (Py_ssize_t i = 0; i < n; i++)         /* (a short memcpy here stalls the multiply) */
+        word |= (uint64_t)p[i] << (8 * i);
+    h = (h ^ word) * 0xC4CEB9FE1A85EC53ULL;
+    return (Py_hash_t)((h ^ (h >> 32)) >> 1);
+}
+
+/* A shared slot's value: skipped to find its encoding, then the interned one, else decoded. */
+static PyObject *
+shared_value(Reader *r, const Node *node, Interned *table, Py_ssize_t *used)
+{
+    Py_ssize_t start = r->pos;
+    int64_t items = r->items;
+    if (skip(r, node) < 0)
+        return NULL;
+    Py_ssize_t length = r->pos - start;
+    const uint8_t *span = r->data + start;
+    Py_hash_t hash = hash_span(span, length, node->slot);
+    size_t at = (size_t)hash & (INTERNED - 1);
+    for (; table[at].key != NULL; at = (at + 1) & (INTERNED - 1)) {
+        if (table[at].hash == hash && table[at].slot == node->slot
+                && PyBytes_GET_SIZE(table[at].key) == length
+                && memcmp(PyBytes_AS_STRING(table[at].key), span, (size_t)length) == 0) {
+            Py_INCREF(table[at].value);
+            return table[at].value;
+        }
+    }
+    r->pos = start;
+    r->items = items;
+    PyObject *value = value_of(r, node);
+    if (value == NULL || *used >= INTERNED / 2)
+        return value;
+    PyObject *key = PyBytes_FromStringAndSize((const char *)span, length);
+    if (key == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    Py_INCREF(value);
+    table[at] = (Interned){hash, node->slot, key, value};
+    ++*used;
+    return value;
+}
+
+/* A RECORD's fields: the picked ones decoded into `slots`, the others skipped. */
+static int
+decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py_ssize_t *used)
+{
+    for (Py_ssize_t i = 0; i < node->size; i++) {
+        const Node *field = node->children[i];
+        if (field->slot >= 0) {
+            PyObject *value = field->shared ? shared_value(r, field, table, used)
+                                            : value_of(r, field);
             if (value == NULL)
-                return note(r, PyTuple_GET_ITEM(names, i));
-            Py_XSETREF(slots[slot], value);
-        } else if (decode_picked(r, type, pick, slots, width) < 0) {
-            return note(r, PyTuple_GET_ITEM(names, i));
+                return note(r, PyTuple_GET_ITEM(node->names, i));
+            Py_XSETREF(slots[field->slot], value);
+        } else if (field->picked) {
+            if (decode_picked(r, field, slots, table, used) < 0)
+                return note(r, PyTuple_GET_ITEM(node->names, i));
+        } else if (skip(r, field) < 0) {
+            return note(r, PyTuple_GET_ITEM(node->names, i));
         }
     }
     return 0;
 }
 
-/* pick(data, count, schema, picks, width, /) -> list[tuple]: `count` records of `schema` (a
- * RECORD) filling `data` exactly, each as a tuple of `width` slots filled by `picks`, arrays
- * as tuples. */
+/* pick(blocks, program, /) -> list[tuple]: the records of each (start, count, data) block
+ * `blocks` yields (`count` records of the program's RECORD filling the decompressed `data`
+ * exactly; `start`, where the block is in its file, locates errors), each as a tuple of the
+ * program's `width` slots, arrays as tuples; tuples of atomic values not tracked by the
+ * collector (`untrack_atomic`). Each block is let go once read (an iterator decompresses the
+ * next into the memory it leaves). Malformed bytes: ValueError(reason, offset, path, start). */
 static PyObject *
 pick(PyObject *self, PyObject *args)
 {
-    Py_buffer view;
-    Py_ssize_t count, width;
-    PyObject *schema, *picks;
-    if (!PyArg_ParseTuple(args, "y*nO!O!n:pick", &view, &count, &PyTuple_Type, &schema,
-                          &PyTuple_Type, &picks, &width))
+    PyObject *blocks, *capsule;
+    if (!PyArg_ParseTuple(args, "OO:pick", &blocks, &capsule))
         return NULL;
-    Reader r = {view.buf, view.len, 0, NULL, NULL, 0, 0, 1};
-    PyObject *out = NULL;
-    r.path = PyList_New(0);
-    if (r.path == NULL)
-        goto done;
-    if (width < 0 || width > 1024) {
-        PyErr_SetString(PyExc_ValueError, "width must be 0 to 1024");
+    Program *prog = PyCapsule_GetPointer(capsule, "paimon_schema.avro.program");
+    if (prog == NULL)
+        return NULL;
+    PyObject *iterator = PyObject_GetIter(blocks);
+    if (iterator == NULL)
+        return NULL;
+    Interned *table = PyMem_Calloc(INTERNED, sizeof(Interned));
+    PyObject *out = PyList_New(0), *path = PyList_New(0), *block = NULL;
+    Py_ssize_t used = 0, start = 0;
+    Reader r = {NULL, 0, 0, path, NULL, 0, 0, 1};
+    if (table == NULL || out == NULL || path == NULL) {
+        if (table == NULL)
+            PyErr_NoMemory();
+        Py_CLEAR(out);
         goto done;
     }
-    if (count < 0 || count > view.len) {
-        fail(&r, "record count beyond the block", 0);
-        goto error;
-    }
-    out = PyList_New(count);
-    if (out == NULL)
-        goto done;
-    for (Py_ssize_t i = 0; i < count; i++) {
-        PyObject *row = PyTuple_New(width);
-        if (row == NULL)
+    while ((block = PyIter_Next(iterator)) != NULL) {
+        Py_buffer view;
+        Py_ssize_t count;
+        if (!PyArg_ParseTuple(block, "nny*:pick", &start, &count, &view))
             goto error;
-        for (Py_ssize_t k = 0; k < width; k++) {
-            Py_INCREF(Py_None);
-            PyTuple_SET_ITEM(row, k, Py_None);
+        r.data = view.buf;
+        r.size = view.len;
+        r.pos = 0;
+        r.items = 0;
+        if (count < 0 || count > view.len) {
+            fail(&r, "record count beyond the block", 0);
+            PyBuffer_Release(&view);
+            goto error;
         }
-        PyList_SET_ITEM(out, i, row);
-        if (decode_picked(&r, schema, picks, &PyTuple_GET_ITEM(row, 0), width) < 0) {
-            PyObject *where = PyLong_FromSsize_t(i);
-            note(&r, where);
-            Py_XDECREF(where);
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyObject *row = PyTuple_New(prog->width);
+            if (row == NULL || PyList_Append(out, row) < 0) {
+                Py_XDECREF(row);
+                PyBuffer_Release(&view);
+                goto error;
+            }
+            Py_DECREF(row);
+            /* the slots stay NULL until filled (a tuple's dealloc takes them), then None:
+             * ~20 references to None an entry made and dropped were a chain of stalls */
+            PyObject **slots = &PyTuple_GET_ITEM(row, 0);
+            if (decode_picked(&r, prog->root, slots, table, &used) < 0) {
+                PyObject *where = PyLong_FromSsize_t(i);
+                note(&r, where);
+                Py_XDECREF(where);
+                PyBuffer_Release(&view);
+                goto error;
+            }
+            for (Py_ssize_t k = 0; k < prog->width; k++) {
+                if (slots[k] == NULL) {
+                    Py_INCREF(Py_None);
+                    slots[k] = Py_None;
+                }
+            }
+            untrack_atomic(row);
+        }
+        PyBuffer_Release(&view);
+        Py_CLEAR(block);
+        if (r.pos != r.size) {
+            fail(&r, "bytes after the block's records", r.pos);
             goto error;
         }
     }
-    if (r.pos != r.size) {
-        fail(&r, "bytes after the block's records", r.pos);
+    if (PyErr_Occurred())
         goto error;
-    }
     goto done;
 error:
     Py_CLEAR(out);
-    raise_failure(&r);
+    if (r.reason != NULL && !PyErr_Occurred()) {
+        PyObject *err = Py_BuildValue("(snOn)", r.reason, r.at, r.path, start);
+        if (err != NULL) {
+            PyErr_SetObject(PyExc_ValueError, err);
+            Py_DECREF(err);
+        }
+    }
 done:
-    Py_XDECREF(r.path);
-    PyBuffer_Release(&view);
+    if (table != NULL) {
+        for (Py_ssize_t i = 0; i < INTERNED; i++) {
+            Py_XDECREF(table[i].key);
+            Py_XDECREF(table[i].value);
+        }
+        PyMem_Free(table);
+    }
+    Py_XDECREF(block);
+    Py_XDECREF(path);
+    Py_DECREF(iterator);
     return out;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Planning: a decoded manifest's fold keys (`table.manifests._Decoded`).
+ *
+ * The fold needs each entry's kind and key (a tuple of some of its values), and a file's
+ * values only for ADDs; five comprehensions over the picked rows were a third of a manifest's
+ * decode. `entries` makes them in one pass, the rows and keys of atomic values untracked.
+ */
+
+static Py_ssize_t
+length_of(PyObject *value)
+{
+    if (PyUnicode_Check(value))
+        return PyUnicode_GET_LENGTH(value);
+    if (PyBytes_Check(value))
+        return PyBytes_GET_SIZE(value);
+    return 0;
+}
+
+/* entries(rows, kind, key, files, add, everywhere, in_adds, /) -> (kinds, keys, adds, count,
+ * length): of each row (a tuple), row[kind], the tuple of its values at the `key` slots (the
+ * `files` slot's value as a tuple, () for None or an empty one), the row itself where its kind
+ * equals `add` else None; how many rows are ADDs; the summed lengths (characters of a str,
+ * bytes of bytes, else 0) of the rows' values at the `everywhere` slots and of the ADDs' at
+ * the `in_adds` slots. */
+static PyObject *
+entries(PyObject *self, PyObject *args)
+{
+    PyObject *rows, *key, *add, *everywhere, *in_adds;
+    Py_ssize_t kind, files;
+    if (!PyArg_ParseTuple(args, "O!nO!nOO!O!:entries", &PyList_Type, &rows, &kind, &PyTuple_Type,
+                          &key, &files, &add, &PyTuple_Type, &everywhere, &PyTuple_Type, &in_adds))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(rows), width = PyTuple_GET_SIZE(key);
+    Py_ssize_t slots[64], all[16], adds_only[16];
+    Py_ssize_t n_all = PyTuple_GET_SIZE(everywhere), n_adds = PyTuple_GET_SIZE(in_adds);
+    if (width > 64 || n_all > 16 || n_adds > 16) {
+        PyErr_SetString(PyExc_ValueError, "too many slots");
+        return NULL;
+    }
+    Py_ssize_t highest = kind > files ? kind : files;
+    for (Py_ssize_t k = 0; k < width + n_all + n_adds; k++) {
+        PyObject *slot = k < width ? PyTuple_GET_ITEM(key, k)
+                         : k < width + n_all ? PyTuple_GET_ITEM(everywhere, k - width)
+                         : PyTuple_GET_ITEM(in_adds, k - width - n_all);
+        Py_ssize_t value = PyLong_AsSsize_t(slot);
+        if (value < 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "a negative slot");
+            return NULL;
+        }
+        if (value > highest)
+            highest = value;
+        if (k < width)
+            slots[k] = value;
+        else if (k < width + n_all)
+            all[k - width] = value;
+        else
+            adds_only[k - width - n_all] = value;
+    }
+    PyObject *kinds = PyList_New(n), *keys = PyList_New(n), *adds = PyList_New(n);
+    Py_ssize_t count = 0, length = 0;
+    if (kinds == NULL || keys == NULL || adds == NULL)
+        goto error;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyList_GET_ITEM(rows, i);
+        if (!PyTuple_Check(row) || PyTuple_GET_SIZE(row) <= highest) {
+            PyErr_SetString(PyExc_TypeError, "a row is no tuple of the slots");
+            goto error;
+        }
+        PyObject *kind_value = PyTuple_GET_ITEM(row, kind);
+        Py_INCREF(kind_value);
+        PyList_SET_ITEM(kinds, i, kind_value);
+        int is_add = PyObject_RichCompareBool(kind_value, add, Py_EQ);
+        if (is_add < 0)
+            goto error;
+        PyObject *entry = is_add ? row : Py_None;
+        Py_INCREF(entry);
+        PyList_SET_ITEM(adds, i, entry);
+        count += is_add;
+        PyObject *tuple = PyTuple_New(width);
+        if (tuple == NULL)
+            goto error;
+        PyList_SET_ITEM(keys, i, tuple);
+        for (Py_ssize_t k = 0; k < width; k++) {
+            PyObject *value = PyTuple_GET_ITEM(row, slots[k]);
+            if (slots[k] == files && !PyTuple_CheckExact(value)) {
+                int truth = PyObject_IsTrue(value);
+                if (truth < 0)
+                    goto error;
+                value = truth ? PySequence_Tuple(value) : PyTuple_New(0);
+                if (value == NULL)
+                    goto error;
+            } else {
+                Py_INCREF(value);
+            }
+            PyTuple_SET_ITEM(tuple, k, value);
+        }
+        untrack_atomic(tuple);
+        untrack_atomic(row);
+        for (Py_ssize_t k = 0; k < n_all; k++)
+            length += length_of(PyTuple_GET_ITEM(row, all[k]));
+        for (Py_ssize_t k = 0; is_add && k < n_adds; k++)
+            length += length_of(PyTuple_GET_ITEM(row, adds_only[k]));
+    }
+    return Py_BuildValue("(NNNnn)", kinds, keys, adds, count, length);
+error:
+    Py_XDECREF(kinds);
+    Py_XDECREF(keys);
+    Py_XDECREF(adds);
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -976,7 +1555,9 @@ probe_bitmap(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"records", records, METH_VARARGS, "Decode a block's records with a compiled schema."},
-    {"pick", pick, METH_VARARGS, "Decode some fields of a block's records into flat tuples."},
+    {"program", program, METH_VARARGS, "Compile a record schema and its picks for `pick`."},
+    {"pick", pick, METH_VARARGS, "Decode some fields of blocks' records into flat tuples."},
+    {"entries", entries, METH_VARARGS, "A decoded manifest's kinds, fold keys and ADDs (see avro.c)."},
     {"probe_bitmap", probe_bitmap, METH_VARARGS,
      "One key's answer from a file-index container's bitmap index, or None (see avro.c)."},
     {NULL, NULL, 0, NULL},

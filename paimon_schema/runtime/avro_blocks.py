@@ -14,7 +14,7 @@ import functools
 import io
 import json
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, cast
 
 import fastavro
@@ -117,6 +117,15 @@ def _varint(data: bytes, pos: int) -> tuple[int, int]:
             raise ValueError("varint longer than 10 bytes")
 
 
+def _length(raw: bytes, pos: int) -> tuple[int, int]:
+    """A length and where its bytes start: within `raw` (a damaged negative one moved the
+    header's reading back, forever)."""
+    length, start = _varint(raw, pos)
+    if length < 0 or start + length > len(raw):
+        raise ValueError(f"a header length of {length} at byte {pos}")
+    return length, start
+
+
 def _header(raw: bytes) -> tuple[dict[str, bytes], bytes, int]:
     """The container's metadata, its sync marker and where its blocks start."""
     if raw[:4] != b"Obj\x01":
@@ -131,10 +140,10 @@ def _header(raw: bytes) -> tuple[dict[str, bytes], bytes, int]:
             count = -count
             _, pos = _varint(raw, pos)
         for _ in range(count):
-            length, pos = _varint(raw, pos)
+            length, pos = _length(raw, pos)
             key = raw[pos:pos + length].decode()
             pos += length
-            length, pos = _varint(raw, pos)
+            length, pos = _length(raw, pos)
             meta[key] = raw[pos:pos + length]
             pos += length
     sync = raw[pos:pos + 16]
@@ -156,14 +165,14 @@ def _inflate(data: bytes) -> bytes:
     return out
 
 
-def _unzstd(data: bytes) -> bytes:
+def _unzstd(decompressor: Any, data: bytes) -> bytes:
     import zstandard
 
     size = zstandard.frame_content_size(data)
     if 0 <= size <= _MAX_BLOCK:             # the frame says its size (Java's writers do):
-        out: bytes = zstandard.ZstdDecompressor().decompress(data)  # one buffer, a third of
-        return out                                                  # the streamed read's time
-    with zstandard.ZstdDecompressor().stream_reader(data) as reader:
+        out: bytes = decompressor.decompress(data)  # one buffer, a third of the streamed read's time
+        return out
+    with decompressor.stream_reader(data) as reader:
         out = reader.read(_MAX_BLOCK + 1)
     if len(out) > _MAX_BLOCK:
         raise ValueError(f"a zstandard block decompresses past {_MAX_BLOCK >> 20} MiB")
@@ -171,12 +180,16 @@ def _unzstd(data: bytes) -> bytes:
 
 
 def _decompressor(codec: bytes) -> Callable[[bytes], bytes] | None:
+    """The codec's decompression of a block, for the blocks of one file (one zstandard
+    context for them all: making one is half a small block's decompression)."""
     if codec in (b"", b"null"):
         return bytes
     if codec == b"deflate":
         return _inflate
     if codec == b"zstandard":
-        return _unzstd
+        import zstandard
+
+        return functools.partial(_unzstd, zstandard.ZstdDecompressor())
     return None                              # snappy, bzip2, xz, ...: fastavro reads them
 
 
@@ -192,8 +205,13 @@ def read_records(raw: bytes, path: str) -> list[dict]:
             return [cast(dict, r) for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
         out: list[dict] = []
         with collector.paused():
-            _blocks(raw, pos, sync, lambda data, count: _avro.records(data, count, schema),
-                    decompress, out, path)
+            for start, count, data in _blocks(raw, pos, sync, decompress):
+                try:
+                    out += _avro.records(data, count, schema)
+                except ValueError as exc:
+                    if len(exc.args) != 3:
+                        raise
+                    raise _located(path, start, *exc.args) from None
         return out
     except FormatError:
         raise
@@ -201,32 +219,33 @@ def read_records(raw: bytes, path: str) -> list[dict]:
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
 
 
-def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...]) -> list[tuple]:
+def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
+                shared: tuple[int, ...] = ()) -> list[tuple]:
     """Of each record of the Avro file `raw`, the values at the field paths `wanted` (names
     from the top record down through nested records: `("_FILE", "_FILE_NAME")`) as one flat
     tuple; None where the writer's schema has no such field, or where a record on the path
     is null; arrays as tuples. The same values as `read_records` projected (`project`), at a
     fraction of the cost where `avro.c` decodes the file (the other fields are walked over,
     not built); errors as `read_records`' (a skipped string's UTF-8 and a skipped logical
-    type's conversion aside: never read, never checked)."""
+    type's conversion aside: never read, never checked). The values of the `wanted` paths
+    numbered in `shared` repeat from record to record: equal ones may be one object."""
     try:
         meta, sync, pos = _header(raw)
         schema = _compiled(meta["avro.schema"]) if _avro is not None else None
-        picks = None if schema is None else _picks(schema, wanted)
+        program = None if schema is None else _program(schema, wanted, shared)
         decompress = _decompressor(meta.get("avro.codec", b"null"))
     except Exception as exc:
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
-    if schema is None or picks is None or decompress is None:
+    if program is None or decompress is None:
         return [project(record, wanted) for record in read_records(raw, path)]
-    out: list[tuple] = []
-    width = len(wanted)
     try:
         with collector.paused():
-            _blocks(raw, pos, sync, lambda data, count: _avro.pick(data, count, schema, picks, width),
-                    decompress, out, path)
-        return out
-    except FormatError:
-        raise
+            return _avro.pick(_blocks(raw, pos, sync, decompress), program)
+    except ValueError as exc:
+        if len(exc.args) != 4:
+            raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+        reason, offset, where, start = exc.args
+        raise _located(path, start, reason, offset, where) from None
     except Exception as exc:        # zlib, zstandard, a logical type's conversion
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
 
@@ -249,6 +268,13 @@ def _tuples(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _tuples(v) for k, v in value.items()}
     return value
+
+
+@functools.lru_cache(maxsize=64)
+def _program(schema: tuple, wanted: tuple[tuple[str, ...], ...], shared: tuple[int, ...]) -> Any:
+    """`avro.c`'s compiled `pick` of the `wanted` paths, None where Python projects."""
+    picks = _picks(schema, wanted)
+    return None if picks is None else _avro.program(schema, picks, len(wanted), shared)
 
 
 @functools.lru_cache(maxsize=64)
@@ -286,9 +312,9 @@ def _picks(schema: tuple, wanted: tuple[tuple[str, ...], ...]) -> tuple | None:
     return build(schema, tree)
 
 
-def _blocks(raw: bytes, pos: int, sync: bytes, decode: Callable[[bytes, int], list],
-            decompress: Callable[[bytes], bytes], out: list, path: str) -> None:
-    """Each block's records decoded onto `out`."""
+def _blocks(raw: bytes, pos: int, sync: bytes, decompress: Callable[[bytes], bytes]
+            ) -> Iterator[tuple[int, int, bytes]]:
+    """Each block's start, record count and decompressed bytes."""
     while pos < len(raw):
         start = pos
         count, pos = _varint(raw, pos)
@@ -300,14 +326,13 @@ def _blocks(raw: bytes, pos: int, sync: bytes, decode: Callable[[bytes, int], li
         if raw[pos:pos + 16] != sync:
             raise ValueError(f"the block at byte {start} does not end in the sync marker")
         pos += 16
-        try:
-            out += decode(data, count)
-        except ValueError as exc:
-            if len(exc.args) != 3:
-                raise
-            reason, offset, where = exc.args
-            raise FormatError(f"{path} is not a readable Avro file: {reason} at byte "
-                              f"{offset} of the records of the block at byte {start}",
-                              offset=start, path=".".join(
-                                  f"[{p}]" if isinstance(p, int) else str(p)
-                                  for p in reversed(where)).replace(".[", "[")) from None
+        yield start, count, data
+
+
+def _located(path: str, start: int, reason: str, offset: int, where: list) -> FormatError:
+    """`avro.c`'s failure in the block at byte `start`: (reason, offset in the block's records,
+    field path innermost first)."""
+    return FormatError(f"{path} is not a readable Avro file: {reason} at byte {offset} of the "
+                       f"records of the block at byte {start}", offset=start, path=".".join(
+                           f"[{p}]" if isinstance(p, int) else str(p)
+                           for p in reversed(where)).replace(".[", "["))

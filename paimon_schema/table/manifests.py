@@ -38,6 +38,10 @@ try:
     from paimon_schema.runtime import _kernels
 except ImportError:                     # built without a C compiler
     _kernels = None  # type: ignore[assignment]
+try:
+    from paimon_schema.runtime import _avro
+except ImportError:
+    _avro = None  # type: ignore[assignment]
 
 __all__ = ["ADD", "BULK_SORTS", "DELETE", "DELETION_VECTORS", "HASH", "DataFile", "DeletionFile", "IndexFile",
            "Listing", "Manifests", "PartitionFilter", "read_avro"]
@@ -253,6 +257,12 @@ _ENTRY_FIELDS = (
     ("_FILE", "_FILE_SOURCE"), ("_FILE", "_FIRST_ROW_ID"), ("_FILE", "_WRITE_COLS"),
     ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
     ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
+#: The fold key's values (`_fold_key`): partition, bucket, level, name, extra files (a tuple),
+#: embedded index, external path.
+_KEY_SLOTS = (1, 2, 7, 4, 11, 12, 13)
+#: The values that repeat from entry to entry, one object each in a manifest (`read_fields`'
+#: `shared`): partition, write columns, null counts, statistics' columns.
+_SHARED_SLOTS = (1, 17, 20, 21)
 
 
 class _Decoded:
@@ -267,22 +277,27 @@ class _Decoded:
         self.path = path
         self.shared: dict[Any, Any] = {}
         self.files: list[DataFile | None] = [None] * len(rows)
-        with collector.paused():
-            # an ADD's values until its file is made; a DELETE's key says all the fold needs
-            self.rows: list[tuple | None] = [row if row[0] == ADD else None for row in rows]
-            self.kinds: list[int] = [row[0] for row in rows]
-            self.keys: list[tuple] = [(row[1], row[2], row[7], row[4], tuple(row[11]) if row[11] else (),
-                                       row[12], row[13]) for row in rows]
-            adds = [row for row in rows if row[0] == ADD]
-            size = (200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * len(adds)
-                    + sum(map(len, filter(None, map(operator.itemgetter(4), rows))))
-                    + sum(map(len, filter(None, map(operator.itemgetter(12), rows))))
-                    + sum(map(len, filter(None, map(operator.itemgetter(18), adds))))
-                    + sum(map(len, filter(None, map(operator.itemgetter(19), adds)))))
-            if _kernels is not None:    # the collector's next pass need not walk them
-                _kernels.untrack(rows)
-                _kernels.untrack(self.keys)
-        self.size = size
+        self.kinds: list[int]
+        self.keys: list[tuple]
+        # an ADD's values until its file is made; a DELETE's key says all the fold needs
+        self.rows: list[tuple | None]
+        if _avro is not None:           # one pass in C, the keys not tracked by the collector
+            self.kinds, self.keys, self.rows, adds, length = _avro.entries(
+                rows, 0, _KEY_SLOTS, 11, ADD, (4, 12), (18, 19))
+        else:
+            with collector.paused():
+                self.rows = [row if row[0] == ADD else None for row in rows]
+                self.kinds = [row[0] for row in rows]
+                self.keys = [tuple((tuple(row[11]) if row[11] else ()) if s == 11 else row[s]
+                                   for s in _KEY_SLOTS) for row in rows]
+                added = [row for row in rows if row[0] == ADD]
+                adds = len(added)
+                length = sum(len(value) for row in rows for value in (row[4], row[12]) if value) \
+                    + sum(len(value) for row in added for value in (row[18], row[19]) if value)
+                if _kernels is not None:    # the collector's next pass need not walk them
+                    _kernels.untrack(rows)
+                    _kernels.untrack(self.keys)
+        self.size = 200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * adds + length
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
                 known: dict[Any, Any]) -> DataFile:
@@ -448,7 +463,8 @@ class Manifests:
         if held is not None:
             return key, cast(_Decoded, held)
         path = self._manifest(name)
-        decoded = _Decoded(path, read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS))
+        decoded = _Decoded(path, read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS,
+                                             _SHARED_SLOTS))
         _DATA_FILES.put(key, decoded, decoded.size)
         return key, decoded
 
