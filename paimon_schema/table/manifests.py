@@ -191,8 +191,8 @@ class _RecentDataFiles:
 
 
 #: What a `DataFile` holds beyond its bytes and strings (its slots, ints, tuples; measured
-#: with tracemalloc: ~1 KiB a file of the forged tables, with its entry's).
-_FILE_OVERHEAD = 630
+#: with tracemalloc: ~1.1 KiB a file of the forged tables, with its entry's, repeated values shared).
+_FILE_OVERHEAD = 470
 #: What a decoded manifest holds per entry beyond its `DataFile`: the fold key (a tuple of 7),
 #: the kind, and until the file is made its values (a tuple of 22 and what only it holds).
 #: With `_FILE_OVERHEAD`, within 10 % of what tracemalloc measures (`test_plan_scale`).
