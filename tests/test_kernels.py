@@ -361,6 +361,60 @@ def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
     assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
 
 
+#: The grouping keys `_group` takes: int64 bits handed unflipped (`signed`, integer kinds),
+#: narrow unsigned codes (strings), and doubles' bits too wide for the packed sort.
+_GROUPINGS = {"signed": lambda k: ((k * 7919 - 2**40).view(np.uint64), True),
+              "codes": lambda k: (k.astype(np.uint64), False),
+              "doubles": lambda k: (np.where(k % 97 == 5, -0.0, k / 8 - 3.5).view(np.uint64).copy(), False)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(shaped_columns(max_rows=120_000), st.sampled_from(sorted(_GROUPINGS)))
+def test_sorted_grouping_compiled_equals_numpy(column: tuple[str, np.ndarray, np.ndarray | None],
+                                               grouping: str) -> None:
+    """Past the hash table (its limit lowered to 0), the sort's packed array built and split in
+    C (`pack_rows`, `split_packed`; doubles: the rank sort split in C) gives the groups numpy's
+    passes give: rows, starts, counts, keys and adjacent rows, over every shape of column."""
+    _, keys, valid = column
+    bits, signed = _GROUPINGS[grouping](keys)
+    rows = None if valid is None else np.flatnonzero(valid)
+    present = bits if rows is None else bits[rows]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "LIMIT", 0)
+        patch.setattr(row_groups, "_kernels", None)
+        compiled = bitmap_writer._group(len(keys), rows, present, signed)
+        patch.setattr(bitmap_writer, "_kernels", None)
+        expected = bitmap_writer._group(len(keys), rows, present, signed)
+    assert compiled.rows == expected.rows
+    for got, want in zip(compiled[1:], expected[1:]):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+def test_packed_kernels_refuse_what_they_cannot_take() -> None:
+    """`pack_rows` declines keys whose span leaves the rows no room and refuses rows past
+    `row_bits`; `split_packed` refuses items that do not ascend (equal items included)."""
+    keys = np.array([0, 2**62], np.uint64)
+    assert kernel._kernels.pack_rows(keys, None, 0, 1) is not None
+    assert kernel._kernels.pack_rows(keys, None, 0, 2) is None
+    assert kernel._kernels.pack_rows(keys, None, 1 << 63, 2) is None     # flipped: a span of 2**63 + 2**62
+    packed, least = kernel._kernels.pack_rows(np.array([9, 4], np.uint64), np.array([1, 6], np.int64), 0, 3)
+    assert least == 4 and np.frombuffer(packed, np.uint64).tolist() == [5 << 3 | 1, 6]
+    with pytest.raises(ValueError, match="row does not fit"):
+        kernel._kernels.pack_rows(np.array([9, 4], np.uint64), np.array([1, 8], np.int64), 0, 3)
+    with pytest.raises(ValueError, match="row does not fit"):
+        kernel._kernels.pack_rows(np.zeros(9, np.uint64), None, 0, 3)
+    with pytest.raises(ValueError, match="one int64 row"):
+        kernel._kernels.pack_rows(np.zeros(2, np.uint64), np.zeros(3, np.int64), 0, 3)
+    for items in ([1 << 3, 1 << 3], [2 << 3 | 1, 1 << 3 | 5]):
+        with pytest.raises(ValueError, match="item 1 is not above"):
+            kernel._kernels.split_packed(np.array(items, np.uint64), 3, array.array("I", [0, 0]))
+    with pytest.raises(ValueError, match="one uint32 each"):
+        kernel._kernels.split_packed(np.array([1, 2], np.uint64), 3, array.array("I", [0]))
+    keys_, starts, counts, runs = kernel._kernels.split_packed(np.zeros(0, np.uint64), 3, array.array("I"))
+    assert keys_ == starts == counts == runs == bytearray()
+
+
 @given(st.lists(st.booleans(), max_size=3000), st.sampled_from([np.uint8, np.int16, np.int32, np.float64]))
 def test_compress_and_split_rows_equal_numpy(valid: list[bool], dtype: type) -> None:
     flags = np.array(valid, bool)

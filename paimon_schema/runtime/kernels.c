@@ -9,6 +9,8 @@
  *   about twice as fast as numpy's 64-bit sort.
  * - `number_rows`: the same hash table numbering each row's key, without the grouping: a
  *   range-bitmap's codes of a column with few distinct keys, with no sort of the column.
+ * - `pack_rows`, `split_packed`: a column with many distinct keys grouped by numpy's sort of
+ *   `key << b | row`, the array built and the sorted one split into groups in two passes each.
  * - `serialize_groups`: every key's bitmap, run-optimized and serialized in the portable
  *   RoaringBitmap format, straight from the grouped rows: one pass, no bitmap object per key
  *   (a million rows cyclic over 100k keys spread each key over every container: building and
@@ -1032,6 +1034,159 @@ done:
     Py_XDECREF(codes);
     Py_XDECREF(distinct);
     PyBuffer_Release(&keys);
+    return result;
+}
+
+/* pack_rows, split_packed: a column with many distinct keys is grouped by sorting
+ * `key - least << b | row` (numpy's SIMD sort of one uint64 array); building that array and
+ * splitting the sorted one into groups took a dozen numpy passes over the rows (the sign flip,
+ * the extremes, the shifts and masks, the boundaries, each group's adjacent rows: ~60 ms for a
+ * million rows over 100k keys, most of a sorted INT column's build). These do it in two passes
+ * each. */
+
+PyDoc_STRVAR(pack_rows_doc,
+"pack_rows(keys: buffer of uint64, rows: buffer of int64 | None, flip: int, row_bits: int)\n"
+"    -> tuple[bytearray, int] | None\n\n"
+"Each row's `(key ^ flip) - least << row_bits | row` (uint64; rows None: row i is i) and the\n"
+"least `key ^ flip`; None where the keys' span and the rows do not fit 64 bits together.");
+
+static PyObject *
+pack_rows(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer keys, rows = {0};
+    PyObject *rows_object;
+    unsigned long long flip;
+    int row_bits;
+    if (!PyArg_ParseTuple(args, "y*OKi:pack_rows", &keys, &rows_object, &flip, &row_bits))
+        return NULL;
+    PyObject *result = NULL, *packed = NULL;
+    Py_ssize_t count = keys.len / 8;
+    int every_row = rows_object == Py_None;
+    if (!every_row && PyObject_GetBuffer(rows_object, &rows, PyBUF_SIMPLE) < 0)
+        goto done;
+    if (keys.len % 8 != 0 || (!every_row && rows.len != count * 8) || row_bits < 1 || row_bits > 63) {
+        PyErr_SetString(PyExc_ValueError, "pack_rows: one int64 row per uint64 key, row_bits in 1..63");
+        goto done;
+    }
+    const uint64_t *key_data = keys.buf;
+    const int64_t *row_data = rows.buf;
+    uint64_t least = UINT64_MAX, most = 0;
+    int rows_fit = 1;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t key = key_data[i] ^ flip;
+        least = key < least ? key : least;
+        most = key > most ? key : most;
+    }
+    if (!every_row)
+        for (Py_ssize_t i = 0; i < count; i++)
+            rows_fit &= (uint64_t)row_data[i] >> row_bits == 0;
+    Py_END_ALLOW_THREADS
+    if (!rows_fit || (every_row && count > 0 && (uint64_t)(count - 1) >> row_bits != 0)) {
+        PyErr_SetString(PyExc_ValueError, "pack_rows: a row does not fit row_bits");
+        goto done;
+    }
+    if (count > 0 && (most - least) >> (64 - row_bits) != 0) {
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
+    packed = PyByteArray_FromStringAndSize(NULL, count * 8);
+    if (packed == NULL)
+        goto done;
+    uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(packed);
+    Py_BEGIN_ALLOW_THREADS
+    if (every_row)
+        for (Py_ssize_t i = 0; i < count; i++)
+            out[i] = ((key_data[i] ^ flip) - least) << row_bits | (uint64_t)i;
+    else
+        for (Py_ssize_t i = 0; i < count; i++)
+            out[i] = ((key_data[i] ^ flip) - least) << row_bits | (uint64_t)row_data[i];
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(OK)", packed, count ? (unsigned long long)least : 0ULL);
+done:
+    Py_XDECREF(packed);
+    PyBuffer_Release(&keys);
+    if (!every_row && rows.obj != NULL)
+        PyBuffer_Release(&rows);
+    return result;
+}
+
+PyDoc_STRVAR(split_packed_doc,
+"split_packed(packed: buffer of uint64, row_bits: int, grouped: writable buffer of uint32)\n"
+"    -> tuple[bytearray, bytearray, bytearray, bytearray]\n\n"
+"Strictly ascending `key << row_bits | row` split into groups: each one's rows into `grouped`\n"
+"(one uint32 per item) and each group's key (uint64), start and count (int64) and whether it\n"
+"holds two adjacent rows (a bool byte), as `group_rows` gives them.");
+
+static PyObject *
+split_packed(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    Py_buffer packed, grouped;
+    int row_bits;
+    if (!PyArg_ParseTuple(args, "y*iw*:split_packed", &packed, &row_bits, &grouped))
+        return NULL;
+    PyObject *result = NULL, *keys = NULL, *starts = NULL, *counts = NULL, *runs = NULL;
+    Py_ssize_t count = packed.len / 8, groups = 0, descent = -1;
+    if (packed.len % 8 != 0 || grouped.len != count * 4 || row_bits < 1 || row_bits > 32) {
+        PyErr_SetString(PyExc_ValueError, "split_packed: uint64 items, one uint32 each in grouped, row_bits in 1..32");
+        goto done;
+    }
+    const uint64_t *data = packed.buf;
+    uint32_t *out = grouped.buf;
+    const uint64_t mask = ((uint64_t)1 << row_bits) - 1;
+    Py_BEGIN_ALLOW_THREADS
+    if (count > 0) {
+        out[0] = (uint32_t)(data[0] & mask);
+        groups = 1;
+    }
+    for (Py_ssize_t i = 1; i < count; i++) {
+        out[i] = (uint32_t)(data[i] & mask);
+        groups += (data[i] >> row_bits) != (data[i - 1] >> row_bits);
+        if (data[i] <= data[i - 1] && descent < 0)
+            descent = i;
+    }
+    Py_END_ALLOW_THREADS
+    if (descent >= 0) {
+        PyErr_Format(PyExc_ValueError, "split_packed: item %zd is not above the one before", descent);
+        goto done;
+    }
+    keys = PyByteArray_FromStringAndSize(NULL, groups * 8);
+    starts = PyByteArray_FromStringAndSize(NULL, groups * 8);
+    counts = PyByteArray_FromStringAndSize(NULL, groups * 8);
+    runs = PyByteArray_FromStringAndSize(NULL, groups);
+    if (keys == NULL || starts == NULL || counts == NULL || runs == NULL)
+        goto done;
+    uint64_t *key_data = (uint64_t *)PyByteArray_AS_STRING(keys);
+    int64_t *start_data = (int64_t *)PyByteArray_AS_STRING(starts);
+    int64_t *count_data = (int64_t *)PyByteArray_AS_STRING(counts);
+    char *run_data = PyByteArray_AS_STRING(runs);
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t g = -1;
+    uint64_t key = 0;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        uint64_t next = data[i] >> row_bits;
+        if (g < 0 || next != key) {
+            if (g >= 0)
+                count_data[g] = i - start_data[g];
+            g++;
+            key = key_data[g] = next;
+            start_data[g] = i;
+            run_data[g] = 0;
+        }
+        else
+            run_data[g] |= out[i] == out[i - 1] + 1;
+    }
+    if (g >= 0)
+        count_data[g] = count - start_data[g];
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(OOOO)", keys, starts, counts, runs);
+done:
+    Py_XDECREF(keys);
+    Py_XDECREF(starts);
+    Py_XDECREF(counts);
+    Py_XDECREF(runs);
+    PyBuffer_Release(&packed);
+    PyBuffer_Release(&grouped);
     return result;
 }
 
@@ -3989,6 +4144,8 @@ static PyMethodDef methods[] = {
     {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
     {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
     {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
+    {"pack_rows", pack_rows, METH_VARARGS, pack_rows_doc},
+    {"split_packed", split_packed, METH_VARARGS, split_packed_doc},
     {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
     {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
     {"column_slices", column_slices, METH_VARARGS, column_slices_doc},

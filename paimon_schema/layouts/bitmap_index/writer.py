@@ -425,6 +425,14 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     if not len(grouping):
         empty = np.zeros(0, np.int64)
         return Groups(array.array("I"), empty, empty, np.zeros(0, np.uint64), np.zeros(0, bool))
+    if _kernels is not None:        # the packed array built, and split once sorted, in C
+        found = _kernels.pack_rows(np.ascontiguousarray(grouping, np.uint64),
+                                   None if rows is None else np.ascontiguousarray(rows, np.int64),
+                                   int(_SIGN) if signed else 0, row_bits)
+        if found is not None:
+            packed = np.frombuffer(found[0], np.uint64)
+            packed.sort()
+            return _split_packed(packed, row_bits, found[1])
     if signed:
         grouping = grouping ^ _SIGN
     if rows is None:
@@ -442,18 +450,33 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
         sorted_keys = grouping[order]
         low = 0
         new_key = sorted_keys[1:] != sorted_keys[:-1]
-        if new_key.all():
+        if new_key.all():           # every key one row: no adjacent rows in any group
             grouped = rows[order].astype(np.uint32)
-        else:
-            rank = np.empty(len(order), np.uint64)
-            rank[order] = np.concatenate(([0], np.cumsum(new_key, dtype=np.uint64)))
-            packed = (rank << np.uint64(row_bits)) | rows.astype(np.uint64)
-            packed.sort()
-            grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
+            starts = np.arange(len(rows), dtype=np.int64)
+            return Groups(array.array("I", grouped.tobytes()), starts, np.ones(len(rows), np.int64), sorted_keys,
+                          np.zeros(len(rows), bool))
+        rank = np.empty(len(order), np.uint64)
+        rank[order] = np.concatenate(([0], np.cumsum(new_key, dtype=np.uint64)))
+        packed = (rank << np.uint64(row_bits)) | rows.astype(np.uint64)
+        packed.sort()
+        if _kernels is not None:
+            ranked = _split_packed(packed, row_bits, 0)
+            return ranked._replace(keys=sorted_keys[ranked.starts])
+        grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
     counts = np.diff(np.append(starts, len(rows)))
     return Groups(array.array("I", grouped.tobytes()), starts, counts, sorted_keys[starts] + np.uint64(low),
                   adjacent(grouped, starts, counts))
+
+
+def _split_packed(packed: np.ndarray, row_bits: int, low: int) -> Groups:
+    """Groups of sorted `key - low << row_bits | row` (distinct items), split in one compiled
+    pass (`kernels.c` split_packed)."""
+    assert _kernels is not None
+    grouped = array.array("I", [0]) * len(packed)
+    keys_, starts, counts, runs = _kernels.split_packed(packed, row_bits, grouped)
+    return Groups(grouped, np.frombuffer(starts, np.int64), np.frombuffer(counts, np.int64),
+                  np.frombuffer(keys_, np.uint64) + np.uint64(low), np.frombuffer(runs, bool))
 
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
