@@ -287,8 +287,8 @@ def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
     values = np.ma.masked_array(keys, mask=~valid) if valid is not None else keys
     compiled = ps.build_index("bitmap", "BIGINT", values, version=1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(roaring_writer, "_kernels", None)
-        patch.setattr(row_groups, "_kernels", None)
+        for module in (roaring_writer, row_groups, bitmap_writer):     # sort, nulls, bitmaps in numpy
+            patch.setattr(module, "_kernels", None)
         assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
 
 
@@ -389,6 +389,35 @@ def test_sorted_grouping_compiled_equals_numpy(column: tuple[str, np.ndarray, np
     for got, want in zip(compiled[1:], expected[1:]):
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 200_000), st.sampled_from([0.0, 0.001, 0.3, 0.5, 0.9, 0.999, 1.0]),
+       st.sampled_from(["random", "runs", "alternate"]), st.integers(0, 2**32 - 1))
+@example(4096, 1.0, "random", 0)            # a full array container
+@example(4097, 1.0, "random", 0)
+@example(65537, 1.0, "random", 0)           # a bitmap container, then one row
+@example(8192 * 2 + 7, 0.5, "alternate", 0)   # one row in two: runs and array tie
+def test_mask_bitmap_equals_pyroaring(rows: int, share: float, layout: str, seed: int) -> None:
+    """The NULL rows' bitmap written from the validity bytes, a word at a time, equals
+    pyroaring's run-optimized `BitMap` of the rows listed (array, bitmap and run containers,
+    every share of NULLs, column lengths off the 64-row words), with their count and the first."""
+    rng = np.random.default_rng(seed)
+    if layout == "runs":                    # NULLs in runs of random length
+        lengths = rng.integers(1, 300, rows + 1)
+        flags = np.repeat(rng.random(len(lengths)) >= share, lengths)[:rows]
+    elif layout == "alternate":
+        flags = (np.arange(rows) % 2 == 1) | (rng.random(rows) >= share)
+    else:
+        flags = rng.random(rows) >= share
+    missing = np.flatnonzero(~flags)
+    expected = BitMap(missing.astype(np.uint32))
+    expected.run_optimize()
+    bitmap, count, first = kernel._kernels.mask_bitmap(np.ascontiguousarray(flags))
+    assert bitmap == (expected.serialize() if len(missing) else b"")
+    assert (count, first) == (len(missing), int(missing[0]) if len(missing) else -1)
+    present, none = kernel._kernels.split_rows(np.ascontiguousarray(flags), False)
+    assert np.frombuffer(present, np.int64).tolist() == np.flatnonzero(flags).tolist() and none == bytearray()
 
 
 def test_packed_kernels_refuse_what_they_cannot_take() -> None:
