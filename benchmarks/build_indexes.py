@@ -426,7 +426,7 @@ def main(argv: list[str] | None = None) -> int:
           f"({' '.join(BENCH_JVM_FLAGS)}), {args.warmup} warm-up + {args.runs} timed builds per "
           f"case each, System.gc() before each timed one; median of the JVMs' medians. Ours: "
           f"{args.jvms} rounds between the JVMs, {args.our_runs} timed builds per input kind each "
-          f"after gc.collect(); median of all.")
+          f"after gc.collect(); median of all. Load average {load()}.")
     java_medians: dict[tuple[str, ...], list[float]] = {}
     java_blobs: dict[tuple[str, ...], tuple[str, int]] = {}
     for jvm in range(args.jvms):
@@ -483,6 +483,7 @@ def main(argv: list[str] | None = None) -> int:
     print("\nJava's per-JVM medians (ms): " + "; ".join(
         f"{c.name}: {', '.join(f'{t * 1e3:.1f}' for t in java_medians[java_key(c)])}"
         for c in selected if c.java and c.inputs is None))
+    print(f"load average after: {load()}")
     print(f"target: at most {TARGET:.1f}x Java's time, blobs SHA-256-equal to Java's (no-Java "
           f"cases: equal across input kinds and at most our bitmap V1 build of the same column); "
           f"{total - failed} of {total} pass")

@@ -337,8 +337,8 @@ def test_large_shapes_equal_the_pyroaring_path(shape: str) -> None:
     values = np.ma.masked_array(keys, mask=~valid) if valid is not None else keys
     compiled = ps.build_index("bitmap", "BIGINT", values, version=1)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(roaring_writer, "_kernels", None)
-        patch.setattr(row_groups, "_kernels", None)
+        for module in (roaring_writer, row_groups, bitmap_writer):     # sort, nulls, bitmaps in numpy
+            patch.setattr(module, "_kernels", None)
         assert ps.build_index("bitmap", "BIGINT", values, version=1) == compiled
 
 
@@ -409,6 +409,89 @@ def test_signed_grouping_equals_flipped_keys(distinct: int) -> None:
     for got, expected in zip(signed[1:], flipped[1:]):
         np.testing.assert_array_equal(got, expected)
     assert (signed.keys ^ np.uint64(1 << 63)).view(np.int64).tolist() == sorted(set(keys.tolist()))
+
+
+#: The grouping keys `_group` takes: int64 bits handed unflipped (`signed`, integer kinds),
+#: narrow unsigned codes (strings), and doubles' bits too wide for the packed sort.
+_GROUPINGS = {"signed": lambda k: ((k * 7919 - 2**40).view(np.uint64), True),
+              "codes": lambda k: (k.astype(np.uint64), False),
+              "doubles": lambda k: (np.where(k % 97 == 5, -0.0, k / 8 - 3.5).view(np.uint64).copy(), False)}
+
+
+@settings(max_examples=60, deadline=None)
+@given(shaped_columns(max_rows=120_000), st.sampled_from(sorted(_GROUPINGS)))
+def test_sorted_grouping_compiled_equals_numpy(column: tuple[str, np.ndarray, np.ndarray | None],
+                                               grouping: str) -> None:
+    """Past the hash table (its limit lowered to 0), the sort's packed array built and split in
+    C (`pack_rows`, `split_packed`; doubles: the rank sort split in C) gives the groups numpy's
+    passes give: rows, starts, counts, keys and adjacent rows, over every shape of column."""
+    _, keys, valid = column
+    bits, signed = _GROUPINGS[grouping](keys)
+    rows = None if valid is None else np.flatnonzero(valid)
+    present = bits if rows is None else bits[rows]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(bitmap_writer, "LIMIT", 0)
+        patch.setattr(row_groups, "_kernels", None)
+        compiled = bitmap_writer._group(len(keys), rows, present, signed)
+        patch.setattr(bitmap_writer, "_kernels", None)
+        expected = bitmap_writer._group(len(keys), rows, present, signed)
+    assert compiled.rows == expected.rows
+    for got, want in zip(compiled[1:], expected[1:]):
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 200_000), st.sampled_from([0.0, 0.001, 0.3, 0.5, 0.9, 0.999, 1.0]),
+       st.sampled_from(["random", "runs", "alternate"]), st.integers(0, 2**32 - 1))
+@example(4096, 1.0, "random", 0)            # a full array container
+@example(4097, 1.0, "random", 0)
+@example(65537, 1.0, "random", 0)           # a bitmap container, then one row
+@example(8192 * 2 + 7, 0.5, "alternate", 0)   # one row in two: runs and array tie
+def test_mask_bitmap_equals_pyroaring(rows: int, share: float, layout: str, seed: int) -> None:
+    """The NULL rows' bitmap written from the validity bytes, a word at a time, equals
+    pyroaring's run-optimized `BitMap` of the rows listed (array, bitmap and run containers,
+    every share of NULLs, column lengths off the 64-row words), with their count and the first."""
+    rng = np.random.default_rng(seed)
+    if layout == "runs":                    # NULLs in runs of random length
+        lengths = rng.integers(1, 300, rows + 1)
+        flags = np.repeat(rng.random(len(lengths)) >= share, lengths)[:rows]
+    elif layout == "alternate":
+        flags = (np.arange(rows) % 2 == 1) | (rng.random(rows) >= share)
+    else:
+        flags = rng.random(rows) >= share
+    missing = np.flatnonzero(~flags)
+    expected = BitMap(missing.astype(np.uint32))
+    expected.run_optimize()
+    bitmap, count, first = kernel._kernels.mask_bitmap(np.ascontiguousarray(flags))
+    assert bitmap == (expected.serialize() if len(missing) else b"")
+    assert (count, first) == (len(missing), int(missing[0]) if len(missing) else -1)
+    present, none = kernel._kernels.split_rows(np.ascontiguousarray(flags), False)
+    assert np.frombuffer(present, np.int64).tolist() == np.flatnonzero(flags).tolist() and none == bytearray()
+
+
+def test_packed_kernels_refuse_what_they_cannot_take() -> None:
+    """`pack_rows` declines keys whose span leaves the rows no room and refuses rows past
+    `row_bits`; `split_packed` refuses items that do not ascend (equal items included)."""
+    keys = np.array([0, 2**62], np.uint64)
+    assert kernel._kernels.pack_rows(keys, None, 0, 1) is not None
+    assert kernel._kernels.pack_rows(keys, None, 0, 2) is None
+    assert kernel._kernels.pack_rows(keys, None, 1 << 63, 2) is None     # flipped: a span of 2**63 + 2**62
+    packed, least = kernel._kernels.pack_rows(np.array([9, 4], np.uint64), np.array([1, 6], np.int64), 0, 3)
+    assert least == 4 and np.frombuffer(packed, np.uint64).tolist() == [5 << 3 | 1, 6]
+    with pytest.raises(ValueError, match="row does not fit"):
+        kernel._kernels.pack_rows(np.array([9, 4], np.uint64), np.array([1, 8], np.int64), 0, 3)
+    with pytest.raises(ValueError, match="row does not fit"):
+        kernel._kernels.pack_rows(np.zeros(9, np.uint64), None, 0, 3)
+    with pytest.raises(ValueError, match="one int64 row"):
+        kernel._kernels.pack_rows(np.zeros(2, np.uint64), np.zeros(3, np.int64), 0, 3)
+    for items in ([1 << 3, 1 << 3], [2 << 3 | 1, 1 << 3 | 5]):
+        with pytest.raises(ValueError, match="item 1 is not above"):
+            kernel._kernels.split_packed(np.array(items, np.uint64), 3, array.array("I", [0, 0]))
+    with pytest.raises(ValueError, match="one uint32 each"):
+        kernel._kernels.split_packed(np.array([1, 2], np.uint64), 3, array.array("I", [0]))
+    keys_, starts, counts, runs = kernel._kernels.split_packed(np.zeros(0, np.uint64), 3, array.array("I"))
+    assert keys_ == starts == counts == runs == bytearray()
 
 
 @given(st.lists(st.booleans(), max_size=3000), st.sampled_from([np.uint8, np.int16, np.int32, np.float64]))

@@ -175,6 +175,28 @@ def test_int64_edges() -> None:
         assert cv._pylists.numbers([past], "i") is None, past
 
 
+#: Ints of either sign at every digit count the direct read takes (a 30-bit digit each),
+#: around each digit boundary and int64's ends, and one past them.
+_SIGNED_INTS = st.builds(lambda sign, bits, offset: sign * (2**bits + offset), st.sampled_from([1, -1]),
+                         st.sampled_from([0, 29, 30, 31, 59, 60, 61, 62, 63, 64]), st.integers(-2, 1))
+
+
+@given(values=st.lists(st.one_of(_SIGNED_INTS, st.integers(-2**63, 2**63 - 1), st.integers(-300, 300)),
+                       max_size=40))
+def test_ints_of_mixed_signs_read_exactly(values: list[int]) -> None:
+    """The sign applied without a branch (a column of keys around zero changes sign at random)
+    gives each int64 exactly and declines the list at the first int past int64."""
+    assert cv._pylists is not None
+    found = cv._pylists.numbers(values, "i")
+    if any(not -2**63 <= v < 2**63 for v in values):
+        assert found is None
+        return
+    assert found is not None
+    data, valid, low, high = found
+    assert valid is None and np.frombuffer(data, np.int64).tolist() == values
+    assert (low, high) == ((min(values), max(values)) if values else (None, None))
+
+
 def test_buffers_are_owned_and_refcounts_balance() -> None:
     """The buffers outlive the list; no reference leaks per item (the distinct strings are
     held once by the returned list, nothing else)."""

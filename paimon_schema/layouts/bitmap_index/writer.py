@@ -228,6 +228,14 @@ _SIGN = np.uint64(1 << 63)
 _CANONICAL_NAN = {KeyKind.float32: 0x7FC00000, KeyKind.float64: 0x7FF8_0000_0000_0000}
 
 
+class _Nulls(NamedTuple):
+    """A column's null rows, as the layout takes them."""
+
+    bitmap: bytes           # serialized (run-optimized, portable)
+    total: int
+    first: int              # the first null row
+
+
 class _Column(NamedTuple):
     """A column as the vectorized pass sees it."""
 
@@ -236,7 +244,7 @@ class _Column(NamedTuple):
     grouping: np.ndarray        # uint64 per non-null row: equal iff the keys are equal
     strings: list[bytes] | None  # string kinds: the key of each code (`grouping`)
     signed: bool = False        # `grouping` holds int64 bits, not yet sign-flipped (see `_group`)
-    nulls: np.ndarray | None = None  # uint32: the null rows, ascending; None: none
+    nulls: _Nulls | None = None  # the null rows' bitmap; None: none
 
 
 def vector_layout(data_type: str | DataType, values: Any, *, version: int = 2,
@@ -259,18 +267,15 @@ def _vector_layout(codec: KeyCodec, values: Column, version: int, index_block_si
     starts, counts, group_keys = groups.starts, groups.counts, groups.keys
     first_rows = np.frombuffer(groups.rows, np.uint32)[starts].astype(np.int64)
 
-    if nulls is None:
-        nulls = np.zeros(0, np.uint32)
     body: list[bytes] = []
     null_offset, null_length = None, 0
-    if len(nulls):
-        null_bitmap, _ = serialize_bitmaps(nulls, np.array([len(nulls)]))
-        null_length = len(null_bitmap)
-        if len(nulls) == 1:
-            null_offset = -1 - int(nulls[0])
+    if nulls is not None:
+        null_length = len(nulls.bitmap)
+        if nulls.total == 1:
+            null_offset = -1 - nulls.first
         else:
             null_offset = 0
-            body.append(null_bitmap)
+            body.append(nulls.bitmap)
 
     # Java's order: the distinct keys in order of first occurrence, then the HashMap. V2 lists
     # its entries sorted; the HashMap order shows only in the body, so a V2 index whose keys
@@ -392,15 +397,23 @@ def _string_column(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | 
     return _Column(num_rows, rows, codes.astype(np.uint64), encoded, nulls=nulls)
 
 
-def _split(valid: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """The non-null rows (int64) and the null rows (uint32), each ascending; (None, None)
-    without NULLs. One branch-free pass where compiled (`kernels.c` split_rows)."""
+def _split(valid: np.ndarray | None) -> tuple[np.ndarray | None, _Nulls | None]:
+    """The non-null rows (int64, ascending; None: every row) and the null rows' bitmap (None:
+    no NULL). Compiled: one branch-free pass listing the non-null rows (`kernels.c`
+    split_rows) and the bitmap straight from the validity bytes (`mask_bitmap`), the null
+    rows never listed; else numpy's lists and `serialize_bitmaps`."""
     if valid is None:
         return None, None
     if _kernels is None:
-        return np.flatnonzero(valid), np.flatnonzero(~valid).astype(np.uint32)
-    present, missing = _kernels.split_rows(np.ascontiguousarray(valid, bool))
-    return np.frombuffer(present, np.int64), np.frombuffer(missing, np.uint32)
+        missing = np.flatnonzero(~valid).astype(np.uint32)
+        if not len(missing):
+            return np.flatnonzero(valid), None
+        bitmap, _ = serialize_bitmaps(missing, np.array([len(missing)]))
+        return np.flatnonzero(valid), _Nulls(bitmap, len(missing), int(missing[0]))
+    flags = np.ascontiguousarray(valid, bool)
+    present, _ = _kernels.split_rows(flags, False)
+    nulls = _Nulls(*_kernels.mask_bitmap(flags))
+    return np.frombuffer(present, np.int64), nulls if nulls.total else None
 
 
 def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed: bool = False) -> Groups:
@@ -425,6 +438,14 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
     if not len(grouping):
         empty = np.zeros(0, np.int64)
         return Groups(array.array("I"), empty, empty, np.zeros(0, np.uint64), np.zeros(0, bool))
+    if _kernels is not None:        # the packed array built, and split once sorted, in C
+        found = _kernels.pack_rows(np.ascontiguousarray(grouping, np.uint64),
+                                   None if rows is None else np.ascontiguousarray(rows, np.int64),
+                                   int(_SIGN) if signed else 0, row_bits)
+        if found is not None:
+            packed = np.frombuffer(found[0], np.uint64)
+            packed.sort()
+            return _split_packed(packed, row_bits, found[1])
     if signed:
         grouping = grouping ^ _SIGN
     if rows is None:
@@ -442,18 +463,33 @@ def _group(num_rows: int, rows: np.ndarray | None, grouping: np.ndarray, signed:
         sorted_keys = grouping[order]
         low = 0
         new_key = sorted_keys[1:] != sorted_keys[:-1]
-        if new_key.all():
+        if new_key.all():           # every key one row: no adjacent rows in any group
             grouped = rows[order].astype(np.uint32)
-        else:
-            rank = np.empty(len(order), np.uint64)
-            rank[order] = np.concatenate(([0], np.cumsum(new_key, dtype=np.uint64)))
-            packed = (rank << np.uint64(row_bits)) | rows.astype(np.uint64)
-            packed.sort()
-            grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
+            starts = np.arange(len(rows), dtype=np.int64)
+            return Groups(array.array("I", grouped.tobytes()), starts, np.ones(len(rows), np.int64), sorted_keys,
+                          np.zeros(len(rows), bool))
+        rank = np.empty(len(order), np.uint64)
+        rank[order] = np.concatenate(([0], np.cumsum(new_key, dtype=np.uint64)))
+        packed = (rank << np.uint64(row_bits)) | rows.astype(np.uint64)
+        packed.sort()
+        if _kernels is not None:
+            ranked = _split_packed(packed, row_bits, 0)
+            return ranked._replace(keys=sorted_keys[ranked.starts])
+        grouped = (packed & np.uint64((1 << row_bits) - 1)).astype(np.uint32)
     starts = np.concatenate(([0], np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1))
     counts = np.diff(np.append(starts, len(rows)))
     return Groups(array.array("I", grouped.tobytes()), starts, counts, sorted_keys[starts] + np.uint64(low),
                   adjacent(grouped, starts, counts))
+
+
+def _split_packed(packed: np.ndarray, row_bits: int, low: int) -> Groups:
+    """Groups of sorted `key - low << row_bits | row` (distinct items), split in one compiled
+    pass (`kernels.c` split_packed)."""
+    assert _kernels is not None
+    grouped = array.array("I", [0]) * len(packed)
+    keys_, starts, counts, runs = _kernels.split_packed(packed, row_bits, grouped)
+    return Groups(grouped, np.frombuffer(starts, np.int64), np.frombuffer(counts, np.int64),
+                  np.frombuffer(keys_, np.uint64) + np.uint64(low), np.frombuffer(runs, bool))
 
 
 def _arrival(num_rows: int, first_rows: np.ndarray) -> np.ndarray:
