@@ -80,3 +80,13 @@ def test_the_kernel_judges_a_plain_filter() -> None:
     codes = partition_verdicts(where, [*raws, b"\x00"], schema.partition_keys, schema.partition_types)
     assert codes is not None and codes.tolist() == [TRUE, FALSE, FALSE, FALSE, UNDECIDED]
     assert PartitionFilter(where).partitions([*raws, b"\x00"], schema) == [True, False, False, False, True]
+
+
+def test_nan_is_not_null() -> None:
+    """A NaN partition value is no bound to the kernel, as NULL is, but not NULL: a float
+    column's leaves are Python's."""
+    schema = TableSchema(0, (DataField(0, "x", "DOUBLE"),), ("x",), (), {}, 0)
+    raws = [encode_binary_row([float("nan")], ["DOUBLE"]), encode_binary_row([None], ["DOUBLE"])]
+    where = Leaf("is_null", "x")
+    assert partition_verdicts(where, raws, schema.partition_keys, schema.partition_types) is None
+    assert PartitionFilter(where).partitions(raws, schema) == [False, True]

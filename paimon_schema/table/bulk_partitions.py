@@ -109,14 +109,14 @@ class _Judge:
     def _leaf(self, leaf: Leaf, position: int) -> NDArray[np.bool_]:
         """Whether the leaf holds for each row's value (`predicates._evaluate_value`)."""
         function, literals = leaf.function, leaf.literals
+        kind = self.kinds[position]
+        if kind in "fd":                    # (NaN: the kernel's no bound, as NULL is;
+            raise _Python                   # Python's own order)
         null = self._null(position)
         if function == "is_null":
             return null
         if function == "is_not_null":
             return ~null
-        kind = self.kinds[position]
-        if kind in "fd":
-            raise _Python                   # (NaN: the kernel's no bound, Python's order)
 
         def code(value: object) -> Codes:
             return self._codes(position, _literal(kind, value))
