@@ -439,6 +439,55 @@ def stats_predicates() -> st.SearchStrategy[Predicate]:
         | children.map(lambda c: ~c)), max_leaves=6)
 
 
+#: Partition column types `partition_batches` draws (the kernel reads all but TIMESTAMP).
+PARTITION_TYPES = ["INT", "BIGINT", "SMALLINT", "STRING", "CHAR(5)", "DATE", "BOOLEAN", "DOUBLE",
+                   "BYTES", "TIMESTAMP(3)"]
+
+
+@st.composite
+def partition_batches(draw: st.DrawFn) -> tuple[TableSchema, list[bytes], Predicate]:
+    """A schema partitioned by 1-3 columns of `PARTITION_TYPES`, partition BinaryRows of it
+    (NULLs, repeated values, some damaged, empty or of another arity) and a filter over its
+    partition columns and a data column `z` (`stats_leaves`' functions and literals)."""
+    types = draw(st.lists(st.sampled_from(PARTITION_TYPES), min_size=1, max_size=3))
+    keys = tuple(f"p{i}" for i in range(len(types)))
+    fields = tuple(DataField(i, k, t) for i, (k, t) in enumerate(zip(keys, types)))
+    schema = TableSchema(0, (*fields, DataField(len(keys), "z", "INT")), keys, (), {}, len(keys))
+    pools = [draw(st.lists(stat_values(t), min_size=1, max_size=4)) for t in types]
+    raws = []
+    for _ in range(draw(st.integers(0, 12))):
+        values = [draw(st.none() | st.sampled_from(pool)) for pool in pools]
+        try:
+            raw = encode_binary_row(values, types)
+        except Exception:                   # a day number beyond int32
+            continue
+        damage = draw(st.integers(0, 9))
+        if damage == 0 and raw:
+            at = draw(st.integers(0, len(raw) - 1))
+            raw = raw[:at] + bytes([raw[at] ^ (1 << draw(st.integers(0, 7)))]) + raw[at + 1:]
+        elif damage == 1:
+            raw = draw(st.sampled_from([b"", raw[:-3], encode_binary_row([1], ["INT"])]))
+        raws.append(raw)
+
+    def leaf(column: int) -> st.SearchStrategy[Leaf]:
+        name, data_type = (keys[column], types[column]) if column < len(keys) else ("z", "INT")
+        literal = st.sampled_from(pools[column]) | _literals(data_type) if column < len(keys) \
+            else _literals(data_type)
+        return st.sampled_from(_PARTITION_FUNCTIONS).flatmap(lambda function: (
+            st.just(Leaf(function, name)) if function in ("is_null", "is_not_null")
+            else st.lists(literal, max_size=3).map(lambda ls: Leaf(function, name, tuple(ls)))
+            if function in ("in_", "not_in")
+            else st.tuples(literal, literal).map(lambda ls: Leaf(function, name, ls))
+            if function == "between"
+            else literal.map(lambda v: Leaf(function, name, (v,)))))
+
+    leaves = st.integers(0, len(keys)).flatmap(leaf)
+    where = draw(st.recursive(leaves, lambda children: (
+        st.lists(children, max_size=3).map(lambda c: And(tuple(c)))
+        | st.lists(children, max_size=3).map(lambda c: Or(tuple(c)))), max_leaves=5))
+    return schema, list(dict.fromkeys(raws)), where
+
+
 def stats_schemas(options: dict[str, str]) -> dict[int, TableSchema]:
     """Schema 0 and the current schema 1 of `STATS_FIELDS`, partitioned by `p`."""
     now = tuple(DataField(i, name, data_type) for i, name, data_type, _ in STATS_FIELDS)

@@ -14,12 +14,16 @@ verdict the plan itself prunes partitions by).
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+import numpy as np
+
 from paimon_schema.layouts.binary_row import row_decoder
 from paimon_schema.query.predicate import Predicate
+from paimon_schema.table.bulk_partitions import FALSE, UNDECIDED, partition_verdicts
 from paimon_schema.table.partitions import partition_of
 from paimon_schema.table.predicates import leaves, partition_verdict
 from paimon_schema.table.schema import TableSchema
@@ -60,6 +64,18 @@ class PartitionFilter:
                 return True                     # the fold's own reading will say what is wrong
             verdict = self._verdicts[key] = partition_verdict(self.where, values) is not False
         return verdict
+
+    def partitions(self, raws: list[bytes], schema: TableSchema) -> list[bool]:
+        """`partition` of each of `raws`, judged together where the C kernels read them
+        (`bulk_partitions`: a plan meets ~1000 partitions of a 100k-file table)."""
+        codes = partition_verdicts(self.where, raws, schema.partition_keys, schema.partition_types)
+        if codes is None:
+            return [self.partition(raw, schema) for raw in raws]
+        out = list(map(FALSE.__ne__, codes.tolist()))
+        for at in np.flatnonzero(codes == UNDECIDED).tolist():
+            out[at] = self.partition(raws[at], schema)
+        self._verdicts.update(zip(zip(itertools.repeat(id(schema)), raws), out))
+        return out
 
     def _values(self, raw: bytes, schema: TableSchema) -> dict[str, Any]:
         """The partition's {column: value}: `partition_of`'s, without its path (a merged

@@ -219,8 +219,8 @@ _DATA_FILES = _RecentDataFiles(DATA_FILES_CACHE_BYTES)
 
 class PartitionFilter(Protocol):
     """What a scan's filter says of partitions (`table.manifest_filter`): `manifest` is False
-    when no partition within a manifest's `_PARTITION_STATS` can match, `partition` when the
-    partition (a BinaryRow) cannot, `useful` when it names no partition column (it cannot
+    when no partition within a manifest's `_PARTITION_STATS` can match, `partitions` of each
+    partition (a BinaryRow) that cannot, `useful` when it names no partition column (it cannot
     skip anything); `key` names the filter in the cache (None: not cached)."""
 
     key: Hashable | None
@@ -229,7 +229,7 @@ class PartitionFilter(Protocol):
 
     def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool: ...
 
-    def partition(self, raw: bytes, schema: TableSchema) -> bool: ...
+    def partitions(self, raws: list[bytes], schema: TableSchema) -> list[bool]: ...
 
 
 #: Key functions that sort in bulk: `listing` sorts by one in a single call, not a call per
@@ -405,8 +405,8 @@ class Manifests:
                 cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema)
                 needs.append(cache_key)
                 if partitions is not None:      # each partition's verdict once
-                    for raw in set(map(_PARTITION_OF_KEY, decoded.keys)).difference(verdicts):
-                        verdicts[raw] = partitions.partition(raw, schema)
+                    new = list(set(map(_PARTITION_OF_KEY, decoded.keys)).difference(verdicts))
+                    verdicts.update(zip(new, partitions.partitions(new, schema)))
                 yield decoded, None if partitions is None else verdicts
 
         def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:

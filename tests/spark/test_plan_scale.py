@@ -26,7 +26,7 @@ from strategies import partition_filters
 from paimon_schema import FormatError
 from paimon_schema.runtime.avro_blocks import read_fields
 from paimon_schema.table import Table, TableError
-from paimon_schema.table import manifests, merge, plan
+from paimon_schema.table import bulk_partitions, manifests, merge, plan
 from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.predicates import partition_verdict
 
@@ -196,7 +196,7 @@ def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
 def planned_with(kernels: Any) -> Iterator[None]:
     """Plans made with `kernels` (None: the Python paths) and an empty cache of their own."""
     with mock.patch.object(manifests, "_kernels", kernels), mock.patch.object(merge, "_kernels", kernels), \
-            mock.patch.object(plan, "_kernels", kernels), \
+            mock.patch.object(plan, "_kernels", kernels), mock.patch.object(bulk_partitions, "_kernels", kernels), \
             mock.patch.object(manifests, "_DATA_FILES", manifests._RecentDataFiles(1 << 40)):
         yield
 
