@@ -153,6 +153,30 @@ decode_record(Reader *r, PyObject *names, PyObject *types)
     return out;
 }
 
+/* The next block's item count of an array or a map (a negative count is followed by the
+ * block's byte size), checked against the bytes left: 1, or 0 past the last block, or -1. */
+static int
+block_count(Reader *r, int64_t *count)
+{
+    Py_ssize_t start = r->pos;
+    if (read_long(r, count) < 0)
+        return -1;
+    if (*count == 0)
+        return 0;
+    if (*count < 0) {
+        int64_t bytes;
+        if (*count == INT64_MIN)
+            return fail(r, "bad block count", start);
+        *count = -*count;
+        if (read_long(r, &bytes) < 0)
+            return -1;
+    }
+    r->items += *count;
+    if (*count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS)
+        return fail(r, "block count beyond the block", start);
+    return 1;
+}
+
 /* An array's or a map's blocks: a count (negative: followed by the block's byte size), items,
  * until a count of 0. */
 static PyObject *
@@ -163,27 +187,12 @@ decode_blocks(Reader *r, PyObject *item, int is_map)
         return NULL;
     Py_ssize_t index = 0;
     while (1) {
-        Py_ssize_t start = r->pos;
         int64_t count;
-        if (read_long(r, &count) < 0)
+        int more = block_count(r, &count);
+        if (more < 0)
             goto error;
-        if (count == 0)
+        if (more == 0)
             break;
-        if (count < 0) {
-            int64_t bytes;
-            if (count == INT64_MIN) {
-                fail(r, "bad block count", start);
-                goto error;
-            }
-            count = -count;
-            if (read_long(r, &bytes) < 0)
-                goto error;
-        }
-        r->items += count;
-        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS) {
-            fail(r, "block count beyond the block", start);
-            goto error;
-        }
         for (int64_t j = 0; j < count; j++, index++) {
             PyObject *key = NULL;
             if (is_map) {
@@ -594,23 +603,10 @@ skip_blocks(Reader *r, const Node *item, int is_map)
 {
     Py_ssize_t index = 0;
     while (1) {
-        Py_ssize_t start = r->pos;
         int64_t count;
-        if (read_long(r, &count) < 0)
-            return -1;
-        if (count == 0)
-            return 0;
-        if (count < 0) {
-            int64_t bytes;
-            if (count == INT64_MIN)
-                return fail(r, "bad block count", start);
-            count = -count;
-            if (read_long(r, &bytes) < 0)
-                return -1;
-        }
-        r->items += count;
-        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS)
-            return fail(r, "block count beyond the block", start);
+        int more = block_count(r, &count);
+        if (more <= 0)
+            return more;
         for (int64_t j = 0; j < count; j++, index++) {
             if (is_map) {
                 Py_ssize_t length;
@@ -761,27 +757,12 @@ array_of(Reader *r, const Node *item)
     Py_ssize_t n = 0, capacity = 16;
     PyObject *out = NULL;
     while (1) {
-        Py_ssize_t start = r->pos;
         int64_t count;
-        if (read_long(r, &count) < 0)
+        int more = block_count(r, &count);
+        if (more < 0)
             goto done;
-        if (count == 0)
+        if (more == 0)
             break;
-        if (count < 0) {
-            int64_t bytes;
-            if (count == INT64_MIN) {
-                fail(r, "bad block count", start);
-                goto done;
-            }
-            count = -count;
-            if (read_long(r, &bytes) < 0)
-                goto done;
-        }
-        r->items += count;
-        if (count > r->size - r->pos + ZERO_WIDTH_ITEMS || r->items > r->size + ZERO_WIDTH_ITEMS) {
-            fail(r, "block count beyond the block", start);
-            goto done;
-        }
         for (int64_t j = 0; j < count; j++) {
             if (n == capacity) {
                 PyObject **grown = PyMem_Malloc(sizeof(PyObject *) * (size_t)capacity * 2);
