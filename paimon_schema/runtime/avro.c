@@ -153,6 +153,26 @@ decode_record(Reader *r, PyObject *names, PyObject *types)
     return out;
 }
 
+/* A length-prefixed bytes or UTF-8 string value starting at `start`. */
+static PyObject *
+bytes_or_text(Reader *r, int is_bytes, Py_ssize_t start)
+{
+    Py_ssize_t length;
+    if (read_length(r, &length) < 0)
+        return NULL;
+    const char *at = (const char *)r->data + r->pos;
+    r->pos += length;
+    if (is_bytes)
+        return PyBytes_FromStringAndSize(at, length);
+    PyObject *text = PyUnicode_DecodeUTF8(at, length, "strict");
+    if (text == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
+            PyErr_Clear();
+        fail(r, "a string is not UTF-8", start);
+    }
+    return text;
+}
+
 /* The next block's item count of an array or a map (a negative count is followed by the
  * block's byte size), checked against the bytes left: 1, or 0 past the last block, or -1. */
 static int
@@ -274,22 +294,8 @@ decode(Reader *r, PyObject *schema)
         return PyFloat_FromDouble(value);
     }
     case BYTES:
-    case STRING: {
-        Py_ssize_t length;
-        if (read_length(r, &length) < 0)
-            return NULL;
-        const char *at = (const char *)r->data + r->pos;
-        r->pos += length;
-        if (kind == BYTES)
-            return PyBytes_FromStringAndSize(at, length);
-        PyObject *text = PyUnicode_DecodeUTF8(at, length, "strict");
-        if (text == NULL) {
-            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                PyErr_Clear();
-            fail(r, "a string is not UTF-8", start);
-        }
-        return text;
-    }
+    case STRING:
+        return bytes_or_text(r, kind == BYTES, start);
     case FIXED: {
         Py_ssize_t length = PyLong_AsSsize_t(PyTuple_GET_ITEM(schema, 1));
         if (length < 0 || r->size - r->pos < length) {
@@ -821,22 +827,8 @@ value_of(Reader *r, const Node *node)
         return PyLong_FromLongLong(value);
     }
     case BYTES:
-    case STRING: {
-        Py_ssize_t length;
-        if (read_length(r, &length) < 0)
-            return NULL;
-        const char *at = (const char *)r->data + r->pos;
-        r->pos += length;
-        if (node->kind == BYTES)
-            return PyBytes_FromStringAndSize(at, length);
-        PyObject *text = PyUnicode_DecodeUTF8(at, length, "strict");
-        if (text == NULL) {
-            if (PyErr_ExceptionMatches(PyExc_UnicodeDecodeError))
-                PyErr_Clear();
-            fail(r, "a string is not UTF-8", start);
-        }
-        return text;
-    }
+    case STRING:
+        return bytes_or_text(r, node->kind == BYTES, start);
     case UNION: {
         int64_t index;
         if (read_long(r, &index) < 0)
