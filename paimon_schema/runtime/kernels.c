@@ -3713,36 +3713,11 @@ slice_copy_last(slice_out_t *out, const slice_out_t *from)
     return 0;
 }
 
-/* A bitmap's serialization: its header (as `write_bitmap` writes it), then its data. */
+/* A bitmap's serialization: its header (`write_header`), then its data. */
 static unsigned char *
 slice_write(const slice_out_t *out, unsigned char *at)
 {
-    size_t n = out->n;
-    if (out->has_runs) {
-        put32(at, COOKIE | (uint32_t)((n - 1) << 16));
-        at += 4;
-        memset(at, 0, (n + 7) / 8);
-        for (size_t i = 0; i < n; i++)
-            if (out->containers[i].type == RUN)
-                at[i / 8] |= (unsigned char)(1u << (i % 8));
-        at += (n + 7) / 8;
-    }
-    else {
-        put32(at, COOKIE_NO_RUNS);
-        put32(at + 4, (uint32_t)n);
-        at += 8;
-    }
-    for (size_t i = 0; i < n; i++, at += 4) {
-        put16(at, out->containers[i].key);
-        put16(at + 2, out->containers[i].card - 1);
-    }
-    if (!out->has_runs || n >= NO_OFFSET_THRESHOLD) {
-        size_t offset = header_size(n, out->has_runs);
-        for (size_t i = 0; i < n; i++, at += 4) {
-            put32(at, (uint32_t)offset);
-            offset += container_size(&out->containers[i]);
-        }
-    }
+    at = write_header(out->containers, out->n, out->has_runs, at);
     if (out->used)
         memcpy(at, out->data, out->used);
     return at + out->used;
