@@ -254,20 +254,24 @@ def java_file(directory: Path, name: str, data_type: str, keys: np.ndarray, vali
     return spec
 
 
-def grid_cases(rows: int, directory: Path, types: list[str], shapes: list[str], distincts: list[int]) -> list[Case]:
+def grid_cases(rows: int, directory: Path, types: list[str], shapes: list[str], distincts: list[int],
+               wanted: Callable[[str], bool]) -> list[Case]:
+    """The grid's cases whose name is `wanted`, each column written for Java once."""
     out = []
     for data_type in types:
         for shape in shapes:
             for distinct in distincts if shape != "distinct" else [rows]:
-                keys, valid = shaped_keys(shape, rows, distinct)
-                name = f"{data_type}-{shape}-{distinct}"
-                column = java_file(directory, name, data_type, keys, valid, rows)
                 label = f"{data_type} {shape}" + (f" d={distinct:,}" if shape != "distinct" else "")
+                names = [n for n in (f"bitmap v1 {label}", f"bloom {label}") if wanted(n)]
+                if not names:
+                    continue
+                keys, valid = shaped_keys(shape, rows, distinct)
+                column = java_file(directory, f"{data_type}-{shape}-{distinct}", data_type, keys, valid, rows)
                 make = partial(grid_inputs, data_type, keys, valid)
-                out.append(Case(f"bitmap v1 {label}", "bitmap", data_type, column, {"version": 1},
-                                lambda: None, inputs=make))
-                out.append(Case(f"bloom {label}", "bloom-filter", data_type, column,
-                                {"items": rows, "fpp": 0.01}, lambda: None, inputs=make))
+                for name in names:
+                    index_type, options = ("bitmap", {"version": 1}) if name.startswith("bitmap") \
+                        else ("bloom-filter", {"items": rows, "fpp": 0.01})
+                    out.append(Case(name, index_type, data_type, column, options, lambda: None, inputs=make))
     return out
 
 
@@ -444,14 +448,20 @@ def main(argv: list[str] | None = None) -> int:
         print(f"the Java reference is unavailable: {exc}", file=sys.stderr)
         return 2
 
+    with tempfile.TemporaryDirectory(prefix="build-indexes-") as tmp:     # the grid's columns for Java
+        return against_java(args, reference, Path(tmp))
+
+
+def against_java(args: argparse.Namespace, reference: Any, directory: Path) -> int:
+    """Every selected case, ours in rounds between `args.jvms` JVMs; the table of both clocks."""
     from paimon_schema.selfcheck.reference.java import BENCH_JVM_FLAGS
-    selected = [] if args.no_default else cases(args.rows)
-    directory = Path(tempfile.mkdtemp(prefix="build-indexes-"))
+    def wanted(name: str) -> bool:
+        return not args.cases or any(part in name for part in args.cases)
+
+    selected = [] if args.no_default else [c for c in cases(args.rows) if wanted(c.name)]
     if args.grid:
         selected += grid_cases(args.rows, directory, args.types.split(","), args.shapes.split(","),
-                               [int(d) for d in args.distinct.split(",")])
-    if args.cases:
-        selected = [c for c in selected if any(part in c.name for part in args.cases)]
+                               [int(d) for d in args.distinct.split(",")], wanted)
     kinds = args.inputs.split(",")
     print(f"{args.rows:,} rows per case. Java: Paimon {reference.version}, {args.jvms} JVMs "
           f"({' '.join(BENCH_JVM_FLAGS)}), {args.warmup} warm-up + {args.runs} timed builds per "
