@@ -553,12 +553,14 @@ def test_added_strings_equal_numpy(values: list[str | None], cut: int, k: int, n
         np.testing.assert_array_equal(bits, expected)
 
 
-@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.data(), *_K_BITS)
-def test_added_strings_of_mostly_null_columns_equal_numpy(values: list[str | None], data: st.DataObject,
+@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.integers(0, 130),
+       st.data(), *_K_BITS)
+def test_added_strings_of_mostly_null_columns_equal_numpy(values: list[str | None], cut: int, data: st.DataObject,
                                                           k: int, num_bits: int) -> None:
     """Long columns of mostly NULL from every input kind (a list, an object array, a strided
-    one, a pandas Series with NaN and None, Arrow's buffers with its validity bitmap): the
-    bits of the present values; an untyped item anywhere declines a list, its bits cleared."""
+    one, a pandas Series with NaN and None, Arrow's buffers with its validity bitmap, read 64
+    values a word, sliced at any bit): the bits of the present values; an untyped item
+    anywhere declines a list, its bits cleared."""
     import pandas as pd
     import pyarrow as pa
 
@@ -568,6 +570,7 @@ def test_added_strings_of_mostly_null_columns_equal_numpy(values: list[str | Non
     for text, column in ((True, values), (True, np.array(values + [0], dtype=object)[:-1]),
                          (True, np.array([v for v in values for _ in (0, 1)] + [0], dtype=object)[:-1][::2]),
                          (True, nan_and_none), (True, pa.array(values, type=pa.string())),
+                         (True, pa.array([None, "x"] * cut + values + ["y"], type=pa.string())[2 * cut:-1]),
                          (False, binaries), (False, pa.array(binaries, type=pa.large_binary()))):
         added, bits = _added(lambda b, v, k_, n: kernel.add_strings(b, text, v, k_, n), column, k, num_bits)
         assert added
