@@ -62,26 +62,44 @@ def add_strings(bitset: np.ndarray, text: bool, values: Any, k: int, num_bits: i
         # NaT) as None only if there are any (the conversion is a pass of its own)
         return (_add_items(bitset, kind, values.to_numpy(dtype=object), k, num_bits, nan_is_null=True) is not None
                 or _add_items(bitset, kind, values.to_numpy(dtype=object, na_value=None), k, num_bits) is not None)
-    if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
-        return _add_items(bitset, kind, np.ascontiguousarray(values), k, num_bits) is not None
-    return isinstance(values, list) and _add_items(bitset, kind, values, k, num_bits) is not None
+    items = _items(values)
+    return items is not None and _add_items(bitset, kind, items, k, num_bits) is not None
 
 
 def add_ints(bitset: np.ndarray, values: Any, k: int, num_bits: int) -> tuple[int, int] | None:
     """Add every non-null value of a list (or numpy array of objects) of exact ints within
     int64 (NULL: None), hashed with Thomas Wang's mix in the same pass: no typed column, no
     validity. Their least and greatest value ((0, 0) if none), which the caller checks against
-    the column type's range; None where a value is anything else or no compiled loop (the bit
-    set cleared again)."""
-    if _kernels is None or not (isinstance(values, list) or (
-            isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1)):
-        return None
-    added = _add_items(bitset, "i", values if isinstance(values, list) else np.ascontiguousarray(values),
-                       k, num_bits)
+    the column type's range; None where a value is anything else, the first 4096 rows hold no
+    NULL (typed in bulk, such a column is added faster), or no compiled loop (the bit set
+    cleared again)."""
+    items = _items(values)
+    added = None if items is None else _add_items(bitset, "i", items, k, num_bits)
     if added is None:
         return None
     _, low, high = added
     return (0, 0) if low is None or high is None else (low, high)
+
+
+def add_doubles(bitset: np.ndarray, values: Any, k: int, num_bits: int) -> bool:
+    """Add every non-null value of a list (or numpy array of objects) of exact floats, or exact
+    ints within int64 taken as the nearest double (NULL: None; NaN is a value), hashed as
+    `FastHash` hashes a DOUBLE in the same pass. False where a value is anything else or no
+    compiled loop (the bit set cleared again)."""
+    items = _items(values)
+    return items is not None and _add_items(bitset, "d", items, k, num_bits) is not None
+
+
+def _items(values: Any) -> list | np.ndarray | None:
+    """A list, or a one-dimensional numpy array of objects made contiguous, for
+    `bloom_add_items`; None for anything else or no compiled loop."""
+    if _kernels is None:
+        return None
+    if isinstance(values, list):
+        return values
+    if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
+        return np.ascontiguousarray(values)
+    return None
 
 
 def _add_items(bitset: np.ndarray, kind: str, values: list | np.ndarray, k: int, num_bits: int,

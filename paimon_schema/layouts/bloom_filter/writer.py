@@ -63,10 +63,11 @@ def _codec() -> Any:
 
 def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
     """Set the bits of every non-null value: strings and binaries hashed straight from the
-    column where they can be (`kernel.add_strings`), and a list's ints hashed as its items are
-    read (`kernel.add_ints`: a mostly NULL list is mostly the pass over its items); typed
-    columns (`column_values`) in the compiled loop (numbers) or once per distinct value
-    (strings, bytes: a value's bits are set once however often it occurs); the rest per value."""
+    column where they can be (`kernel.add_strings`), and a list's ints or doubles hashed as its
+    items are read (`kernel.add_ints`, `add_doubles`: a mostly NULL list is mostly the pass
+    over its items); typed columns (`column_values`) in the compiled loop (numbers) or once per
+    distinct value (strings, bytes: a value's bits are set once however often it occurs); the
+    rest per value."""
     from paimon_schema.layouts.bloom_filter import kernel
 
     hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
@@ -80,6 +81,8 @@ def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int
             if low <= extremes[0] and extremes[1] <= high:
                 return
             bitset[:] = 0                           # out of range: the typed pass says which
+    elif dtype.root == "DOUBLE" and kernel.add_doubles(bitset, values, k, num_bits):
+        return
     column = column_values(dtype, values)
     if column.numbers is not None:
         kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)
