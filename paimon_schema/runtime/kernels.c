@@ -1253,14 +1253,17 @@ PyDoc_STRVAR(read_sorted_doc,
 "plan's ~23k files sorted by key tuples cost ~15 ms), None where a key is not of str and\n"
 "64-bit ints (the caller sorts it in Python).");
 
+PyDoc_STRVAR(read_positions_doc,
+"read_positions(files: tuple, /) -> list[int] | None\n\n"
+"The positions of `files` in `read_sorted`'s order (ties in their order): a plan sorts the\n"
+"files it keeps, with what it knows of each; None where `read_sorted` declines.");
+
+/* `read_sorted`'s sort: the sorted tuple, or with `positions` the list of positions. */
 static PyObject *
-read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+read_sort(PyObject *files, int positions)
 {
     static const char *names[6] = {"partition_path", "bucket", "first_row_id", "level",
                                    "min_sequence_number", "file_name"};
-    PyObject *files;
-    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
-        return NULL;
     for (int j = 0; j < 6; j++)
         if (ro_names[j] == NULL && (ro_names[j] = PyUnicode_InternFromString(names[j])) == NULL)
             return NULL;
@@ -1314,10 +1317,20 @@ read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     qsort(keys, (size_t)n, sizeof(ReadKey), read_key_compare);
-    if ((out = PyTuple_New(n)) == NULL)
+    if ((out = positions ? PyList_New(n) : PyTuple_New(n)) == NULL)
         goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!positions) {
+            PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+            continue;
+        }
+        PyObject *at = PyLong_FromSsize_t(keys[i].at);
+        if (at == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, at);
+    }
 done:
     for (Py_ssize_t i = 0; i < held; i++) {
         Py_DECREF(keys[i].path);
@@ -1325,6 +1338,24 @@ done:
     }
     PyMem_Free(keys);
     return out;
+}
+
+static PyObject *
+read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 0);
+}
+
+static PyObject *
+read_positions(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_positions", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 1);
 }
 
 PyDoc_STRVAR(slotted_rows_doc,
@@ -5265,6 +5296,7 @@ static PyMethodDef methods[] = {
     {"live_files", live_files, METH_VARARGS, live_files_doc},
     {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
     {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
+    {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -66,7 +66,7 @@ from paimon_schema.table.kept_rows import kept_rows
 from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
-from paimon_schema.table.plan import FileRuns
+from paimon_schema.table.plan import FileRuns, read_permutation
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.snapshots import Snapshot
@@ -202,7 +202,10 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     tab = Table.open(table, filesystem)
-    plan = tab.plan(snapshot, None if where is None else PartitionFilter(where))
+    # (filtered: the files in manifest order, pruned, then the kept ones sorted: a cold
+    # 100k-file plan sorted ~23k files to keep ~6k)
+    plan = tab.plan(snapshot, None if where is None else PartitionFilter(where),
+                    ordered=where is None)
     schema = plan.schema
     if where is not None:
         preds.check_columns(where, schema)
@@ -219,6 +222,7 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
         kept: list[tuple[DataFile, BitMap | None]] = [(f, None) for f in plan.files]
     else:
         kept = _pruned(tab, plan, where, mode, stats)
+        kept = list(map(kept.__getitem__, read_permutation(tuple(f for f, _ in kept))))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts([f for f in read if f.deletion_file is not None])
     tasks = _tasks(tab, plan, kept, out_columns, deleted, stats)

@@ -238,19 +238,20 @@ class Table:
     # ----------------------------------------------------------------- what a read reads
 
     def plan(self, snapshot: Snapshot | int | None = None,
-             partitions: PartitionFilter | None = None) -> ReadPlan:
+             partitions: PartitionFilter | None = None, *, ordered: bool = True) -> ReadPlan:
         """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
         `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
         schema is the snapshot's when one is named, else the latest. With `partitions`
         (`manifest_filter.PartitionFilter`), only the files of partitions it may match (but
-        for primary-key tables)."""
+        for primary-key tables). In read order, or with `ordered=False` in manifest order
+        (for a caller that prunes first and sorts what it keeps: `merge.plan_read`)."""
         snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
         if schema.primary_keys:         # its read skips level-0 files, which a count of the
             partitions = None           # files of skipped manifests cannot tell apart
-        listing = self._manifests.listing(snap, read_order, partitions)
+        listing = self._manifests.listing(snap, read_order if ordered else None, partitions)
         return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files),
                         listing.files, listing.excluded)
 

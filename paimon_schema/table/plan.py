@@ -20,7 +20,7 @@ try:
 except ImportError:                         # built without a C compiler
     _kernels = None  # type: ignore[assignment]
 
-__all__ = ["FileRuns", "ReadFiles", "read_files", "read_order"]
+__all__ = ["FileRuns", "ReadFiles", "read_files", "read_order", "read_permutation"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,13 @@ def _read_sorted(files: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
 
 
 BULK_SORTS[read_order] = _read_sorted
+
+
+def read_permutation(files: tuple[DataFile, ...]) -> list[int]:
+    """The positions of `files` in read order (`read_order`; ties in their order), in C
+    where built (`read_positions`)."""
+    done = None if _kernels is None else _kernels.read_positions(files)
+    return sorted(range(len(files)), key=lambda i: read_order(files[i])) if done is None else done
 
 
 def _check_no_split_columns(files: Iterable[DataFile], schema: TableSchema) -> None:
