@@ -921,12 +921,29 @@ joined_path(PyObject *directory, PyObject *name)
     return path;
 }
 
+/* The statistics' tuples (null counts, column names) of the last file made and their
+ * `known` copies (held): a manifest's files share one object of each (`pick`'s shared slots),
+ * so most files find theirs here, not by hashing it into `known`. */
+typedef struct {
+    PyObject *seen[2], *kept[2];
+} RecentStats;
+
+static void
+recent_stats_clear(RecentStats *recent)
+{
+    for (int j = 0; j < 2; j++) {
+        Py_CLEAR(recent->seen[j]);
+        Py_CLEAR(recent->kept[j]);
+    }
+}
+
 /* One `DataFile` from a manifest row (`manifests._ENTRY_FIELDS`), as `Manifests._data_file`
  * makes it, `place` its (partition, partition path, bucket directory): a new reference, NULL
  * with an error set, or NULL without one where the row is not the usual (Python makes it). */
 static PyObject *
 data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *extra,
-             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one)
+             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one,
+             RecentStats *recent)
 {
     PyObject *name = PyTuple_GET_ITEM(row, 4), *external = PyTuple_GET_ITEM(row, 13);
     PyObject *write_cols = PyTuple_GET_ITEM(row, 17), *low = PyTuple_GET_ITEM(row, 18);
@@ -969,6 +986,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 kept[j] = Py_NewRef(Py_None);
                 continue;
             }
+            if (parts[j] == recent->seen[j]) {
+                kept[j] = Py_NewRef(recent->kept[j]);
+                continue;
+            }
             PyObject *tuple = PySequence_Tuple(parts[j]);
             PyObject *held = tuple == NULL ? NULL : PyDict_SetDefault(known, tuple, tuple);
             Py_XDECREF(tuple);
@@ -979,6 +1000,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 return NULL;
             }
             kept[j] = Py_NewRef(held);
+            if (PyTuple_CheckExact(parts[j])) {     /* (immutable: the same values next time) */
+                Py_XSETREF(recent->seen[j], Py_NewRef(parts[j]));
+                Py_XSETREF(recent->kept[j], Py_NewRef(held));
+            }
         }
         PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
         stats = empty == NULL ? NULL
@@ -1087,6 +1112,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     }
     PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1), *indexes = PyDict_New();
     PyObject *last_row = NULL, *last_bucket = NULL, *last_place = NULL, *last_shared = NULL;
+    RecentStats recent = {{NULL, NULL}, {NULL, NULL}};
     long long *codes = NULL;                /* the live positions, in order */
     if (out == NULL || minus_one == NULL || indexes == NULL)
         goto fail;
@@ -1156,7 +1182,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 last_shared = shared;
             }
             file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, indexes,
-                                minus_one);
+                                minus_one, &recent);
             Py_DECREF(found);
             if (file == NULL && PyErr_Occurred())
                 goto fail;
@@ -1180,9 +1206,11 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     return out;
 fail:
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     Py_XDECREF(out);
     Py_XDECREF(minus_one);
@@ -1402,6 +1430,38 @@ slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
         PyList_SET_ITEM(out, i, object);
     }
     return out;
+}
+
+PyDoc_STRVAR(untrack_containers_doc,
+"untrack_containers(containers: tuple, /) -> None\n\n"
+"Each list, tuple or dict of `containers` untracked by the garbage collector, whatever it\n"
+"holds: for the big containers a plan keeps (a manifest's entry lists, a snapshot's files)\n"
+"that hold numbers, strings and untracked objects, none of which refers back to them.");
+
+/* A cold plan keeps a decoded manifest's lists (kinds, fold keys, rows, files: ~33k items
+ * each over a 100k-file table's manifests) and the snapshot's files in the cache, all made
+ * while the collector is paused; the first collection after the pause walked every item of
+ * them (~10-20 ms, a cache miss each) to find them all untracked. An untracked container is
+ * never freed by the collector, only by refcounting: what it holds must not refer back. */
+static PyObject *
+untrack_containers(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *containers;
+    if (!PyArg_ParseTuple(args, "O!:untrack_containers", &PyTuple_Type, &containers))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(containers);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (!PyList_Check(item) && !PyTuple_Check(item) && !PyDict_Check(item))
+            return PyErr_Format(PyExc_TypeError, "untrack_containers: a %s is no list, tuple or dict",
+                                Py_TYPE(item)->tp_name);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (PyObject_GC_IsTracked(item))
+            PyObject_GC_UnTrack(item);
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -5297,6 +5357,7 @@ static PyMethodDef methods[] = {
     {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
     {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
     {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
+    {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
     {NULL, NULL, 0, NULL},
 };
 
