@@ -94,6 +94,7 @@ WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 READABLE_FORMATS_SET = frozenset(READABLE_FORMATS)
 _ROW_COUNT = attrgetter("row_count")
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -278,10 +279,10 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     stats.files_skipped_by_stats = int(skips.sum())
     stats.rows_skipped += int(np.asarray(candidate_rows, dtype=np.int64)[skips].sum())
     positions: list[int] = np.flatnonzero(~skips).tolist()     # of each among the candidates
-    left = [candidates[i] for i in positions]
-    embedded = [passed.embedded[i] for i in positions]
-    deletions = [passed.deletions[i] for i in positions]
-    left_schemas = [schema_ids[i] for i in positions]
+    left = list(map(candidates.__getitem__, positions))     # (a loop in C, not a statement each)
+    embedded = list(map(passed.embedded.__getitem__, positions))
+    deletions = list(map(passed.deletions.__getitem__, positions))
+    left_schemas = list(map(schema_ids.__getitem__, positions))
     evaluators: dict[int, QuickEvaluator | None] = {}
     for schema_id in dict.fromkeys(left_schemas):
         predicate, row_type, _ = for_file(schema_id)
@@ -306,8 +307,8 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     dropped = {at for at, result in distinct.items() if result is not None and not result.remain}
     rows_of = {at: None if result is None else result.rows for at, result in distinct.items()}
     keep = ([True] * len(results) if not dropped
-            else [at not in dropped for at in map(id, results)])
-    left_rows = [candidate_rows[i] for i in positions]
+            else list(map(operator.not_, map(dropped.__contains__, map(id, results)))))
+    left_rows = list(map(candidate_rows.__getitem__, positions))
     by_index = len(dropped) and len(keep) - sum(keep)
     rows_by_index = sum(itertools.compress(left_rows, map(operator.not_, keep))) if by_index else 0
     survivors: list[tuple[DataFile, BitMap | None]] = list(zip(
@@ -510,7 +511,7 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
     parsed once per schema and partition values), files sharing an index answer its
     serialized bitmap, and the tasks made at once (`slotted_rows`). A file of a format this
     library does not read fails here (a file the filter prunes is never read)."""
-    files = [data_file for data_file, _ in kept]
+    files = list(map(_FIRST, kept))
     (names, paths, partitions, partition_paths, buckets, schema_ids, write_cols, counts, sizes,
      deletions) = _attributes(files, _TASK_ATTRIBUTES)
     if all(map(str.endswith, names, itertools.repeat(".parquet"))):
@@ -534,19 +535,22 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
             found = known[key] = _columns(tab, plan, files[k], out_columns, shared)
         by_same[same] = found
     columns = list(map(by_same.__getitem__, sames))
-    counted = [0 if deletion is None else deleted[path] for deletion, path in zip(deletions, paths)]
+    counted = ([0] * len(files) if deletions.count(None) == len(deletions) else
+               [0 if deletion is None else deleted[path] for deletion, path in zip(deletions, paths)])
     stats.rows_deleted += sum(counted)
-    candidates = [candidate for _, candidate in kept]
-    distinct = {id(candidate): candidate for candidate in candidates if candidate is not None}
+    candidates = list(map(_SECOND, kept))
+    ids = list(map(id, candidates))
+    distinct = dict(zip(ids, candidates))
+    distinct.pop(id(None), None)
     rows: list[bytes | None] = [None] * len(files)
     if distinct:                            # (files share the answers of shared containers)
-        serialized = {at: candidate.serialize() for at, candidate in distinct.items()}
+        serialized: dict[int, bytes | None] = {at: candidate.serialize() for at, candidate in distinct.items()}
         sizes_of = {at: len(candidate) for at, candidate in distinct.items()}
+        serialized[id(None)] = None
+        rows = list(map(serialized.__getitem__, ids))
         with_rows = [k for k, candidate in enumerate(candidates) if candidate is not None]
-        ids = [id(candidates[k]) for k in with_rows]
-        rows = [None if candidate is None else serialized[id(candidate)] for candidate in candidates]
         left = (np.asarray([counts[k] - counted[k] for k in with_rows], dtype=np.int64)
-                - np.asarray(list(map(sizes_of.__getitem__, ids)), dtype=np.int64))
+                - np.asarray([sizes_of[ids[k]] for k in with_rows], dtype=np.int64))
         stats.rows_skipped += int(np.maximum(left, 0).sum())
     fileios, inner = _resolved(tab.io, paths)
     return _new_tasks((fileios, inner, names, formats, counts, columns, deletions, rows,
