@@ -223,7 +223,7 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
         kept: list[tuple[DataFile, BitMap | None]] = [(f, None) for f in plan.files]
     else:
         kept = _pruned(tab, plan, where, mode, stats)
-        kept = list(map(kept.__getitem__, read_permutation(tuple(f for f, _ in kept))))
+        kept = list(map(kept.__getitem__, read_permutation(tuple(map(_FIRST, kept)))))
     read = [data_file for data_file, _ in kept]
     deleted = tab.deleted_counts([f for f in read if f.deletion_file is not None])
     tasks = _tasks(tab, plan, kept, out_columns, deleted, stats)
