@@ -478,23 +478,43 @@ static PyObject *rp_names[5];           /* the attribute names, interned on firs
 enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
 
 PyDoc_STRVAR(read_pass_doc,
-"read_pass(files: tuple, postpone_bucket: int, /) -> tuple\n\n"
-"(postponed, split, row_ids, starts, partitions, rows): whether a file is in the bucket\n"
-"`postpone_bucket`; whether a file has write columns (truthy) and a first_row_id; whether a\n"
-"file has a first_row_id; for each run of consecutive files sharing a `partition` object,\n"
-"its first index, that object and the sum of its files' row counts.");
+"read_pass(files: tuple, postpone_bucket: int, names: tuple[str, ...] = (), /) -> tuple\n\n"
+"(postponed, split, row_ids, starts, partitions, rows, columns): whether a file is in the\n"
+"bucket `postpone_bucket`; whether a file has write columns (truthy) and a first_row_id;\n"
+"whether a file has a first_row_id; for each run of consecutive files sharing a `partition`\n"
+"object, its first index, that object and the sum of its files' row counts; for each of\n"
+"`names`, the list of that attribute of every file (`attributes`, in the same pass).");
 
 static PyObject *
 read_pass(PyObject *Py_UNUSED(module), PyObject *args)
 {
     static const char *names[5] = {"bucket", "write_cols", "first_row_id", "partition", "row_count"};
-    PyObject *files;
+    PyObject *files, *wanted = NULL;
     long postpone;
-    if (!PyArg_ParseTuple(args, "O!l:read_pass", &PyTuple_Type, &files, &postpone))
+    if (!PyArg_ParseTuple(args, "O!l|O!:read_pass", &PyTuple_Type, &files, &postpone,
+                          &PyTuple_Type, &wanted))
         return NULL;
     for (int i = 0; i < 5; i++)
         if (rp_names[i] == NULL && (rp_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
+    enum { MOST = 32 };
+    Py_ssize_t k = wanted == NULL ? 0 : PyTuple_GET_SIZE(wanted), offsets[MOST];
+    if (k > MOST)
+        return PyErr_Format(PyExc_ValueError, "read_pass: at most %d names", (int)MOST);
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(wanted, j)))
+            return PyErr_Format(PyExc_TypeError, "read_pass: names are str");
+    PyObject *columns = PyTuple_New(k);
+    if (columns == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyList_New(PyTuple_GET_SIZE(files));
+        if (column == NULL) {
+            Py_DECREF(columns);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(columns, j, column);
+    }
     PyObject *starts = PyList_New(0), *partitions = PyList_New(0), *rows = PyList_New(0);
     PyObject *result = NULL, *last = NULL;
     int postponed = 0, split = 0, row_ids = 0;
@@ -509,6 +529,14 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
             known = Py_TYPE(f);
             for (int j = 0; j < 5; j++)
                 slot[j] = object_slot(known, rp_names[j]);
+            for (Py_ssize_t j = 0; j < k; j++)
+                offsets[j] = object_slot(known, PyTuple_GET_ITEM(wanted, j));
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *item = slot_or_attribute(f, PyTuple_GET_ITEM(wanted, j), offsets[j]);
+            if (item == NULL)
+                goto done;
+            PyList_SET_ITEM(PyTuple_GET_ITEM(columns, j), i, item);
         }
         PyObject *value = slot_or_attribute(f, rp_names[RP_BUCKET], slot[RP_BUCKET]);
         if (value == NULL)
@@ -566,9 +594,10 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
         }
         Py_DECREF(sum);
     }
-    result = Py_BuildValue("(OOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
-                           row_ids ? Py_True : Py_False, starts, partitions, rows);
+    result = Py_BuildValue("(OOOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
+                           row_ids ? Py_True : Py_False, starts, partitions, rows, columns);
 done:
+    Py_DECREF(columns);
     Py_XDECREF(starts);
     Py_XDECREF(partitions);
     Py_XDECREF(rows);

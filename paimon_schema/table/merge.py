@@ -206,7 +206,7 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     # (filtered: the files in manifest order, pruned, then the kept ones sorted: a cold
     # 100k-file plan sorted ~23k files to keep ~6k)
     plan = tab.plan(snapshot, None if where is None else PartitionFilter(where),
-                    ordered=where is None)
+                    ordered=where is None, attributes=() if where is None else _CANDIDATE_ATTRIBUTES)
     schema = plan.schema
     if where is not None:
         preds.check_columns(where, schema)
@@ -383,6 +383,7 @@ def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
     runs: list[tuple[bool, int]] = []
     skipped = skipped_rows = 0
     ends = file_runs.starts[1:] + [len(files)]
+    spans: list[tuple[int, int]] = []       # the candidates' runs
     for start, end, partition, count in zip(file_runs.starts, ends, file_runs.partitions,
                                             file_runs.rows):
         answer = verdict(partition)
@@ -392,7 +393,18 @@ def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
             continue
         runs.append((answer is True, len(whole) if answer else len(candidates)))
         (whole if answer else candidates).extend(files[start:end])
-    values, schema_ids, counts, embedded, deletions = _attributes(candidates, _CANDIDATE_ATTRIBUTES)
+        if answer is None:
+            spans.append((start, end))
+    if len(file_runs.columns) != len(_CANDIDATE_ATTRIBUTES):       # (not read with the runs)
+        columns = _attributes(candidates, _CANDIDATE_ATTRIBUTES)
+    elif len(candidates) == len(files):
+        columns = tuple(list(of_all) for of_all in file_runs.columns)
+    else:
+        columns = tuple([] for _ in _CANDIDATE_ATTRIBUTES)
+        for start, end in spans:
+            for column, of_all in zip(columns, file_runs.columns):
+                column.extend(of_all[start:end])
+    values, schema_ids, counts, embedded, deletions = columns
     return _Passed(candidates, values, schema_ids, counts, embedded, deletions, whole, runs,
                    sum(file_runs.rows), skipped, skipped_rows, file_runs.row_ids)
 

@@ -238,13 +238,16 @@ class Table:
     # ----------------------------------------------------------------- what a read reads
 
     def plan(self, snapshot: Snapshot | int | None = None,
-             partitions: PartitionFilter | None = None, *, ordered: bool = True) -> ReadPlan:
+             partitions: PartitionFilter | None = None, *, ordered: bool = True,
+             attributes: tuple[str, ...] = ()) -> ReadPlan:
         """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
         `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
         schema is the snapshot's when one is named, else the latest. With `partitions`
         (`manifest_filter.PartitionFilter`), only the files of partitions it may match (but
         for primary-key tables). In read order, or with `ordered=False` in manifest order
-        (for a caller that prunes first and sorts what it keeps: `merge.plan_read`)."""
+        (for a caller that prunes first and sorts what it keeps: `merge.plan_read`);
+        `attributes` of each file read with the files' runs where the C extension finds them
+        (`plan.read_files`)."""
         snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
@@ -252,7 +255,7 @@ class Table:
         if schema.primary_keys:         # its read skips level-0 files, which a count of the
             partitions = None           # files of skipped manifests cannot tell apart
         listing = self._manifests.listing(snap, read_order if ordered else None, partitions)
-        return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files),
+        return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files, attributes),
                         listing.files, listing.excluded)
 
     def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,

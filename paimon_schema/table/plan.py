@@ -27,12 +27,15 @@ __all__ = ["FileRuns", "ReadFiles", "read_files", "read_order", "read_permutatio
 class FileRuns:
     """The runs of a read's files that share a partition dict (a snapshot's files of one
     partition share it, and read order keeps them together): each run's first index, its
-    partition and the sum of its files' row counts; and whether any file has a row id."""
+    partition and the sum of its files' row counts; whether any file has a row id; and the
+    attributes `read_files` was asked for, a list of each over every file (read in the same
+    pass: pruning then slices the candidates' from them)."""
 
     starts: list[int]
     partitions: list[Mapping[str, Any]]
     rows: list[int]
     row_ids: bool
+    columns: tuple[list[Any], ...] = ()
 
 
 class ReadFiles(tuple[DataFile, ...]):
@@ -42,11 +45,13 @@ class ReadFiles(tuple[DataFile, ...]):
     runs: FileRuns | None = None
 
 
-def read_files(root: str, schema: TableSchema, live: Iterable[DataFile]) -> tuple[DataFile, ...]:
+def read_files(root: str, schema: TableSchema, live: Iterable[DataFile],
+               attributes: tuple[str, ...] = ()) -> tuple[DataFile, ...]:
     """Of a snapshot's live files (in read order), those a batch read reads; `schema` is the
     one the read uses, `root` names the table in errors. One pass over the files, in C where
-    built, which also finds their partitions' runs for pruning (`ReadFiles.runs`): a 100k-file
-    snapshot's files lie scattered in memory, and each pass over them cost ~20 ms of a plan."""
+    built, which also finds their partitions' runs for pruning (`ReadFiles.runs`) and reads
+    the `attributes` pruning asks of each file (`FileRuns.columns`): a 100k-file snapshot's
+    files lie scattered in memory, and each pass over them cost ~20 ms of a plan."""
     if schema.primary_keys and not schema.deletion_vectors:
         raise TableError(
             f"{root} is a primary-key table without deletion vectors: its rows need "
@@ -57,8 +62,9 @@ def read_files(root: str, schema: TableSchema, live: Iterable[DataFile]) -> tupl
         postponed, split = _read_flags(files, POSTPONE_BUCKET)
         runs = None
     else:
-        postponed, split, row_ids, starts, partitions, rows = _kernels.read_pass(files, POSTPONE_BUCKET)
-        runs = FileRuns(starts, partitions, rows, row_ids)
+        postponed, split, row_ids, starts, partitions, rows, columns = _kernels.read_pass(
+            files, POSTPONE_BUCKET, attributes)
+        runs = FileRuns(starts, partitions, rows, row_ids, columns)
     if postponed:
         files = tuple(f for f in files if f.bucket != POSTPONE_BUCKET)
     if schema.primary_keys:
