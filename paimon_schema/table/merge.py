@@ -66,7 +66,7 @@ from paimon_schema.table.kept_rows import kept_rows
 from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.manifests import DataFile, DeletionFile
 from paimon_schema.table.metadata import ReadPlan, Table, TableLike
-from paimon_schema.table.plan import FileRuns, read_permutation
+from paimon_schema.table.plan import FileRuns, in_runs, read_permutation
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.parquet_footer import dictionary_columns
 from paimon_schema.table.snapshots import Snapshot
@@ -254,7 +254,7 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
         return found                                        # type: ignore[return-value]
 
     file_runs = getattr(plan.files, "runs", None)
-    if file_runs is not None and len(file_runs.starts) * 8 <= len(plan.files):
+    if file_runs is not None and in_runs(plan.files):
         passed = _run_pass(plan.files, file_runs, verdict_of)
     else:                                   # (without runs, or partitions of a file or two)
         passed = _plan_pass(plan.files, verdict_of)

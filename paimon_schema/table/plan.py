@@ -20,7 +20,10 @@ try:
 except ImportError:                         # built without a C compiler
     _kernels = None  # type: ignore[assignment]
 
-__all__ = ["FileRuns", "ReadFiles", "read_files", "read_order", "read_permutation"]
+__all__ = ["FileRuns", "ReadFiles", "in_runs", "read_files", "read_order", "read_permutation"]
+
+#: A pass by the files' partition runs pays where a run holds this many files on average.
+RUN_FILES = 8
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,13 @@ def read_files(root: str, schema: TableSchema, live: Iterable[DataFile],
     if runs is not None and not (postponed or schema.primary_keys):
         read.runs = runs                                    # (else the runs of other files)
     return read
+
+
+def in_runs(files: tuple[DataFile, ...]) -> bool:
+    """Whether `read_files` found the files' partition runs, long enough for pruning to
+    take a verdict per run (`RUN_FILES`)."""
+    runs = getattr(files, "runs", None)
+    return runs is not None and len(runs.starts) * RUN_FILES <= len(files)
 
 
 def _read_flags(files: tuple[DataFile, ...], postpone_bucket: int) -> tuple[bool, bool]:
