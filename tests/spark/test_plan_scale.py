@@ -248,6 +248,23 @@ def test_a_filtered_plan_keeps_in_c_what_it_keeps_in_python(data: st.DataObject,
     assert files == sorted(files, key=plan.read_order)
 
 
+def test_a_plan_in_manifest_order_keeps_partitions_in_runs(history: ForgedHistory) -> None:
+    """`Table.plan(ordered=False)` lists the files in manifest order only where a partition
+    filter prunes and the partitions come in runs there (else in read order: a filter of no
+    partition column lists every file, which its manifests scatter); the same files either
+    way."""
+    from paimon_schema.query.sql import parse_sql
+
+    table = Table.open(history.root)
+    for where in (f"dt >= '{day(PARTITIONS * 3 // 4)}' AND city = 'Lima'", "city = 'Lima'"):
+        ordered = table.plan(None, PartitionFilter(parse_sql(where)))
+        planned = table.plan(None, PartitionFilter(parse_sql(where)), ordered=False)
+        assert sorted(planned.files, key=plan.read_order) == list(ordered.files)
+        assert plan.in_runs(planned.files) or list(planned.files) == list(ordered.files)
+        if where.startswith("city"):
+            assert list(planned.files) == list(ordered.files)
+
+
 def test_the_cache_holds_its_lists_untracked(history: ForgedHistory,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """What a plan leaves in the cache, the decoded manifests' lists and the snapshot's files,
