@@ -255,7 +255,8 @@ sb_code(const unsigned char *d, Py_ssize_t size, const char *kinds, Py_ssize_t a
     default: {                              /* 's', 'y' */
         const unsigned char *start;
         Py_ssize_t len;
-        sb_var(d, size, slot, &start, &len);
+        if (!sb_var(d, size, slot, &start, &len))
+            return SB_NONE;                 /* not reached: sb_row_ok checked the row */
         if (limit > 0) {                    /* code points of a string, bytes of bytes */
             Py_ssize_t chars = kinds[field] == 'y' ? len : 0;
             for (Py_ssize_t k = 0; k < len && kinds[field] == 's'; k++)
@@ -5018,7 +5019,7 @@ PyDoc_STRVAR(v2_sort_doc,
 "a radix sort of their first 8 bytes, then a comparison sort of each run sharing them.");
 
 static PyObject *
-v2_sort(PyObject *self, PyObject *args)
+v2_sort(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *keys, *out = NULL;
     if (!PyArg_ParseTuple(args, "O!:v2_sort", &PyList_Type, &keys))
@@ -5080,7 +5081,7 @@ PyDoc_STRVAR(v2_block_starts_doc,
 "where an entry fits no block.");
 
 static PyObject *
-v2_block_starts(PyObject *self, PyObject *args)
+v2_block_starts(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *keys;
     Py_buffer order;
@@ -5132,7 +5133,7 @@ PyDoc_STRVAR(v2_blocks_doc,
 "records `first key, block offset` of the blocks.");
 
 static PyObject *
-v2_blocks(PyObject *self, PyObject *args)
+v2_blocks(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *keys, *out = NULL, *blocks = NULL, *index = NULL;
     Py_buffer order, starts = {0}, offsets = {0}, lengths = {0};
@@ -5196,7 +5197,8 @@ v2_blocks(PyObject *self, PyObject *args)
         int64_t from = start[b], to = b + 1 < m ? start[b + 1] : n;
         const char *data;
         Py_ssize_t size;
-        v2_key(keys, sorted[from], &data, &size);         /* checked above */
+        if (v2_key(keys, sorted[from], &data, &size) < 0)     /* checked above */
+            goto done;
         v2_put(head, size);
         memcpy(head + 4, data, (size_t)size);
         v2_put(head + 4 + size, at - base);
@@ -5204,7 +5206,8 @@ v2_blocks(PyObject *self, PyObject *args)
         v2_put(at, to - from);
         at += 4;
         for (int64_t i = from; i < to; i++) {
-            v2_key(keys, sorted[i], &data, &size);
+            if (v2_key(keys, sorted[i], &data, &size) < 0)
+                goto done;
             v2_put(at, size);
             memcpy(at + 4, data, (size_t)size);
             v2_put(at + 4 + size, offset[sorted[i]]);
