@@ -4095,6 +4095,14 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         else
             slice_load(job, *k, span, decoded);
         *k += (Py_ssize_t)span;
+        if (job->table != NULL && job->sign != 0)
+            /* a part of one sign of the stored values: the table's, in place, before its tests */
+            for (size_t r = 0; r < span; r++) {
+                uint64_t at = (uint64_t)decoded[r] - (uint64_t)job->offset;
+                if (at >= (uint64_t)job->table_size)
+                    return SLICE_BAD_CODE;
+                decoded[r] = job->table[at];
+            }
         int whole = job->sign == 0;                 /* every row in the part */
         if (job->sign != 0) {
             /* a part of one sign: its rows all (their stored values ANDed and ORed on the
