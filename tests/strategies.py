@@ -14,7 +14,8 @@ the compiled passes that set NULLs aside a block of rows at a time; `partition_f
 scan filters over a partition column and others, for planning. `stats_files()` draws data
 files with manifest statistics as planning meets them (schema evolution, NULLs, damage) and
 `stats_predicates()` filters over their columns; `string_key_sets()` distinct strings whose
-order and sizes test the string key writers.
+order and sizes test the string key writers; `byte_key_lists()` bytes keys whose order tests
+the compiled key sort.
 """
 
 from __future__ import annotations
@@ -169,6 +170,18 @@ def string_key_sets(max_keys: int = 120) -> st.SearchStrategy[list[str]]:
     return prefixes.flatmap(lambda heads: st.lists(
         st.builds(str.__add__, st.sampled_from(heads), st.text(ALPHABET, max_size=5)) | st.just("")
         | st.text(ALPHABET, min_size=20, max_size=40), max_size=max_keys, unique=True))
+
+
+def byte_key_lists(max_keys: int = 400) -> st.SearchStrategy[list[bytes]]:
+    """Bytes keys (some equal) as the compiled sort (`kernels.c` v2_sort) meets them: a few
+    heads of 0 to 600 bytes (past the 512 shared bytes after which it compares keys whole),
+    tails of a few bytes among NUL, 0x7F, 0x80 and 0xFF, so that dozens of keys tie on 8 bytes,
+    keys end inside and at the edges of 8-byte windows and one key is a prefix of others."""
+    head = st.integers(0, 600).flatmap(lambda size: st.binary(min_size=size, max_size=size)) \
+        | st.sampled_from([b"", b"value-", b"\xff" * 8, b"\x00" * 7])
+    tail = st.lists(st.sampled_from([0x00, 0x01, 0x41, 0x7F, 0x80, 0xFF]), max_size=10).map(bytes)
+    return st.lists(head, min_size=1, max_size=4).flatmap(lambda heads: st.lists(
+        st.builds(bytes.__add__, st.sampled_from(heads), tail), max_size=max_keys))
 
 
 def mostly_null_lists(items: st.SearchStrategy, max_rows: int = 12_000) -> st.SearchStrategy[list]:

@@ -22,8 +22,8 @@ from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from paimon_schema.table import plan
-from tests.strategies import (mostly_null_lists, read_order_files, shaped_column, shaped_columns,
-                              sliced_columns, string_key_sets)
+from tests.strategies import (byte_key_lists, mostly_null_lists, read_order_files, shaped_column,
+                              shaped_columns, sliced_columns, string_key_sets)
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -670,6 +670,24 @@ def test_v2_kernels_equal_python(keys: list[str], limit: int) -> None:
         (None if expected is None else expected.tolist())
 
 
+@settings(max_examples=300, deadline=None)
+@given(byte_key_lists())
+@example([b"a" * 8 + bytes([i % 3]) for i in range(100)] + [b"a" * 8, b"a" * 7 + b"\x00", b"a" * 7])
+@example([b"x" * 520 + bytes([i % 5, i % 2]) for i in range(60)])         # compared whole past 512 bytes
+def test_the_compiled_key_sort_is_pythons(keys: list[bytes]) -> None:
+    """`v2_sort` (bitmap V2's entries, range-bitmap codes) is Python's stable sort of bytes, in
+    Java's order (unsigned bytes, a key before the longer keys it starts; equal keys by
+    index), and `sorted_keys` gives that order and the keys in it."""
+    expected = sorted(range(len(keys)), key=keys.__getitem__)
+    assert np.frombuffer(kernel._kernels.v2_sort(keys), np.int64).tolist() == expected
+    order, in_order = kernel._kernels.sorted_keys(keys)
+    assert np.frombuffer(order, np.int64).tolist() == expected
+    assert in_order == [keys[i] for i in expected]
+    with pytest.MonkeyPatch.context() as patch:             # the path without the C extension
+        patch.setattr(paimon_common, "_kernels", None)
+        assert paimon_common.byte_order(keys).tolist() == expected
+
+
 def test_v2_kernels_refuse_bad_indices() -> None:
     """Entry indices and block starts are checked before anything is read or written."""
     keys, one = [b"a", b"b"], np.zeros(2, np.int64)
@@ -687,6 +705,8 @@ def test_v2_kernels_refuse_bad_indices() -> None:
         kernel._kernels.v2_blocks(keys, b"\0" * 9, np.zeros(1, np.int64), one, one)
     with pytest.raises(TypeError):
         kernel._kernels.v2_sort([b"a", "b"])
+    with pytest.raises(TypeError, match="sorted_keys"):
+        kernel._kernels.sorted_keys([b"a", bytearray(b"b")])
 
 
 @given(read_order_files())

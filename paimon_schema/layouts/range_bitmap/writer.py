@@ -10,7 +10,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterable
 from functools import cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -316,12 +316,20 @@ def _float_codes(codec: KeyCodec, array: np.ndarray) -> tuple[list[Key], np.ndar
 
 def _string_codes(strings: tuple[np.ndarray, list[bytes]], valid: np.ndarray | None, num_rows: int
                   ) -> tuple[list[Key], Codes]:
-    """Strings by code (`Column.strings`), then by rank of their bytes (the table)."""
+    """Strings by code (`Column.strings`), then by rank of their bytes (the table). Compiled,
+    the sorted keys come with their order (`kernels.c` sorted_keys): gathered in Python, a
+    million keys lying all over the heap took 0.15 s."""
     inner, encoded = strings
-    ranked = byte_order(encoded)
+    keys_: list[Key]
+    if _kernels is not None:
+        order, sorted_ = _kernels.sorted_keys(encoded)
+        ranked, keys_ = np.frombuffer(order, np.int64), cast(list[Key], sorted_)
+    else:
+        ranked = byte_order(encoded)
+        keys_ = [encoded[i] for i in ranked.tolist()]
     rank = np.empty(len(encoded), np.int64)
     rank[ranked] = np.arange(len(ranked))
-    return [encoded[i] for i in ranked.tolist()], Codes(inner, valid, rank, num_rows)
+    return keys_, Codes(inner, valid, rank, num_rows)
 
 
 def _key_bytes(codec: KeyCodec, keys_: Keys) -> bytes:
