@@ -174,9 +174,9 @@ def string_key_sets(max_keys: int = 120) -> st.SearchStrategy[list[str]]:
 
 def byte_key_lists(max_keys: int = 400) -> st.SearchStrategy[list[bytes]]:
     """Bytes keys (some equal) as the compiled sort (`kernels.c` v2_sort) meets them: a few
-    heads of 0 to 600 bytes (past the 512 shared bytes after which it compares keys whole),
-    tails of a few bytes among NUL, 0x7F, 0x80 and 0xFF, so that dozens of keys tie on 8 bytes,
-    keys end inside and at the edges of 8-byte windows and one key is a prefix of others."""
+    heads of 0 to 600 bytes (long prefixes every key of a run shares), tails of a few bytes
+    among NUL, 0x7F, 0x80 and 0xFF, so that dozens of keys tie on 8 bytes, keys end inside and
+    at the edges of 8-byte windows and one key is a prefix of others."""
     head = st.integers(0, 600).flatmap(lambda size: st.binary(min_size=size, max_size=size)) \
         | st.sampled_from([b"", b"value-", b"\xff" * 8, b"\x00" * 7])
     tail = st.lists(st.sampled_from([0x00, 0x01, 0x41, 0x7F, 0x80, 0xFF]), max_size=10).map(bytes)

@@ -673,7 +673,8 @@ def test_v2_kernels_equal_python(keys: list[str], limit: int) -> None:
 @settings(max_examples=300, deadline=None)
 @given(byte_key_lists())
 @example([b"a" * 8 + bytes([i % 3]) for i in range(100)] + [b"a" * 8, b"a" * 7 + b"\x00", b"a" * 7])
-@example([b"x" * 520 + bytes([i % 5, i % 2]) for i in range(60)])         # compared whole past 512 bytes
+@example([b"x" * 520 + bytes([i % 5, i % 2]) for i in range(60)])         # 520 shared bytes skipped at once
+@example([b"a" * k for k in range(300, -1, -1)] + [b"a" * 9] * 3)       # a chain of prefixes: compared whole
 def test_the_compiled_key_sort_is_pythons(keys: list[bytes]) -> None:
     """`v2_sort` (bitmap V2's entries, range-bitmap codes) is Python's stable sort of bytes, in
     Java's order (unsigned bytes, a key before the longer keys it starts; equal keys by
