@@ -365,8 +365,8 @@ def _dictionary_bytes(codec: KeyCodec, keys_: Keys, limit: int) -> bytes:
         chunk_bytes = chunks.tobytes()
     else:
         strings = string_keys(list(keys_))
-        firsts = _string_chunk_starts(strings, limit)
         records, sizes = _string_records(strings)
+        firsts = _string_chunk_starts(sizes - 4, limit)
         starts = np.cumsum(sizes) - sizes
         ends = np.append(firsts[1:], count_)
         others = ends - firsts - 1
@@ -424,15 +424,16 @@ def _scattered_blobs(records: np.ndarray, starts: np.ndarray, sizes: np.ndarray,
     return region.tobytes()
 
 
-def _string_chunk_starts(keys_: list[bytes], limit: int) -> np.ndarray:
-    """The first key of each chunk: after its free first key a chunk takes keys while their
-    encoded sizes fit `limit` and their 4-byte offsets do too (formats/range_bitmap.ksy `chunked_dictionary`)."""
+def _string_chunk_starts(lengths: np.ndarray, limit: int) -> np.ndarray:
+    """The first key of each chunk, of keys of `lengths` bytes (int64): after its free first
+    key a chunk takes keys while their encoded sizes fit `limit` and their 4-byte offsets do
+    too (formats/range_bitmap.ksy `chunked_dictionary`)."""
     most = max(limit, 0) // 4
-    if not keys_ or not most:
-        return np.arange(len(keys_), dtype=np.int64)
-    ends = np.cumsum(4 + np.fromiter(map(len, keys_), np.int64, len(keys_)))
+    if not len(lengths) or not most:
+        return np.arange(len(lengths), dtype=np.int64)
+    ends = np.cumsum(4 + lengths)
     firsts, start = [], 0
-    while start < len(keys_):
+    while start < len(lengths):
         firsts.append(start)
         stop = int(np.searchsorted(ends, ends[start] + limit, side="right"))   # keys before stop fit
         start = max(start + 1, min(stop, start + 1 + most))
