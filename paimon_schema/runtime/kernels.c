@@ -5176,6 +5176,38 @@ sorted_entries(PyObject *keys, Py_ssize_t *n, const char *name)
     return e;
 }
 
+/* `v2_sort` (`listed` 0) or `sorted_keys` (1) of `args`, parsed by `format`. */
+static PyObject *
+sorted_order(PyObject *args, const char *format, const char *name, int listed)
+{
+    PyObject *keys;
+    if (!PyArg_ParseTuple(args, format, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n;
+    key_entry_t *e = sorted_entries(keys, &n, name);
+    if (e == NULL)
+        return NULL;
+    PyObject *order = PyByteArray_FromStringAndSize(NULL, n * 8), *sorted = listed ? PyList_New(n) : NULL;
+    PyObject *out = NULL;
+    if (order != NULL && (sorted != NULL || !listed)) {
+        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(order);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            indices[i] = e[i].index;
+            if (listed) {
+                if (i + KEYS_AHEAD < n)
+                    KEY_PREFETCH(e[i + KEYS_AHEAD].key);
+                Py_INCREF(e[i].key);
+                PyList_SET_ITEM(sorted, i, e[i].key);
+            }
+        }
+        out = listed ? PyTuple_Pack(2, order, sorted) : Py_NewRef(order);
+    }
+    Py_XDECREF(order);
+    Py_XDECREF(sorted);
+    PyMem_Free(e);
+    return out;
+}
+
 PyDoc_STRVAR(v2_sort_doc,
 "v2_sort(keys) -> bytearray\n\n"
 "Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order (a key\n"
@@ -5184,21 +5216,7 @@ PyDoc_STRVAR(v2_sort_doc,
 static PyObject *
 v2_sort(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *keys;
-    if (!PyArg_ParseTuple(args, "O!:v2_sort", &PyList_Type, &keys))
-        return NULL;
-    Py_ssize_t n;
-    key_entry_t *e = sorted_entries(keys, &n, "v2_sort");
-    if (e == NULL)
-        return NULL;
-    PyObject *out = PyByteArray_FromStringAndSize(NULL, n * 8);
-    if (out != NULL) {
-        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(out);
-        for (Py_ssize_t i = 0; i < n; i++)
-            indices[i] = e[i].index;
-    }
-    PyMem_Free(e);
-    return out;
+    return sorted_order(args, "O!:v2_sort", "v2_sort", 0);
 }
 
 PyDoc_STRVAR(sorted_keys_doc,
@@ -5208,29 +5226,7 @@ PyDoc_STRVAR(sorted_keys_doc,
 static PyObject *
 sorted_keys(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *keys;
-    if (!PyArg_ParseTuple(args, "O!:sorted_keys", &PyList_Type, &keys))
-        return NULL;
-    Py_ssize_t n;
-    key_entry_t *e = sorted_entries(keys, &n, "sorted_keys");
-    if (e == NULL)
-        return NULL;
-    PyObject *order = PyByteArray_FromStringAndSize(NULL, n * 8), *sorted = PyList_New(n), *out = NULL;
-    if (order != NULL && sorted != NULL) {
-        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(order);
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (i + KEYS_AHEAD < n)
-                KEY_PREFETCH(e[i + KEYS_AHEAD].key);
-            indices[i] = e[i].index;
-            Py_INCREF(e[i].key);
-            PyList_SET_ITEM(sorted, i, e[i].key);
-        }
-        out = PyTuple_Pack(2, order, sorted);
-    }
-    Py_XDECREF(order);
-    Py_XDECREF(sorted);
-    PyMem_Free(e);
-    return out;
+    return sorted_order(args, "O!:sorted_keys", "sorted_keys", 1);
 }
 
 /* The bytes of item `i` of the list `keys`: 0, or -1 with TypeError/IndexError set. */
