@@ -2,10 +2,9 @@
 keys and ADD rows `avro.c`'s `entries` makes in one pass): on drawn manifests, written as a
 writer writes them, it holds what the Python comprehensions make from the same rows, and the
 whole decode with the C extension what it gives without (fastavro's records, projected); on
-damaged bytes both raise FormatError, never another exception, and where both read they read
-the same (`test_manifest_decode.py` holds the same on the fixture manifests). Without the C
-extension fastavro reads on where a damaged block count is lowered or negative (fewer records,
-no error) where the C decoder refuses the file: not held here."""
+damaged bytes both raise FormatError, never another exception, what the C decoder refuses
+the Python path refuses too (a damaged block count once lost records there), and where both
+read they read the same (`test_manifest_decode.py` holds the same on the fixture manifests)."""
 
 from __future__ import annotations
 
@@ -81,7 +80,8 @@ def test_entries_in_c_are_the_comprehensions_on_drawn_manifests(records: list[di
     try:
         rows = read_fields(bytes(damaged), "m", _ENTRY_FIELDS, _SHARED_SLOTS)
     except FormatError:
-        return          # (fastavro may read on: a block count lowered or negative reads fewer records)
+        assert python is None       # what the C decoder refuses, the Python path refuses too
+        return
     compiled = _parts(_Decoded("m", rows))          # damaged values that still decode
     assert _without_c(lambda: _parts(_Decoded("m", rows)), decoder=False) == compiled
     assert python is None or python == compiled
