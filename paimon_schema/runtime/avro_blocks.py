@@ -228,7 +228,7 @@ def _fastavro_records(raw: bytes, path: str) -> list[dict]:
             raise _refused(path, block.offset, "has a negative record count")
         # (fastavro types a datum as any Avro value; the callers' files hold records)
         out += [cast(dict, r) for r in block if r is not None]
-        data = block.bytes_
+        data = block.bytes_     # type: ignore[attr-defined]  # (the block's bytes, in both fastavro builds)
         if data.tell() != len(data.getbuffer()):
             raise _refused(path, block.offset, "has bytes after its records")
     return out
