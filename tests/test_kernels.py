@@ -720,6 +720,13 @@ def test_the_read_order_sorts_in_c_as_by_its_key(files: list) -> None:
     plain = all(type(n) is int and -2**63 <= n < 2**63 for key in numbers for n in key) \
         and -2**63 not in [f.level for f in files]          # (negated, it would overflow)
     assert (plan._kernels.read_sorted(tuple(files)) is None) == (not plain)
+    from unittest import mock
+
+    # the positions in that order, as the filtered plan sorts the files it keeps
+    assert [id(files[i]) for i in plan.read_permutation(tuple(files))] == [id(f) for f in expected]
+    assert (plan._kernels.read_positions(tuple(files)) is None) == (not plain)
+    with mock.patch.object(plan, "_kernels", None):
+        assert [id(files[i]) for i in plan.read_permutation(tuple(files))] == [id(f) for f in expected]
 
 
 def test_attributes_read_slots_as_getattr_does() -> None:

@@ -479,23 +479,43 @@ static PyObject *rp_names[5];           /* the attribute names, interned on firs
 enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
 
 PyDoc_STRVAR(read_pass_doc,
-"read_pass(files: tuple, postpone_bucket: int, /) -> tuple\n\n"
-"(postponed, split, row_ids, starts, partitions, rows): whether a file is in the bucket\n"
-"`postpone_bucket`; whether a file has write columns (truthy) and a first_row_id; whether a\n"
-"file has a first_row_id; for each run of consecutive files sharing a `partition` object,\n"
-"its first index, that object and the sum of its files' row counts.");
+"read_pass(files: tuple, postpone_bucket: int, names: tuple[str, ...] = (), /) -> tuple\n\n"
+"(postponed, split, row_ids, starts, partitions, rows, columns): whether a file is in the\n"
+"bucket `postpone_bucket`; whether a file has write columns (truthy) and a first_row_id;\n"
+"whether a file has a first_row_id; for each run of consecutive files sharing a `partition`\n"
+"object, its first index, that object and the sum of its files' row counts; for each of\n"
+"`names`, the list of that attribute of every file (`attributes`, in the same pass).");
 
 static PyObject *
 read_pass(PyObject *Py_UNUSED(module), PyObject *args)
 {
     static const char *names[5] = {"bucket", "write_cols", "first_row_id", "partition", "row_count"};
-    PyObject *files;
+    PyObject *files, *wanted = NULL;
     long postpone;
-    if (!PyArg_ParseTuple(args, "O!l:read_pass", &PyTuple_Type, &files, &postpone))
+    if (!PyArg_ParseTuple(args, "O!l|O!:read_pass", &PyTuple_Type, &files, &postpone,
+                          &PyTuple_Type, &wanted))
         return NULL;
     for (int i = 0; i < 5; i++)
         if (rp_names[i] == NULL && (rp_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
+    enum { MOST = 32 };
+    Py_ssize_t k = wanted == NULL ? 0 : PyTuple_GET_SIZE(wanted), offsets[MOST];
+    if (k > MOST)
+        return PyErr_Format(PyExc_ValueError, "read_pass: at most %d names", (int)MOST);
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(wanted, j)))
+            return PyErr_Format(PyExc_TypeError, "read_pass: names are str");
+    PyObject *columns = PyTuple_New(k);
+    if (columns == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyList_New(PyTuple_GET_SIZE(files));
+        if (column == NULL) {
+            Py_DECREF(columns);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(columns, j, column);
+    }
     PyObject *starts = PyList_New(0), *partitions = PyList_New(0), *rows = PyList_New(0);
     PyObject *result = NULL, *last = NULL;
     int postponed = 0, split = 0, row_ids = 0;
@@ -510,6 +530,14 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
             known = Py_TYPE(f);
             for (int j = 0; j < 5; j++)
                 slot[j] = object_slot(known, rp_names[j]);
+            for (Py_ssize_t j = 0; j < k; j++)
+                offsets[j] = object_slot(known, PyTuple_GET_ITEM(wanted, j));
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *item = slot_or_attribute(f, PyTuple_GET_ITEM(wanted, j), offsets[j]);
+            if (item == NULL)
+                goto done;
+            PyList_SET_ITEM(PyTuple_GET_ITEM(columns, j), i, item);
         }
         PyObject *value = slot_or_attribute(f, rp_names[RP_BUCKET], slot[RP_BUCKET]);
         if (value == NULL)
@@ -567,9 +595,10 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
         }
         Py_DECREF(sum);
     }
-    result = Py_BuildValue("(OOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
-                           row_ids ? Py_True : Py_False, starts, partitions, rows);
+    result = Py_BuildValue("(OOOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
+                           row_ids ? Py_True : Py_False, starts, partitions, rows, columns);
 done:
+    Py_DECREF(columns);
     Py_XDECREF(starts);
     Py_XDECREF(partitions);
     Py_XDECREF(rows);
@@ -922,12 +951,29 @@ joined_path(PyObject *directory, PyObject *name)
     return path;
 }
 
+/* The statistics' tuples (null counts, column names) of the last file made and their
+ * `known` copies (held): a manifest's files share one object of each (`pick`'s shared slots),
+ * so most files find theirs here, not by hashing it into `known`. */
+typedef struct {
+    PyObject *seen[2], *kept[2];
+} RecentStats;
+
+static void
+recent_stats_clear(RecentStats *recent)
+{
+    for (int j = 0; j < 2; j++) {
+        Py_CLEAR(recent->seen[j]);
+        Py_CLEAR(recent->kept[j]);
+    }
+}
+
 /* One `DataFile` from a manifest row (`manifests._ENTRY_FIELDS`), as `Manifests._data_file`
  * makes it, `place` its (partition, partition path, bucket directory): a new reference, NULL
  * with an error set, or NULL without one where the row is not the usual (Python makes it). */
 static PyObject *
 data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *extra,
-             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one)
+             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one,
+             RecentStats *recent)
 {
     PyObject *name = PyTuple_GET_ITEM(row, 4), *external = PyTuple_GET_ITEM(row, 13);
     PyObject *write_cols = PyTuple_GET_ITEM(row, 17), *low = PyTuple_GET_ITEM(row, 18);
@@ -970,6 +1016,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 kept[j] = Py_NewRef(Py_None);
                 continue;
             }
+            if (parts[j] == recent->seen[j]) {
+                kept[j] = Py_NewRef(recent->kept[j]);
+                continue;
+            }
             PyObject *tuple = PySequence_Tuple(parts[j]);
             PyObject *held = tuple == NULL ? NULL : PyDict_SetDefault(known, tuple, tuple);
             Py_XDECREF(tuple);
@@ -980,6 +1030,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 return NULL;
             }
             kept[j] = Py_NewRef(held);
+            if (PyTuple_CheckExact(parts[j])) {     /* (immutable: the same values next time) */
+                Py_XSETREF(recent->seen[j], Py_NewRef(parts[j]));
+                Py_XSETREF(recent->kept[j], Py_NewRef(held));
+            }
         }
         PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
         stats = empty == NULL ? NULL
@@ -1088,6 +1142,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     }
     PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1), *indexes = PyDict_New();
     PyObject *last_row = NULL, *last_bucket = NULL, *last_place = NULL, *last_shared = NULL;
+    RecentStats recent = {{NULL, NULL}, {NULL, NULL}};
     long long *codes = NULL;                /* the live positions, in order */
     if (out == NULL || minus_one == NULL || indexes == NULL)
         goto fail;
@@ -1157,7 +1212,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 last_shared = shared;
             }
             file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, indexes,
-                                minus_one);
+                                minus_one, &recent);
             Py_DECREF(found);
             if (file == NULL && PyErr_Occurred())
                 goto fail;
@@ -1181,9 +1236,11 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     return out;
 fail:
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     Py_XDECREF(out);
     Py_XDECREF(minus_one);
@@ -1254,14 +1311,17 @@ PyDoc_STRVAR(read_sorted_doc,
 "plan's ~23k files sorted by key tuples cost ~15 ms), None where a key is not of str and\n"
 "64-bit ints (the caller sorts it in Python).");
 
+PyDoc_STRVAR(read_positions_doc,
+"read_positions(files: tuple, /) -> list[int] | None\n\n"
+"The positions of `files` in `read_sorted`'s order (ties in their order): a plan sorts the\n"
+"files it keeps, with what it knows of each; None where `read_sorted` declines.");
+
+/* `read_sorted`'s sort: the sorted tuple, or with `positions` the list of positions. */
 static PyObject *
-read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+read_sort(PyObject *files, int positions)
 {
     static const char *names[6] = {"partition_path", "bucket", "first_row_id", "level",
                                    "min_sequence_number", "file_name"};
-    PyObject *files;
-    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
-        return NULL;
     for (int j = 0; j < 6; j++)
         if (ro_names[j] == NULL && (ro_names[j] = PyUnicode_InternFromString(names[j])) == NULL)
             return NULL;
@@ -1315,10 +1375,20 @@ read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     qsort(keys, (size_t)n, sizeof(ReadKey), read_key_compare);
-    if ((out = PyTuple_New(n)) == NULL)
+    if ((out = positions ? PyList_New(n) : PyTuple_New(n)) == NULL)
         goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!positions) {
+            PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+            continue;
+        }
+        PyObject *at = PyLong_FromSsize_t(keys[i].at);
+        if (at == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, at);
+    }
 done:
     for (Py_ssize_t i = 0; i < held; i++) {
         Py_DECREF(keys[i].path);
@@ -1326,6 +1396,24 @@ done:
     }
     PyMem_Free(keys);
     return out;
+}
+
+static PyObject *
+read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 0);
+}
+
+static PyObject *
+read_positions(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_positions", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 1);
 }
 
 PyDoc_STRVAR(slotted_rows_doc,
@@ -1372,6 +1460,38 @@ slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
         PyList_SET_ITEM(out, i, object);
     }
     return out;
+}
+
+PyDoc_STRVAR(untrack_containers_doc,
+"untrack_containers(containers: tuple, /) -> None\n\n"
+"Each list, tuple or dict of `containers` untracked by the garbage collector, whatever it\n"
+"holds: for the big containers a plan keeps (a manifest's entry lists, a snapshot's files)\n"
+"that hold numbers, strings and untracked objects, none of which refers back to them.");
+
+/* A cold plan keeps a decoded manifest's lists (kinds, fold keys, rows, files: ~33k items
+ * each over a 100k-file table's manifests) and the snapshot's files in the cache, all made
+ * while the collector is paused; the first collection after the pause walked every item of
+ * them (~10-20 ms, a cache miss each) to find them all untracked. An untracked container is
+ * never freed by the collector, only by refcounting: what it holds must not refer back. */
+static PyObject *
+untrack_containers(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *containers;
+    if (!PyArg_ParseTuple(args, "O!:untrack_containers", &PyTuple_Type, &containers))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(containers);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (!PyList_Check(item) && !PyTuple_Check(item) && !PyDict_Check(item))
+            return PyErr_Format(PyExc_TypeError, "untrack_containers: a %s is no list, tuple or dict",
+                                Py_TYPE(item)->tp_name);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (PyObject_GC_IsTracked(item))
+            PyObject_GC_UnTrack(item);
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -5463,6 +5583,8 @@ static PyMethodDef methods[] = {
     {"live_files", live_files, METH_VARARGS, live_files_doc},
     {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
     {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
+    {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
+    {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
     {NULL, NULL, 0, NULL},
 };
 
