@@ -14,7 +14,8 @@ the compiled passes that set NULLs aside a block of rows at a time; `partition_f
 scan filters over a partition column and others, for planning. `stats_files()` draws data
 files with manifest statistics as planning meets them (schema evolution, NULLs, damage) and
 `stats_predicates()` filters over their columns; `string_key_sets()` distinct strings whose
-order and sizes test the string key writers.
+order and sizes test the string key writers; `byte_key_lists()` bytes keys whose order tests
+the compiled key sort; `manifest_entries()` manifest records as a manifest file holds them.
 """
 
 from __future__ import annotations
@@ -169,6 +170,63 @@ def string_key_sets(max_keys: int = 120) -> st.SearchStrategy[list[str]]:
     return prefixes.flatmap(lambda heads: st.lists(
         st.builds(str.__add__, st.sampled_from(heads), st.text(ALPHABET, max_size=5)) | st.just("")
         | st.text(ALPHABET, min_size=20, max_size=40), max_size=max_keys, unique=True))
+
+
+def byte_key_lists(max_keys: int = 400) -> st.SearchStrategy[list[bytes]]:
+    """Bytes keys (some equal) as the compiled sort (`kernels.c` v2_sort) meets them: a few
+    heads of 0 to 600 bytes (long prefixes every key of a run shares), tails of a few bytes
+    among NUL, 0x7F, 0x80 and 0xFF, so that dozens of keys tie on 8 bytes, keys end inside and
+    at the edges of 8-byte windows and one key is a prefix of others."""
+    head = st.integers(0, 600).flatmap(lambda size: st.binary(min_size=size, max_size=size)) \
+        | st.sampled_from([b"", b"value-", b"\xff" * 8, b"\x00" * 7])
+    tail = st.lists(st.sampled_from([0x00, 0x01, 0x41, 0x7F, 0x80, 0xFF]), max_size=10).map(bytes)
+    return st.lists(head, min_size=1, max_size=4).flatmap(lambda heads: st.lists(
+        st.builds(bytes.__add__, st.sampled_from(heads), tail), max_size=max_keys))
+
+
+_LONGS = st.integers(-2**63, 2**63 - 1)
+_INTS = st.integers(-2**31, 2**31 - 1)
+
+
+@st.composite
+def manifest_entries(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """The records of a manifest (`table.commit.MANIFEST_ENTRY_SCHEMA`) as a fold meets them:
+    ADDs and DELETEs (and kinds no writer writes) of files named from a small pool, so that
+    names, partitions, statistics and column lists repeat (one object each when decoded);
+    extra files none or some; every optional field absent or present; text beyond ASCII."""
+    names = draw(st.lists(st.text(max_size=12).map(lambda t: f"data-{t}.parquet"), min_size=1, max_size=5))
+    partitions = draw(st.lists(st.binary(max_size=24), min_size=1, max_size=3))
+    stats = draw(st.lists(st.binary(max_size=16), min_size=1, max_size=3))
+    columns = draw(st.lists(st.lists(st.text(max_size=4), max_size=3), min_size=1, max_size=3))
+
+    unusual = draw(st.booleans())           # kinds, buckets and levels no writer writes
+
+    def optional(values: st.SearchStrategy) -> Any:
+        return draw(st.none() | values)
+
+    records = []
+    for _ in range(draw(st.integers(0, 40))):
+        records.append({
+            "_VERSION": 2, "_KIND": draw(st.sampled_from([0, 0, 1]) | _INTS if unusual else st.sampled_from([0, 0, 1])),
+            "_PARTITION": draw(st.sampled_from(partitions)),
+            "_BUCKET": draw(st.integers(-1, 3) | _INTS if unusual else st.integers(-1, 3)),
+            "_TOTAL_BUCKETS": draw(st.integers(-1, 4)),
+            "_FILE": {
+                "_FILE_NAME": draw(st.sampled_from(names)), "_FILE_SIZE": draw(_LONGS),
+                "_ROW_COUNT": draw(st.integers(0, 10**6) | _LONGS), "_MIN_KEY": b"", "_MAX_KEY": b"",
+                "_KEY_STATS": {"_MIN_VALUES": b"", "_MAX_VALUES": b"", "_NULL_COUNTS": None},
+                "_VALUE_STATS": {"_MIN_VALUES": draw(st.sampled_from(stats)),
+                                 "_MAX_VALUES": draw(st.sampled_from(stats)),
+                                 "_NULL_COUNTS": optional(st.lists(st.none() | _LONGS, max_size=4))},
+                "_MIN_SEQUENCE_NUMBER": draw(_LONGS), "_MAX_SEQUENCE_NUMBER": draw(_LONGS),
+                "_SCHEMA_ID": draw(st.integers(0, 2)), "_LEVEL": draw(st.integers(0, 5) | _INTS if unusual else st.integers(0, 5)),
+                "_EXTRA_FILES": draw(st.lists(st.sampled_from([*names, "x.index"]), max_size=2)),
+                "_CREATION_TIME": optional(st.integers(0, 2**41)), "_DELETE_ROW_COUNT": optional(_LONGS),
+                "_EMBEDDED_FILE_INDEX": optional(st.binary(max_size=20)), "_FILE_SOURCE": optional(st.integers(0, 1)),
+                "_VALUE_STATS_COLS": optional(st.sampled_from(columns)),
+                "_EXTERNAL_PATH": optional(st.text(max_size=10).map(lambda t: f"s3://b/{t}")),
+                "_FIRST_ROW_ID": optional(_LONGS), "_WRITE_COLS": optional(st.sampled_from(columns))}})
+    return records
 
 
 def mostly_null_lists(items: st.SearchStrategy, max_rows: int = 12_000) -> st.SearchStrategy[list]:

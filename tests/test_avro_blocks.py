@@ -293,3 +293,25 @@ def test_a_header_length_that_is_negative_or_past_the_end_is_refused(header: byt
         read_records(raw, "h.avro")
     with pytest.raises(FormatError, match="header length"):
         read_fields(raw, "h.avro", (("a",),))
+
+
+@pytest.mark.parametrize("codec", ["null", "deflate", "zstandard", "bzip2"])
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("count", [-1, 0, 2, 4])
+def test_a_damaged_block_count_is_refused_not_read_short(codec: str, compiled: bool, count: int,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A block's record count lowered or made negative: fastavro reads that many records and
+    goes on (records, and so files of a listing, lost without an error); both decoders refuse
+    the block, located at its first byte (bzip2: fastavro's reader with C too)."""
+    if not compiled:
+        monkeypatch.setattr(avro_blocks, "_avro", None)
+    record = {"b": True, "i": 1, "l": 2, "f": 0.5, "d": 1.5, "s": "s", "y": b"y", "u": None,
+              "a": [], "m": {}, "e": "Y", "x": b"abc", "n": {"v": None}, "again": {"v": None},
+              "t": None, "day": dt.date(2024, 5, 1)}
+    raw = _avro([record] * 5, codec, block=1 << 20)
+    start = raw.index(raw[-16:]) + 16                   # the only block, past the header's sync
+    assert raw[start] == 5 << 1                         # zigzag 5
+    damaged = raw[:start] + bytes([(count << 1) ^ (count >> 63)]) + raw[start + 1:]
+    with pytest.raises(FormatError, match="block") as info:
+        read_records(damaged, "c.avro")
+    assert info.value.offset == start

@@ -165,6 +165,10 @@ def test_the_runs_read_files_finds_prune_as_one_pass(case: tuple[dict[int, Table
         return preds.partition_verdict(where, partition)
 
     assert merge._run_pass(read, read.runs, verdict) == merge._plan_pass(read, verdict)
+    # the candidates' attributes read in the runs' pass, as a plan asks for them
+    with_columns = plan.read_files("t", schemas[1], tuple(files), merge._CANDIDATE_ATTRIBUTES)
+    assert isinstance(with_columns, plan.ReadFiles) and with_columns.runs is not None
+    assert merge._run_pass(with_columns, with_columns.runs, verdict) == merge._plan_pass(read, verdict)
 
 
 @settings(max_examples=60, deadline=None)

@@ -24,8 +24,8 @@ from paimon_schema.layouts.bloom_filter import writer as bloom_writer
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from paimon_schema.table import plan
 from paimon_schema.values.types import DataType
-from tests.strategies import (mostly_null_lists, read_order_files, shaped_column, shaped_columns,
-                              sliced_columns, string_key_sets)
+from tests.strategies import (byte_key_lists, mostly_null_lists, read_order_files, shaped_column,
+                              shaped_columns, sliced_columns, string_key_sets)
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -212,15 +212,16 @@ def test_bit_sliced_indexes_equal_the_pyroaring_path(column: tuple[str, np.ndarr
 
 @settings(max_examples=80, deadline=None)
 @given(shaped_columns(max_rows=140_000), st.sampled_from([np.int8, np.int16, np.int32, np.int64]),
-       st.sampled_from([1, -1, 0, "table", "span"]), st.sampled_from([None, 0, 1, 3, 9, 64, 66]),
+       st.sampled_from([1, -1, 0, "table", "span", "table 1", "table -1"]),
+       st.sampled_from([None, 0, 1, 3, 9, 64, 66]),
        st.integers(-2**63 + 1, 2**63 - 1) | st.integers(-300, 300), st.integers(1, 2**40))
 @example(("random", np.array([5, -7, 0]), None), np.int64, -1, None, 2**62, 1)
 @example(("sorted", np.arange(200_000), None), np.int64, 1, None, 0, 2**40 + 1)    # past 2 containers, bits above 32
 def test_column_slices_equal_the_numpy_path(column: tuple[str, np.ndarray, np.ndarray | None], dtype: Any,
                                             sign: Any, count: int | None, offset: int, scale: int) -> None:
     """The compiled pass over a column (a BSI part, range-bitmap codes through a table of codes
-    or of values) equals `reference_slices`: constant and varying bits per container, NULLs,
-    every width."""
+    or of values, a part of one sign of a table's signed values) equals `reference_slices`:
+    constant and varying bits per container, NULLs, every width."""
     _, keys, valid = column
     info = np.iinfo(dtype)
     with np.errstate(over="ignore"):
@@ -231,6 +232,10 @@ def test_column_slices_equal_the_numpy_path(column: tuple[str, np.ndarray, np.nd
         distinct, inner = np.unique(present, return_inverse=True)
         table = np.random.default_rng(len(distinct)).permutation(len(distinct)).astype(np.int64)
         present, sign = inner.ravel().astype(np.int32), 0
+    elif isinstance(sign, str) and sign.startswith("table "):     # the part's rows by their stored sign
+        distinct, inner = np.unique(present, return_inverse=True)
+        table = (np.random.default_rng(len(distinct)).permutation(len(distinct)) - len(distinct) // 2) * scale
+        present, sign = inner.ravel().astype(np.int32), int(sign.split()[1])
     elif sign == "span":            # a table over the values' span, indexed by value - low
         if len(present) and int(present.max()) - int(present.min()) > 300_000:
             present = (present.astype(np.int64) // 2**12).astype(dtype) if dtype != np.int64 \
@@ -253,7 +258,8 @@ _WIDE = np.random.default_rng(7).integers(-2**40, 2**40, 2 * 65536 + 40_010)
 
 
 @settings(max_examples=60, deadline=None)
-@given(sliced_columns(), st.sampled_from([1, -1, 0, "table"]), st.sampled_from([None, 3, 64]))
+@given(sliced_columns(), st.sampled_from([1, -1, 0, "table", "table 1", "table -1"]),
+       st.sampled_from([None, 3, 64]))
 @example((_WIDE, None), 0, None)                                # transposed in place, a short last container
 @example(((_WIDE >> 12).astype(np.int32) | -2**31, None), -1, None)    # transposed from the decoded values
 def test_column_slices_of_containers_at_the_edges_equal_the_numpy_path(
@@ -268,6 +274,10 @@ def test_column_slices_of_containers_at_the_edges_equal_the_numpy_path(
         distinct, inner = np.unique(present, return_inverse=True)
         table = np.random.default_rng(len(distinct)).permutation(len(distinct)).astype(np.int64) << 20
         present, sign = inner.ravel().astype(np.int32), 0
+    elif isinstance(sign, str):     # a table of the values themselves: their signs, whole containers of one
+        distinct, inner = np.unique(present, return_inverse=True)
+        table = distinct.astype(np.int64)
+        present, sign = inner.ravel().astype(np.int32), int(sign.split()[1])
     elif sign == 0:
         present = np.abs(present)
     if sign == 0 and count is None:
@@ -763,6 +773,25 @@ def test_v2_kernels_equal_python(keys: list[str], limit: int) -> None:
         (None if expected is None else expected.tolist())
 
 
+@settings(max_examples=300, deadline=None)
+@given(byte_key_lists())
+@example([b"a" * 8 + bytes([i % 3]) for i in range(100)] + [b"a" * 8, b"a" * 7 + b"\x00", b"a" * 7])
+@example([b"x" * 520 + bytes([i % 5, i % 2]) for i in range(60)])         # 520 shared bytes skipped at once
+@example([b"a" * k for k in range(300, -1, -1)] + [b"a" * 9] * 3)       # a chain of prefixes: compared whole
+def test_the_compiled_key_sort_is_pythons(keys: list[bytes]) -> None:
+    """`v2_sort` (bitmap V2's entries, range-bitmap codes) is Python's stable sort of bytes, in
+    Java's order (unsigned bytes, a key before the longer keys it starts; equal keys by
+    index), and `sorted_keys` gives that order and the keys in it."""
+    expected = sorted(range(len(keys)), key=keys.__getitem__)
+    assert np.frombuffer(kernel._kernels.v2_sort(keys), np.int64).tolist() == expected
+    order, in_order = kernel._kernels.sorted_keys(keys)
+    assert np.frombuffer(order, np.int64).tolist() == expected
+    assert in_order == [keys[i] for i in expected]
+    with pytest.MonkeyPatch.context() as patch:             # the path without the C extension
+        patch.setattr(paimon_common, "_kernels", None)
+        assert paimon_common.byte_order(keys).tolist() == expected
+
+
 def test_v2_kernels_refuse_bad_indices() -> None:
     """Entry indices and block starts are checked before anything is read or written."""
     keys, one = [b"a", b"b"], np.zeros(2, np.int64)
@@ -780,6 +809,8 @@ def test_v2_kernels_refuse_bad_indices() -> None:
         kernel._kernels.v2_blocks(keys, b"\0" * 9, np.zeros(1, np.int64), one, one)
     with pytest.raises(TypeError):
         kernel._kernels.v2_sort([b"a", "b"])
+    with pytest.raises(TypeError, match="sorted_keys"):
+        kernel._kernels.sorted_keys([b"a", bytearray(b"b")])
 
 
 @given(read_order_files())
@@ -792,6 +823,13 @@ def test_the_read_order_sorts_in_c_as_by_its_key(files: list) -> None:
     plain = all(type(n) is int and -2**63 <= n < 2**63 for key in numbers for n in key) \
         and -2**63 not in [f.level for f in files]          # (negated, it would overflow)
     assert (plan._kernels.read_sorted(tuple(files)) is None) == (not plain)
+    from unittest import mock
+
+    # the positions in that order, as the filtered plan sorts the files it keeps
+    assert [id(files[i]) for i in plan.read_permutation(tuple(files))] == [id(f) for f in expected]
+    assert (plan._kernels.read_positions(tuple(files)) is None) == (not plain)
+    with mock.patch.object(plan, "_kernels", None):
+        assert [id(files[i]) for i in plan.read_permutation(tuple(files))] == [id(f) for f in expected]
 
 
 def test_attributes_read_slots_as_getattr_does() -> None:

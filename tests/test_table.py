@@ -14,6 +14,8 @@ from pathlib import Path
 
 import fastavro
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from oracles import import_oracle
 from pyroaring import BitMap
 
@@ -419,3 +421,12 @@ def test_a_folded_snapshot_goes_with_the_manifests_it_needs() -> None:
     recent.put(("m3",), "three", 40)                     # m1 evicted: s goes with it
     assert recent.get(("m1",)) is None and recent.get(("s",)) is None
     assert recent.get(("m2",)) == "two" and recent.held == 80
+
+
+@given(st.text(st.characters(max_codepoint=0x250), max_size=12))
+def test_partition_names_escape_as_hive_does(text: str) -> None:
+    """`escapePathName`: each character of Hive's set as `%XX`, the others as they are (the
+    names that need none returned whole)."""
+    from paimon_schema.table.partitions import _ESCAPED, _escape
+
+    assert _escape(text) == "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)

@@ -350,7 +350,7 @@ decode(Reader *r, PyObject *schema)
 /* records(data, count, schema, /) -> list: `count` records of `schema` filling `data` (a
  * decompressed block) exactly. */
 static PyObject *
-records(PyObject *self, PyObject *args)
+records(PyObject *Py_UNUSED(module), PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t count;
@@ -567,7 +567,7 @@ free_program(PyObject *capsule)
 
 /* program(schema, picks, width, shared, /) -> capsule: `pick`'s compiled schema (above). */
 static PyObject *
-program(PyObject *self, PyObject *args)
+program(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *schema, *picks, *shared;
     Py_ssize_t width;
@@ -938,7 +938,7 @@ decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py
  * collector (`untrack_atomic`). Each block is let go once read (an iterator decompresses the
  * next into the memory it leaves). Malformed bytes: ValueError(reason, offset, path, start). */
 static PyObject *
-pick(PyObject *self, PyObject *args)
+pick(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *blocks, *capsule;
     if (!PyArg_ParseTuple(args, "OO:pick", &blocks, &capsule))
@@ -1057,7 +1057,7 @@ length_of(PyObject *value)
  * bytes of bytes, else 0) of the rows' values at the `everywhere` slots and of the ADDs' at
  * the `in_adds` slots. */
 static PyObject *
-entries(PyObject *self, PyObject *args)
+entries(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *rows, *key, *add, *everywhere, *in_adds;
     Py_ssize_t kind, files;
@@ -1403,7 +1403,7 @@ done:
 #define PROBE_MAX_NAMES 256
 
 static PyObject *
-probe_bitmap(PyObject *self, PyObject *args)
+probe_bitmap(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *data_obj, *key_obj;
     const char *column;
@@ -1536,7 +1536,10 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_avro", NULL, -1, methods};
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_avro",
+    "The manifests' Avro decoder (see avro.c).", -1, methods, NULL, NULL, NULL, NULL,
+};
 
 PyMODINIT_FUNC
 PyInit__avro(void)

@@ -201,11 +201,10 @@ def read_records(raw: bytes, path: str) -> list[dict]:
         schema = _compiled(meta["avro.schema"]) if _avro is not None else None
         decompress = _decompressor(meta.get("avro.codec", b"null"))
         if schema is None or decompress is None:
-            # (fastavro types a datum as any Avro value; the callers' files hold records)
-            return [cast(dict, r) for r in fastavro.reader(io.BytesIO(raw)) if r is not None]
+            return _fastavro_records(raw, path)
         out: list[dict] = []
         with collector.paused():
-            for start, count, data in _blocks(raw, pos, sync, decompress):
+            for start, count, data in _blocks(raw, pos, sync, decompress, path):
                 try:
                     out += _avro.records(data, count, schema)
                 except ValueError as exc:
@@ -217,6 +216,28 @@ def read_records(raw: bytes, path: str) -> list[dict]:
         raise
     except Exception as exc:        # fastavro, zlib, zstandard raise many types on bad input
         raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+
+
+def _fastavro_records(raw: bytes, path: str) -> list[dict]:
+    """The records as fastavro's reader reads them, each block's count held to its bytes:
+    fastavro reads a block's count of records and moves on, so a damaged count (lowered, or
+    negative) silently dropped records, files from a listing, where `avro.c` refuses them."""
+    out: list[dict] = []
+    for block in fastavro.block_reader(io.BytesIO(raw)):
+        if block.num_records < 0:
+            raise _refused(path, block.offset, "has a negative record count")
+        # (fastavro types a datum as any Avro value; the callers' files hold records)
+        out += [cast(dict, r) for r in block if r is not None]
+        data = block.bytes_     # type: ignore[attr-defined]  # (the block's bytes, in both fastavro builds)
+        if data.tell() != len(data.getbuffer()):
+            raise _refused(path, block.offset, "has bytes after its records")
+    return out
+
+
+def _refused(path: str, start: int, what: str) -> FormatError:
+    """The block at byte `start` refused as a whole."""
+    return FormatError(f"{path} is not a readable Avro file: the block at byte {start} {what}",
+                       offset=start, path=path)
 
 
 def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
@@ -240,7 +261,9 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
         return [project(record, wanted) for record in read_records(raw, path)]
     try:
         with collector.paused():
-            return _avro.pick(_blocks(raw, pos, sync, decompress), program)
+            return _avro.pick(_blocks(raw, pos, sync, decompress, path), program)
+    except FormatError:
+        raise
     except ValueError as exc:
         if len(exc.args) != 4:
             raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
@@ -312,7 +335,7 @@ def _picks(schema: tuple, wanted: tuple[tuple[str, ...], ...]) -> tuple | None:
     return build(schema, tree)
 
 
-def _blocks(raw: bytes, pos: int, sync: bytes, decompress: Callable[[bytes], bytes]
+def _blocks(raw: bytes, pos: int, sync: bytes, decompress: Callable[[bytes], bytes], path: str
             ) -> Iterator[tuple[int, int, bytes]]:
     """Each block's start, record count and decompressed bytes."""
     while pos < len(raw):
@@ -320,11 +343,11 @@ def _blocks(raw: bytes, pos: int, sync: bytes, decompress: Callable[[bytes], byt
         count, pos = _varint(raw, pos)
         size, pos = _varint(raw, pos)
         if count < 0 or size < 0 or pos + size + 16 > len(raw):
-            raise ValueError(f"truncated block at byte {start}")
+            raise _refused(path, start, "is truncated")
         data = decompress(raw[pos:pos + size])
         pos += size
         if raw[pos:pos + 16] != sync:
-            raise ValueError(f"the block at byte {start} does not end in the sync marker")
+            raise _refused(path, start, "does not end in the sync marker")
         pos += 16
         yield start, count, data
 

@@ -258,7 +258,8 @@ sb_code(const unsigned char *d, Py_ssize_t size, const char *kinds, Py_ssize_t a
     default: {                              /* 's', 'y' */
         const unsigned char *start;
         Py_ssize_t len;
-        sb_var(d, size, slot, &start, &len);
+        if (!sb_var(d, size, slot, &start, &len))
+            return SB_NONE;                 /* not reached: sb_row_ok checked the row */
         if (limit > 0) {                    /* code points of a string, bytes of bytes */
             Py_ssize_t chars = kinds[field] == 'y' ? len : 0;
             for (Py_ssize_t k = 0; k < len && kinds[field] == 's'; k++)
@@ -481,23 +482,43 @@ static PyObject *rp_names[5];           /* the attribute names, interned on firs
 enum { RP_BUCKET, RP_WRITE_COLS, RP_FIRST_ROW_ID, RP_PARTITION, RP_ROW_COUNT };
 
 PyDoc_STRVAR(read_pass_doc,
-"read_pass(files: tuple, postpone_bucket: int, /) -> tuple\n\n"
-"(postponed, split, row_ids, starts, partitions, rows): whether a file is in the bucket\n"
-"`postpone_bucket`; whether a file has write columns (truthy) and a first_row_id; whether a\n"
-"file has a first_row_id; for each run of consecutive files sharing a `partition` object,\n"
-"its first index, that object and the sum of its files' row counts.");
+"read_pass(files: tuple, postpone_bucket: int, names: tuple[str, ...] = (), /) -> tuple\n\n"
+"(postponed, split, row_ids, starts, partitions, rows, columns): whether a file is in the\n"
+"bucket `postpone_bucket`; whether a file has write columns (truthy) and a first_row_id;\n"
+"whether a file has a first_row_id; for each run of consecutive files sharing a `partition`\n"
+"object, its first index, that object and the sum of its files' row counts; for each of\n"
+"`names`, the list of that attribute of every file (`attributes`, in the same pass).");
 
 static PyObject *
 read_pass(PyObject *Py_UNUSED(module), PyObject *args)
 {
     static const char *names[5] = {"bucket", "write_cols", "first_row_id", "partition", "row_count"};
-    PyObject *files;
+    PyObject *files, *wanted = NULL;
     long postpone;
-    if (!PyArg_ParseTuple(args, "O!l:read_pass", &PyTuple_Type, &files, &postpone))
+    if (!PyArg_ParseTuple(args, "O!l|O!:read_pass", &PyTuple_Type, &files, &postpone,
+                          &PyTuple_Type, &wanted))
         return NULL;
     for (int i = 0; i < 5; i++)
         if (rp_names[i] == NULL && (rp_names[i] = PyUnicode_InternFromString(names[i])) == NULL)
             return NULL;
+    enum { MOST = 32 };
+    Py_ssize_t k = wanted == NULL ? 0 : PyTuple_GET_SIZE(wanted), offsets[MOST];
+    if (k > MOST)
+        return PyErr_Format(PyExc_ValueError, "read_pass: at most %d names", (int)MOST);
+    for (Py_ssize_t j = 0; j < k; j++)
+        if (!PyUnicode_Check(PyTuple_GET_ITEM(wanted, j)))
+            return PyErr_Format(PyExc_TypeError, "read_pass: names are str");
+    PyObject *columns = PyTuple_New(k);
+    if (columns == NULL)
+        return NULL;
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *column = PyList_New(PyTuple_GET_SIZE(files));
+        if (column == NULL) {
+            Py_DECREF(columns);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(columns, j, column);
+    }
     PyObject *starts = PyList_New(0), *partitions = PyList_New(0), *rows = PyList_New(0);
     PyObject *result = NULL, *last = NULL;
     int postponed = 0, split = 0, row_ids = 0;
@@ -512,6 +533,14 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
             known = Py_TYPE(f);
             for (int j = 0; j < 5; j++)
                 slot[j] = object_slot(known, rp_names[j]);
+            for (Py_ssize_t j = 0; j < k; j++)
+                offsets[j] = object_slot(known, PyTuple_GET_ITEM(wanted, j));
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *item = slot_or_attribute(f, PyTuple_GET_ITEM(wanted, j), offsets[j]);
+            if (item == NULL)
+                goto done;
+            PyList_SET_ITEM(PyTuple_GET_ITEM(columns, j), i, item);
         }
         PyObject *value = slot_or_attribute(f, rp_names[RP_BUCKET], slot[RP_BUCKET]);
         if (value == NULL)
@@ -569,9 +598,10 @@ read_pass(PyObject *Py_UNUSED(module), PyObject *args)
         }
         Py_DECREF(sum);
     }
-    result = Py_BuildValue("(OOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
-                           row_ids ? Py_True : Py_False, starts, partitions, rows);
+    result = Py_BuildValue("(OOOOOOO)", postponed ? Py_True : Py_False, split ? Py_True : Py_False,
+                           row_ids ? Py_True : Py_False, starts, partitions, rows, columns);
 done:
+    Py_DECREF(columns);
     Py_XDECREF(starts);
     Py_XDECREF(partitions);
     Py_XDECREF(rows);
@@ -924,12 +954,29 @@ joined_path(PyObject *directory, PyObject *name)
     return path;
 }
 
+/* The statistics' tuples (null counts, column names) of the last file made and their
+ * `known` copies (held): a manifest's files share one object of each (`pick`'s shared slots),
+ * so most files find theirs here, not by hashing it into `known`. */
+typedef struct {
+    PyObject *seen[2], *kept[2];
+} RecentStats;
+
+static void
+recent_stats_clear(RecentStats *recent)
+{
+    for (int j = 0; j < 2; j++) {
+        Py_CLEAR(recent->seen[j]);
+        Py_CLEAR(recent->kept[j]);
+    }
+}
+
 /* One `DataFile` from a manifest row (`manifests._ENTRY_FIELDS`), as `Manifests._data_file`
  * makes it, `place` its (partition, partition path, bucket directory): a new reference, NULL
  * with an error set, or NULL without one where the row is not the usual (Python makes it). */
 static PyObject *
 data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *extra,
-             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one)
+             PyObject *place, PyObject *known, PyObject *indexes, PyObject *minus_one,
+             RecentStats *recent)
 {
     PyObject *name = PyTuple_GET_ITEM(row, 4), *external = PyTuple_GET_ITEM(row, 13);
     PyObject *write_cols = PyTuple_GET_ITEM(row, 17), *low = PyTuple_GET_ITEM(row, 18);
@@ -972,6 +1019,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 kept[j] = Py_NewRef(Py_None);
                 continue;
             }
+            if (parts[j] == recent->seen[j]) {
+                kept[j] = Py_NewRef(recent->kept[j]);
+                continue;
+            }
             PyObject *tuple = PySequence_Tuple(parts[j]);
             PyObject *held = tuple == NULL ? NULL : PyDict_SetDefault(known, tuple, tuple);
             Py_XDECREF(tuple);
@@ -982,6 +1033,10 @@ data_file_of(PyTypeObject *cls, const Py_ssize_t *at, PyObject *row, PyObject *e
                 return NULL;
             }
             kept[j] = Py_NewRef(held);
+            if (PyTuple_CheckExact(parts[j])) {     /* (immutable: the same values next time) */
+                Py_XSETREF(recent->seen[j], Py_NewRef(parts[j]));
+                Py_XSETREF(recent->kept[j], Py_NewRef(held));
+            }
         }
         PyObject *empty = PyBytes_FromStringAndSize(NULL, 0);
         stats = empty == NULL ? NULL
@@ -1090,6 +1145,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     }
     PyObject *out = PyList_New(0), *minus_one = PyLong_FromLong(-1), *indexes = PyDict_New();
     PyObject *last_row = NULL, *last_bucket = NULL, *last_place = NULL, *last_shared = NULL;
+    RecentStats recent = {{NULL, NULL}, {NULL, NULL}};
     long long *codes = NULL;                /* the live positions, in order */
     if (out == NULL || minus_one == NULL || indexes == NULL)
         goto fail;
@@ -1159,7 +1215,7 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
                 last_shared = shared;
             }
             file = data_file_of(cls, at, row, PyTuple_GET_ITEM(entry_key, 4), found, known, indexes,
-                                minus_one);
+                                minus_one, &recent);
             Py_DECREF(found);
             if (file == NULL && PyErr_Occurred())
                 goto fail;
@@ -1183,9 +1239,11 @@ live_files(PyObject *Py_UNUSED(module), PyObject *args)
     Py_XDECREF(last_row);
     Py_XDECREF(last_bucket);
     Py_XDECREF(last_place);
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     return out;
 fail:
+    recent_stats_clear(&recent);
     PyMem_Free(codes);
     Py_XDECREF(out);
     Py_XDECREF(minus_one);
@@ -1256,14 +1314,17 @@ PyDoc_STRVAR(read_sorted_doc,
 "plan's ~23k files sorted by key tuples cost ~15 ms), None where a key is not of str and\n"
 "64-bit ints (the caller sorts it in Python).");
 
+PyDoc_STRVAR(read_positions_doc,
+"read_positions(files: tuple, /) -> list[int] | None\n\n"
+"The positions of `files` in `read_sorted`'s order (ties in their order): a plan sorts the\n"
+"files it keeps, with what it knows of each; None where `read_sorted` declines.");
+
+/* `read_sorted`'s sort: the sorted tuple, or with `positions` the list of positions. */
 static PyObject *
-read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+read_sort(PyObject *files, int positions)
 {
     static const char *names[6] = {"partition_path", "bucket", "first_row_id", "level",
                                    "min_sequence_number", "file_name"};
-    PyObject *files;
-    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
-        return NULL;
     for (int j = 0; j < 6; j++)
         if (ro_names[j] == NULL && (ro_names[j] = PyUnicode_InternFromString(names[j])) == NULL)
             return NULL;
@@ -1317,10 +1378,20 @@ read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     }
     qsort(keys, (size_t)n, sizeof(ReadKey), read_key_compare);
-    if ((out = PyTuple_New(n)) == NULL)
+    if ((out = positions ? PyList_New(n) : PyTuple_New(n)) == NULL)
         goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!positions) {
+            PyTuple_SET_ITEM(out, i, Py_NewRef(PyTuple_GET_ITEM(files, keys[i].at)));
+            continue;
+        }
+        PyObject *at = PyLong_FromSsize_t(keys[i].at);
+        if (at == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, i, at);
+    }
 done:
     for (Py_ssize_t i = 0; i < held; i++) {
         Py_DECREF(keys[i].path);
@@ -1328,6 +1399,24 @@ done:
     }
     PyMem_Free(keys);
     return out;
+}
+
+static PyObject *
+read_sorted(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_sorted", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 0);
+}
+
+static PyObject *
+read_positions(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *files;
+    if (!PyArg_ParseTuple(args, "O!:read_positions", &PyTuple_Type, &files))
+        return NULL;
+    return read_sort(files, 1);
 }
 
 PyDoc_STRVAR(slotted_rows_doc,
@@ -1374,6 +1463,38 @@ slotted_rows(PyObject *Py_UNUSED(module), PyObject *args)
         PyList_SET_ITEM(out, i, object);
     }
     return out;
+}
+
+PyDoc_STRVAR(untrack_containers_doc,
+"untrack_containers(containers: tuple, /) -> None\n\n"
+"Each list, tuple or dict of `containers` untracked by the garbage collector, whatever it\n"
+"holds: for the big containers a plan keeps (a manifest's entry lists, a snapshot's files)\n"
+"that hold numbers, strings and untracked objects, none of which refers back to them.");
+
+/* A cold plan keeps a decoded manifest's lists (kinds, fold keys, rows, files: ~33k items
+ * each over a 100k-file table's manifests) and the snapshot's files in the cache, all made
+ * while the collector is paused; the first collection after the pause walked every item of
+ * them (~10-20 ms, a cache miss each) to find them all untracked. An untracked container is
+ * never freed by the collector, only by refcounting: what it holds must not refer back. */
+static PyObject *
+untrack_containers(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *containers;
+    if (!PyArg_ParseTuple(args, "O!:untrack_containers", &PyTuple_Type, &containers))
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(containers);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (!PyList_Check(item) && !PyTuple_Check(item) && !PyDict_Check(item))
+            return PyErr_Format(PyExc_TypeError, "untrack_containers: a %s is no list, tuple or dict",
+                                Py_TYPE(item)->tp_name);
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(containers, i);
+        if (PyObject_GC_IsTracked(item))
+            PyObject_GC_UnTrack(item);
+    }
+    Py_RETURN_NONE;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -4262,6 +4383,14 @@ slice_chunk(const slice_job_t *job, Py_ssize_t start, size_t span, Py_ssize_t *k
         else
             slice_load(job, *k, span, decoded);
         *k += (Py_ssize_t)span;
+        if (job->table != NULL && job->sign != 0)
+            /* a part of one sign of the stored values: the table's, in place, before its tests */
+            for (size_t r = 0; r < span; r++) {
+                uint64_t at = (uint64_t)decoded[r] - (uint64_t)job->offset;
+                if (at >= (uint64_t)job->table_size)
+                    return SLICE_BAD_CODE;
+                decoded[r] = job->table[at];
+            }
         int whole = job->sign == 0;                 /* every row in the part */
         if (job->sign != 0) {
             /* a part of one sign: its rows all (their stored values ANDed and ORed on the
@@ -5090,25 +5219,302 @@ done:
  * entries greedily into index blocks (`BitmapIndexBlock.tryAdd`), `v2_blocks` writes the
  * blocks (count, then `key, offset, length` records) and the index of their first keys. In
  * Python each was a call or a numpy gather per key, 1.3x V1's whole build at 100k keys.
- * The keys stay borrowed from the caller's list with the GIL held; every index is checked. */
+ * The keys stay borrowed from the caller's list with the GIL held; every index is checked.
+ *
+ * The sort is a radix sort 8 key bytes at a time: the keys by their first 8 bytes (a stable
+ * MSD pass per byte that varies, then by how many of the 8 a key has: a shorter key first),
+ * then each run of keys that tie on 8 whole bytes by their next 8, and so on; bytes every key
+ * of a run shares are skipped in one pass. The passes run over a compact array of (8 bytes,
+ * key); a key's bytes are read once per level, asked for ahead. A comparison sort (`qsort`
+ * comparing the keys' bytes) read two keys lying anywhere in memory per comparison: 1M keys
+ * sharing their first 8 bytes by ten thousands took 0.3-0.4 s, now 0.1. Chains of keys that
+ * begin one another still go to `qsort` after a few levels. `sorted_keys` gives the sorted
+ * keys themselves as well (a range-bitmap's dictionary), gathered with the same look-ahead. */
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KEY_PREFETCH(p) __builtin_prefetch(p)
+#else
+#define KEY_PREFETCH(p) ((void)0)
+#endif
+#define KEYS_AHEAD 16
+#define KEYS_SMALL 32               /* runs this short: an insertion sort */
+#define KEYS_DEPTH 64               /* runs tied this many levels deep: compared whole (`qsort`) */
 
 typedef struct {
-    const unsigned char *data;
+    uint64_t window;                /* 8 key bytes from the run's offset, big-endian, NUL-padded */
+    PyObject *key;                  /* bytes, borrowed */
     Py_ssize_t size;
     Py_ssize_t index;
-} v2_key_t;
+} key_entry_t;
 
 static int
-v2_compare(const void *a, const void *b)
+key_compare(const void *a, const void *b)
 {
-    const v2_key_t *x = a, *y = b;
+    const key_entry_t *x = a, *y = b;
     Py_ssize_t common = x->size < y->size ? x->size : y->size;
-    int c = common ? memcmp(x->data, y->data, (size_t)common) : 0;
+    int c = common ? memcmp(PyBytes_AS_STRING(x->key), PyBytes_AS_STRING(y->key), (size_t)common) : 0;
     if (c)
         return c;
     if (x->size != y->size)
         return x->size < y->size ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* How many of the 8 bytes from `offset` the key has (0 .. 8): of two keys whose windows tie,
+ * the one with fewer is a prefix of the other (its padding NULs the other's bytes). */
+static inline unsigned
+key_have(const key_entry_t *e, Py_ssize_t offset)
+{
+    Py_ssize_t left = e->size - offset;
+    return left < 8 ? (unsigned)left : 8;
+}
+
+static inline uint64_t
+key_window(const key_entry_t *e, Py_ssize_t offset)
+{
+    const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(e->key) + offset;
+    unsigned have = key_have(e, offset);
+    uint64_t window = 0;
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (have == 8) {
+        memcpy(&window, at, 8);
+        return __builtin_bswap64(window);
+    }
+#endif
+    for (unsigned j = 0; j < 8; j++)
+        window = window << 8 | (j < have ? at[j] : 0);
+    return window;
+}
+
+static void key_sort(key_entry_t *e, key_entry_t *scratch, Py_ssize_t n, Py_ssize_t offset, int depth);
+
+/* The run `e[0 .. n - 1]` by the window's byte at `shift`, stable, through `scratch`: 0 where
+ * they all have the same (nothing moved). */
+static int
+key_distribute(key_entry_t *e, key_entry_t *scratch, Py_ssize_t n, int shift)
+{
+    size_t count[256] = {0};
+    for (Py_ssize_t i = 0; i < n; i++)
+        count[(e[i].window >> shift) & 0xFF]++;
+    if (count[(e[0].window >> shift) & 0xFF] == (size_t)n)
+        return 0;
+    size_t total = 0;
+    for (int v = 0; v < 256; v++) {
+        size_t c = count[v];
+        count[v] = total;
+        total += c;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        scratch[count[(e[i].window >> shift) & 0xFF]++] = e[i];
+    memcpy(e, scratch, (size_t)n * sizeof(key_entry_t));
+    return 1;
+}
+
+/* A run sorted by (window, bytes had): each run in it of keys with 8 equal bytes, sorted by
+ * their next bytes. A run of nearly all the keys (a few ended in these 8 bytes: keys that
+ * begin one another) counts as 8 levels deep: such chains reach the comparison sort soon. */
+static void
+key_ties(key_entry_t *e, key_entry_t *scratch, Py_ssize_t n, Py_ssize_t offset, int depth)
+{
+    for (Py_ssize_t i = 0; i < n;) {
+        Py_ssize_t j = i + 1;
+        while (j < n && e[j].window == e[i].window && key_have(&e[j], offset) == key_have(&e[i], offset))
+            j++;
+        if (j - i > 1 && key_have(&e[i], offset) == 8)
+            key_sort(e + i, scratch + i, j - i, offset + 8, depth + (j - i > n - n / 16 ? 8 : 1));
+        i = j;
+    }
+}
+
+/* The run `e[0 .. n - 1]` of equal window bytes above `shift` by (window, bytes had), stable,
+ * and on (`key_ties`): a most-significant-digit radix sort of the bytes `varying` marks, a
+ * short run by insertion. */
+static void
+key_msd(key_entry_t *e, key_entry_t *scratch, Py_ssize_t n, Py_ssize_t offset, int shift, uint64_t varying,
+        int depth)
+{
+    for (;;) {
+        while (shift >= 0 && !((varying >> shift) & 0xFF))
+            shift -= 8;
+        if (n <= KEYS_SMALL) {
+            for (Py_ssize_t i = 1; i < n; i++) {
+                key_entry_t x = e[i];
+                unsigned have = key_have(&x, offset);
+                Py_ssize_t j = i;
+                for (; j > 0 && (e[j - 1].window > x.window
+                                 || (e[j - 1].window == x.window && key_have(&e[j - 1], offset) > have)); j--)
+                    e[j] = e[j - 1];
+                e[j] = x;
+            }
+            break;
+        }
+        if (shift < 0) {                            /* equal windows: by the bytes had */
+            size_t count[9] = {0}, total = 0;
+            for (Py_ssize_t i = 0; i < n; i++)
+                count[key_have(&e[i], offset)]++;
+            if (count[key_have(&e[0], offset)] == (size_t)n)
+                break;
+            for (int v = 0; v < 9; v++) {
+                size_t c = count[v];
+                count[v] = total;
+                total += c;
+            }
+            for (Py_ssize_t i = 0; i < n; i++)
+                scratch[count[key_have(&e[i], offset)]++] = e[i];
+            memcpy(e, scratch, (size_t)n * sizeof(key_entry_t));
+            break;
+        }
+        if (key_distribute(e, scratch, n, shift)) {
+            for (Py_ssize_t i = 0; i < n;) {        /* each byte's bucket on */
+                uint64_t byte = (e[i].window >> shift) & 0xFF;
+                Py_ssize_t j = i + 1;
+                while (j < n && ((e[j].window >> shift) & 0xFF) == byte)
+                    j++;
+                if (j - i > 1)
+                    key_msd(e + i, scratch + i, j - i, offset, shift - 8, varying, depth);
+                i = j;
+            }
+            return;
+        }
+        shift -= 8;
+    }
+    key_ties(e, scratch, n, offset, depth);
+}
+
+/* How many bytes from `offset` on all keys of the run share (every key has `offset` bytes). */
+static Py_ssize_t
+key_shared(const key_entry_t *e, Py_ssize_t n, Py_ssize_t offset)
+{
+    const unsigned char *first = (const unsigned char *)PyBytes_AS_STRING(e[0].key) + offset;
+    Py_ssize_t shared = e[0].size - offset;
+    for (Py_ssize_t i = 1; i < n && shared > 0; i++) {
+        const unsigned char *at = (const unsigned char *)PyBytes_AS_STRING(e[i].key) + offset;
+        Py_ssize_t limit = e[i].size - offset < shared ? e[i].size - offset : shared, k = 0;
+        uint64_t a, b;
+        for (; k + 8 <= limit; k += 8) {
+            memcpy(&a, first + k, 8);
+            memcpy(&b, at + k, 8);
+            if (a != b)
+                break;
+        }
+        while (k < limit && first[k] == at[k])
+            k++;
+        shared = k;
+    }
+    return shared;
+}
+
+/* The run `e[0 .. n - 1]` of keys whose first `offset` bytes are equal, sorted (ties by index,
+ * which they are in); `depth`: the runs it is inside. Where all keys share 8 bytes and more,
+ * it goes on past all they share (long common prefixes cost one pass, not one per 8 bytes). */
+static void
+key_sort(key_entry_t *e, key_entry_t *scratch, Py_ssize_t n, Py_ssize_t offset, int depth)
+{
+    if (depth >= KEYS_DEPTH) {
+        qsort(e, (size_t)n, sizeof(key_entry_t), key_compare);
+        return;
+    }
+    uint64_t all = UINT64_MAX, any = 0;        /* the windows ANDed, ORed */
+    unsigned least = 8;                         /* the fewest bytes had */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i + KEYS_AHEAD < n)
+            KEY_PREFETCH(PyBytes_AS_STRING(e[i + KEYS_AHEAD].key) + offset);
+        uint64_t w = key_window(&e[i], offset);
+        unsigned have = key_have(&e[i], offset);
+        e[i].window = w;
+        all &= w;
+        any |= w;
+        least = have < least ? have : least;
+    }
+    if (n > 1 && all == any && least == 8) {
+        key_sort(e, scratch, n, offset + 8 + key_shared(e, n, offset + 8), depth + 1);
+        return;
+    }
+    key_msd(e, scratch, n, offset, 56, all ^ any, depth);
+}
+
+/* The keys of the list `keys` (bytes) sorted into a new array of `*n` entries: NULL with an
+ * exception set (`name`'s). */
+static key_entry_t *
+sorted_entries(PyObject *keys, Py_ssize_t *n, const char *name)
+{
+    *n = PyList_GET_SIZE(keys);
+    size_t slots = (size_t)(*n ? *n : 1);
+    key_entry_t *e = PyMem_Malloc(slots * sizeof(key_entry_t)), *scratch = PyMem_Malloc(slots * sizeof(key_entry_t));
+    if (!e || !scratch) {
+        PyMem_Free(e);
+        PyMem_Free(scratch);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < *n; i++) {
+        PyObject *item = PyList_GET_ITEM(keys, i);
+        if (!PyBytes_Check(item)) {
+            PyMem_Free(e);
+            PyMem_Free(scratch);
+            PyErr_Format(PyExc_TypeError, "%s: keys must be bytes", name);
+            return NULL;
+        }
+        e[i].key = item;
+        e[i].size = PyBytes_GET_SIZE(item);
+        e[i].index = i;
+    }
+    key_sort(e, scratch, *n, 0, 0);
+    PyMem_Free(scratch);
+    return e;
+}
+
+/* `v2_sort` (`listed` 0) or `sorted_keys` (1) of `args`, parsed by `format`. */
+static PyObject *
+sorted_order(PyObject *args, const char *format, const char *name, int listed)
+{
+    PyObject *keys;
+    if (!PyArg_ParseTuple(args, format, &PyList_Type, &keys))
+        return NULL;
+    Py_ssize_t n;
+    key_entry_t *e = sorted_entries(keys, &n, name);
+    if (e == NULL)
+        return NULL;
+    PyObject *order = PyByteArray_FromStringAndSize(NULL, n * 8), *sorted = listed ? PyList_New(n) : NULL;
+    PyObject *out = NULL;
+    if (order != NULL && (sorted != NULL || !listed)) {
+        int64_t *indices = (int64_t *)PyByteArray_AS_STRING(order);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            indices[i] = e[i].index;
+            if (listed) {
+                if (i + KEYS_AHEAD < n)
+                    KEY_PREFETCH(e[i + KEYS_AHEAD].key);
+                Py_INCREF(e[i].key);
+                PyList_SET_ITEM(sorted, i, e[i].key);
+            }
+        }
+        out = listed ? PyTuple_Pack(2, order, sorted) : Py_NewRef(order);
+    }
+    Py_XDECREF(order);
+    Py_XDECREF(sorted);
+    PyMem_Free(e);
+    return out;
+}
+
+PyDoc_STRVAR(v2_sort_doc,
+"v2_sort(keys) -> bytearray\n\n"
+"Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order (a key\n"
+"before the longer keys it starts), stable: a radix sort 8 bytes at a time.");
+
+static PyObject *
+v2_sort(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    return sorted_order(args, "O!:v2_sort", "v2_sort", 0);
+}
+
+PyDoc_STRVAR(sorted_keys_doc,
+"sorted_keys(keys) -> tuple[bytearray, list[bytes]]\n\n"
+"`v2_sort(keys)` and the keys in that order: `[keys[i] for i in order]`.");
+
+static PyObject *
+sorted_keys(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    return sorted_order(args, "O!:sorted_keys", "sorted_keys", 1);
 }
 
 /* The bytes of item `i` of the list `keys`: 0, or -1 with TypeError/IndexError set. */
@@ -5150,97 +5556,6 @@ v2_put(unsigned char *at, int64_t value)
     at[3] = (unsigned char)v;
 }
 
-typedef struct {
-    uint64_t prefix;            /* the key's first 8 bytes, big-endian, NUL-padded */
-    Py_ssize_t index;
-} v2_prefix_t;
-
-/* The keys' indices sorted by their 8-byte prefixes: a stable LSD radix sort, a byte per
- * pass, skipping the bytes every key shares (a common prefix costs nothing). `a` holds the
- * keys in index order and the result on return; `b` is scratch of the same size. */
-static void
-v2_radix(v2_prefix_t *a, v2_prefix_t *b, Py_ssize_t n)
-{
-    size_t counts[256];
-    for (int shift = 0; shift < 64; shift += 8) {
-        memset(counts, 0, sizeof counts);
-        for (Py_ssize_t i = 0; i < n; i++)
-            counts[(a[i].prefix >> shift) & 0xFF]++;
-        if (counts[(a[0].prefix >> shift) & 0xFF] == (size_t)n)
-            continue;
-        size_t total = 0;
-        for (int d = 0; d < 256; d++) {
-            size_t c = counts[d];
-            counts[d] = total;
-            total += c;
-        }
-        for (Py_ssize_t i = 0; i < n; i++)
-            b[counts[(a[i].prefix >> shift) & 0xFF]++] = a[i];
-        memcpy(a, b, (size_t)n * sizeof(v2_prefix_t));
-    }
-}
-
-PyDoc_STRVAR(v2_sort_doc,
-"v2_sort(keys) -> bytearray\n\n"
-"Indices (int64) of the bytes in the list `keys` in ascending unsigned byte order, stable:\n"
-"a radix sort of their first 8 bytes, then a comparison sort of each run sharing them.");
-
-static PyObject *
-v2_sort(PyObject *self, PyObject *args)
-{
-    PyObject *keys, *out = NULL;
-    if (!PyArg_ParseTuple(args, "O!:v2_sort", &PyList_Type, &keys))
-        return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(keys);
-    size_t slots = (size_t)(n ? n : 1);
-    v2_key_t *table = PyMem_Malloc(slots * sizeof(v2_key_t));
-    /* b: the radix sort's scratch, then the runs' (v2_key_t is the larger) */
-    v2_prefix_t *a = PyMem_Malloc(slots * sizeof(v2_prefix_t)), *b = PyMem_Malloc(slots * sizeof(v2_key_t));
-    if (!table || !a || !b) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const char *data;
-        if (v2_key(keys, i, &data, &table[i].size) < 0)
-            goto done;
-        table[i].data = (const unsigned char *)data;
-        table[i].index = i;
-        uint64_t prefix = 0;
-        for (Py_ssize_t j = 0; j < 8; j++)
-            prefix = prefix << 8 | (j < table[i].size ? table[i].data[j] : 0);
-        a[i].prefix = prefix;
-        a[i].index = i;
-    }
-    if (n)
-        v2_radix(a, b, n);
-    out = PyByteArray_FromStringAndSize(NULL, n * 8);
-    if (!out)
-        goto done;
-    int64_t *indices = (int64_t *)PyByteArray_AS_STRING(out);
-    v2_key_t *run = (v2_key_t *)(void *)b;
-    for (Py_ssize_t i = 0; i < n;) {
-        Py_ssize_t j = i + 1;
-        while (j < n && a[j].prefix == a[i].prefix)
-            j++;
-        if (j - i == 1) {
-            indices[i] = a[i].index;
-        } else {                        /* ties on 8 bytes: the whole keys decide */
-            for (Py_ssize_t k = i; k < j; k++)
-                run[k - i] = table[a[k].index];
-            qsort(run, (size_t)(j - i), sizeof(v2_key_t), v2_compare);
-            for (Py_ssize_t k = i; k < j; k++)
-                indices[k] = run[k - i].index;
-        }
-        i = j;
-    }
-done:
-    PyMem_Free(table);
-    PyMem_Free(a);
-    PyMem_Free(b);
-    return out;
-}
-
 PyDoc_STRVAR(v2_block_starts_doc,
 "v2_block_starts(keys, order, limit) -> bytearray | None\n\n"
 "Where each index block starts (int64) in `order` (int64 indices into the list of bytes\n"
@@ -5248,7 +5563,7 @@ PyDoc_STRVAR(v2_block_starts_doc,
 "where an entry fits no block.");
 
 static PyObject *
-v2_block_starts(PyObject *self, PyObject *args)
+v2_block_starts(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *keys;
     Py_buffer order;
@@ -5300,7 +5615,7 @@ PyDoc_STRVAR(v2_blocks_doc,
 "records `first key, block offset` of the blocks.");
 
 static PyObject *
-v2_blocks(PyObject *self, PyObject *args)
+v2_blocks(PyObject *Py_UNUSED(module), PyObject *args)
 {
     PyObject *keys, *out = NULL, *blocks = NULL, *index = NULL;
     Py_buffer order, starts = {0}, offsets = {0}, lengths = {0};
@@ -5364,7 +5679,8 @@ v2_blocks(PyObject *self, PyObject *args)
         int64_t from = start[b], to = b + 1 < m ? start[b + 1] : n;
         const char *data;
         Py_ssize_t size;
-        v2_key(keys, sorted[from], &data, &size);         /* checked above */
+        if (v2_key(keys, sorted[from], &data, &size) < 0)     /* checked above */
+            goto done;
         v2_put(head, size);
         memcpy(head + 4, data, (size_t)size);
         v2_put(head + 4 + size, at - base);
@@ -5372,7 +5688,8 @@ v2_blocks(PyObject *self, PyObject *args)
         v2_put(at, to - from);
         at += 4;
         for (int64_t i = from; i < to; i++) {
-            v2_key(keys, sorted[i], &data, &size);
+            if (v2_key(keys, sorted[i], &data, &size) < 0)
+                goto done;
             v2_put(at, size);
             memcpy(at + 4, data, (size_t)size);
             v2_put(at + 4 + size, offset[sorted[i]]);
@@ -5424,6 +5741,7 @@ static PyMethodDef methods[] = {
     {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
     {"attributes", attributes, METH_VARARGS, attributes_doc},
     {"v2_sort", v2_sort, METH_VARARGS, v2_sort_doc},
+    {"sorted_keys", sorted_keys, METH_VARARGS, sorted_keys_doc},
     {"v2_block_starts", v2_block_starts, METH_VARARGS, v2_block_starts_doc},
     {"v2_blocks", v2_blocks, METH_VARARGS, v2_blocks_doc},
     {"slot_offsets", slot_offsets, METH_VARARGS, slot_offsets_doc},
@@ -5433,6 +5751,8 @@ static PyMethodDef methods[] = {
     {"live_files", live_files, METH_VARARGS, live_files_doc},
     {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
     {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
+    {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
+    {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
     {NULL, NULL, 0, NULL},
 };
 

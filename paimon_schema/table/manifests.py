@@ -297,6 +297,8 @@ class _Decoded:
                 if _kernels is not None:    # the collector's next pass need not walk them
                     _kernels.untrack(rows)
                     _kernels.untrack(self.keys)
+        if _kernels is not None:    # nor these lists' items, one by one (`untrack_containers`)
+            _kernels.untrack_containers((self.files, self.kinds, self.keys, self.rows))
         self.size = 200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * adds + length
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
@@ -372,8 +374,8 @@ class Manifests:
         if order is not None:
             with collector.paused():
                 sort = BULK_SORTS.get(order)
-                listing = Listing(tuple(sorted(listing.files, key=order)) if sort is None
-                                  else sort(listing.files), listing.excluded)
+                listing = Listing(_untracked(tuple(sorted(listing.files, key=order)) if sort is None
+                                             else sort(listing.files)), listing.excluded)
             if cacheable:
                 _DATA_FILES.put((*key, view), (listing,), _REFERENCE * len(listing.files),
                                 (*needs, (*key, None)))
@@ -450,7 +452,7 @@ class Manifests:
                         for name in _DATA_FILE_FIELDS))
                     size += held_bytes((data_file,))
         size += _REFERENCE * len(out)
-        return Listing(tuple(out), excluded), tuple(needs), size
+        return Listing(_untracked(tuple(out)), excluded), tuple(needs), size
 
     def _manifest_metas(self, snap: Snapshot) -> Iterator[dict]:
         yield from read_avro(self.io, self._manifest(snap.base_manifest_list))
@@ -616,6 +618,14 @@ def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_
         else:
             _fold_failure(snap, kind, key)
     return [value for value in live.values() if value is not _DELETED]
+
+
+def _untracked(files: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
+    """`files`, which the cache may keep, untracked by the collector where the C extension is
+    built (`untrack_containers`: a file refers to nothing that refers back to the tuple)."""
+    if _kernels is not None:
+        _kernels.untrack_containers((files,))
+    return files
 
 
 _PARTITION_OF_KEY = operator.itemgetter(0)

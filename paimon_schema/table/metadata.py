@@ -27,7 +27,7 @@ from paimon_schema.table.fileio import ArrowFileIO, FileIO, FileSystemLike, file
 from paimon_schema.table.global_indexes import GlobalIndexFile, global_index_files
 from paimon_schema.table.manifests import (ADD, DELETE, DataFile, DeletionFile, IndexFile, Manifests,
                                            PartitionFilter)
-from paimon_schema.table.plan import read_files, read_order
+from paimon_schema.table.plan import in_runs, read_files, read_order
 from paimon_schema.table.schema import DataField, TableSchema, latest_schema_id, load_schema, type_root
 from paimon_schema.table.snapshots import (
     Snapshot,
@@ -238,21 +238,30 @@ class Table:
     # ----------------------------------------------------------------- what a read reads
 
     def plan(self, snapshot: Snapshot | int | None = None,
-             partitions: PartitionFilter | None = None) -> ReadPlan:
+             partitions: PartitionFilter | None = None, *, ordered: bool = True,
+             attributes: tuple[str, ...] = ()) -> ReadPlan:
         """The files a batch read of the snapshot (default: the latest; a `Snapshot` from
         `travel` or `tags`) reads, or TableError for a table this library cannot merge. The
         schema is the snapshot's when one is named, else the latest. With `partitions`
         (`manifest_filter.PartitionFilter`), only the files of partitions it may match (but
-        for primary-key tables)."""
+        for primary-key tables). In read order, or with `ordered=False` in manifest order
+        where `partitions` prunes and the files' partitions come in runs there (for a caller
+        that prunes first and sorts what it keeps: `merge.plan_read`); `attributes` of each
+        file read with the files' runs where the C extension finds them (`plan.read_files`)."""
         snap = self._snap(snapshot)
         schema = self.schema(None if snapshot is None or snap is None else snap.schema_id)
         if snap is None:
             return ReadPlan(self, None, schema, (), ())
         if schema.primary_keys:         # its read skips level-0 files, which a count of the
             partitions = None           # files of skipped manifests cannot tell apart
-        listing = self._manifests.listing(snap, read_order, partitions)
-        return ReadPlan(self, snap, schema, read_files(self.path, schema, listing.files),
-                        listing.files, listing.excluded)
+        if partitions is None or not partitions.useful(self.schema(snap.schema_id)):
+            ordered = True              # (every file: their manifests scatter partitions)
+        listing = self._manifests.listing(snap, read_order if ordered else None, partitions)
+        files = read_files(self.path, schema, listing.files, attributes)
+        if not ordered and not in_runs(files):      # (then sorted, the sort cached)
+            listing = self._manifests.listing(snap, read_order, partitions)
+            files = read_files(self.path, schema, listing.files, attributes)
+        return ReadPlan(self, snap, schema, files, listing.files, listing.excluded)
 
     def scan(self, where: Predicate | str | None = None, columns: Sequence[str] | None = None,
              snapshot: int | None = None, tag: str | None = None,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
+import re
 from typing import Any
 
 from paimon_schema.layouts.binary_row import decode_binary_row
@@ -21,8 +22,14 @@ DEFAULT_PARTITION_NAME = "__DEFAULT_PARTITION__"
 _ESCAPED = frozenset('"#%\'*/:=?\\\x7f{[]^') | frozenset(chr(c) for c in range(1, 0x20))
 
 
+_NEEDS_ESCAPE = re.compile("[" + re.escape("".join(sorted(_ESCAPED))) + "]")
+
+
 def _escape(text: str) -> str:
-    """Hive's `escapePathName`, which Paimon's partition paths use."""
+    """Hive's `escapePathName`, which Paimon's partition paths use (most names and values
+    need none: returned as they are, a plan of a thousand partitions escapes each twice)."""
+    if _NEEDS_ESCAPE.search(text) is None:
+        return text
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in text)
 
 

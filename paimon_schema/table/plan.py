@@ -20,19 +20,25 @@ try:
 except ImportError:                         # built without a C compiler
     _kernels = None  # type: ignore[assignment]
 
-__all__ = ["FileRuns", "ReadFiles", "read_files", "read_order"]
+__all__ = ["FileRuns", "ReadFiles", "in_runs", "read_files", "read_order", "read_permutation"]
+
+#: A pass by the files' partition runs pays where a run holds this many files on average.
+RUN_FILES = 8
 
 
 @dataclass(frozen=True)
 class FileRuns:
     """The runs of a read's files that share a partition dict (a snapshot's files of one
     partition share it, and read order keeps them together): each run's first index, its
-    partition and the sum of its files' row counts; and whether any file has a row id."""
+    partition and the sum of its files' row counts; whether any file has a row id; and the
+    attributes `read_files` was asked for, a list of each over every file (read in the same
+    pass: pruning then slices the candidates' from them)."""
 
     starts: list[int]
     partitions: list[Mapping[str, Any]]
     rows: list[int]
     row_ids: bool
+    columns: tuple[list[Any], ...] = ()
 
 
 class ReadFiles(tuple[DataFile, ...]):
@@ -42,11 +48,13 @@ class ReadFiles(tuple[DataFile, ...]):
     runs: FileRuns | None = None
 
 
-def read_files(root: str, schema: TableSchema, live: Iterable[DataFile]) -> tuple[DataFile, ...]:
+def read_files(root: str, schema: TableSchema, live: Iterable[DataFile],
+               attributes: tuple[str, ...] = ()) -> tuple[DataFile, ...]:
     """Of a snapshot's live files (in read order), those a batch read reads; `schema` is the
     one the read uses, `root` names the table in errors. One pass over the files, in C where
-    built, which also finds their partitions' runs for pruning (`ReadFiles.runs`): a 100k-file
-    snapshot's files lie scattered in memory, and each pass over them cost ~20 ms of a plan."""
+    built, which also finds their partitions' runs for pruning (`ReadFiles.runs`) and reads
+    the `attributes` pruning asks of each file (`FileRuns.columns`): a 100k-file snapshot's
+    files lie scattered in memory, and each pass over them cost ~20 ms of a plan."""
     if schema.primary_keys and not schema.deletion_vectors:
         raise TableError(
             f"{root} is a primary-key table without deletion vectors: its rows need "
@@ -57,8 +65,9 @@ def read_files(root: str, schema: TableSchema, live: Iterable[DataFile]) -> tupl
         postponed, split = _read_flags(files, POSTPONE_BUCKET)
         runs = None
     else:
-        postponed, split, row_ids, starts, partitions, rows = _kernels.read_pass(files, POSTPONE_BUCKET)
-        runs = FileRuns(starts, partitions, rows, row_ids)
+        postponed, split, row_ids, starts, partitions, rows, columns = _kernels.read_pass(
+            files, POSTPONE_BUCKET, attributes)
+        runs = FileRuns(starts, partitions, rows, row_ids, columns)
     if postponed:
         files = tuple(f for f in files if f.bucket != POSTPONE_BUCKET)
     if schema.primary_keys:
@@ -71,6 +80,13 @@ def read_files(root: str, schema: TableSchema, live: Iterable[DataFile]) -> tupl
     if runs is not None and not (postponed or schema.primary_keys):
         read.runs = runs                                    # (else the runs of other files)
     return read
+
+
+def in_runs(files: tuple[DataFile, ...]) -> bool:
+    """Whether `read_files` found the files' partition runs, long enough for pruning to
+    take a verdict per run (`RUN_FILES`)."""
+    runs = getattr(files, "runs", None)
+    return runs is not None and len(runs.starts) * RUN_FILES <= len(files)
 
 
 def _read_flags(files: tuple[DataFile, ...], postpone_bucket: int) -> tuple[bool, bool]:
@@ -101,6 +117,13 @@ def _read_sorted(files: tuple[DataFile, ...]) -> tuple[DataFile, ...]:
 
 
 BULK_SORTS[read_order] = _read_sorted
+
+
+def read_permutation(files: tuple[DataFile, ...]) -> list[int]:
+    """The positions of `files` in read order (`read_order`; ties in their order), in C
+    where built (`read_positions`)."""
+    done = None if _kernels is None else _kernels.read_positions(files)
+    return sorted(range(len(files)), key=lambda i: read_order(files[i])) if done is None else done
 
 
 def _check_no_split_columns(files: Iterable[DataFile], schema: TableSchema) -> None:

@@ -219,6 +219,78 @@ def test_the_c_fold_sort_and_tasks_plan_what_python_plans(history: ForgedHistory
         assert not any(map(gc.is_tracked, scan._planned().tasks + scan.files()))
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_filtered_plan_keeps_in_c_what_it_keeps_in_python(data: st.DataObject, tmp_path: Path) -> None:
+    """A filtered plan prunes the files in manifest order and sorts the ones it keeps
+    (`read_positions`), the cache's lists untracked (`untrack_containers`) and each file's
+    statistics' tuples found from the last file's (`live_files`): the files, their order, the
+    tasks and the counts of the Python paths, on drawn histories and filters, the filters also
+    over the statistics' and the bitmap index's columns."""
+    partitions = data.draw(st.integers(2, 10))
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "t"
+    write_history(root, data.draw(st.integers(partitions, 8 * partitions)), partitions=partitions,
+                  compact_every=data.draw(st.integers(2, 6)), merge_min_count=data.draw(st.integers(2, 8)),
+                  manifest_entries=data.draw(st.integers(4, 64)), seed=data.draw(st.integers(0, 99)))
+    latest = Table.open(root).latest_snapshot_id() or 1
+    snapshot = data.draw(st.integers(1, latest))
+    where = data.draw(partition_filters("dt", [day(p) for p in range(partitions)],
+                                        {"city": ["Lima", "Rome", "Oslo"], "id": [1, 5, 40]}))
+
+    def planned(kernels: Any) -> tuple[list, list, dict]:
+        with planned_with(kernels):
+            scan = Table.open(root).scan(where, snapshot=snapshot)
+            tasks = [dataclasses.replace(t, fileio=None) for t in scan._planned().tasks]
+            return scan.files(), tasks, scan.stats.as_dict() | {"planning_seconds": 0}
+
+    files, tasks, counts = planned(manifests._kernels)
+    assert (files, tasks, counts) == planned(None)
+    assert files == sorted(files, key=plan.read_order)
+
+
+def test_a_plan_in_manifest_order_keeps_partitions_in_runs(history: ForgedHistory) -> None:
+    """`Table.plan(ordered=False)` lists the files in manifest order only where a partition
+    filter prunes and the partitions come in runs there (else in read order: a filter of no
+    partition column lists every file, which its manifests scatter); the same files either
+    way."""
+    from paimon_schema.query.sql import parse_sql
+
+    table = Table.open(history.root)
+    for where in (f"dt >= '{day(PARTITIONS * 3 // 4)}' AND city = 'Lima'", "city = 'Lima'"):
+        ordered = table.plan(None, PartitionFilter(parse_sql(where)))
+        planned = table.plan(None, PartitionFilter(parse_sql(where)), ordered=False)
+        assert sorted(planned.files, key=plan.read_order) == list(ordered.files)
+        assert plan.in_runs(planned.files) or list(planned.files) == list(ordered.files)
+        if where.startswith("city"):
+            assert list(planned.files) == list(ordered.files)
+
+
+def test_the_cache_holds_its_lists_untracked(history: ForgedHistory,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a plan leaves in the cache, the decoded manifests' lists and the snapshot's files,
+    is not tracked by the collector (its first pass after a cold plan walked every item), and
+    goes by refcounting alone once the cache lets it go."""
+    from paimon_schema.runtime import _kernels
+
+    recent = manifests._RecentDataFiles(1 << 40)
+    monkeypatch.setattr(manifests, "_DATA_FILES", recent)
+    table = Table.open(history.root)
+    files = table.data_files()
+    held = [value for value, _, _ in recent.items.values()]
+    decoded = [value for value in held if isinstance(value, manifests._Decoded)]
+    assert decoded and not any(gc.is_tracked(part) for d in decoded
+                               for part in (d.kinds, d.keys, d.rows, d.files))
+    listings = [value[0] for value in held if isinstance(value, tuple)]
+    assert listings and not any(gc.is_tracked(listing.files) for listing in listings)
+    gone = weakref.ref(files[0])
+    del files, held, decoded, listings
+    monkeypatch.setattr(manifests, "_DATA_FILES", manifests._RecentDataFiles(1 << 40))
+    recent.items.clear()
+    assert gone() is None
+    with pytest.raises(TypeError, match="no list, tuple or dict"):
+        _kernels.untrack_containers(([], object()))
+
+
 def _forged(change: Callable[[list[tuple]], list[tuple]]) -> Callable[..., Any]:
     """`Manifests._decoded` with each manifest's rows changed by `change` first."""
     def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any) -> tuple:

@@ -1,0 +1,87 @@
+"""A Hypothesis property for a decoded manifest (`table.manifests._Decoded`, whose kinds, fold
+keys and ADD rows `avro.c`'s `entries` makes in one pass): on drawn manifests, written as a
+writer writes them, it holds what the Python comprehensions make from the same rows, and the
+whole decode with the C extension what it gives without (fastavro's records, projected); on
+damaged bytes both raise FormatError, never another exception, what the C decoder refuses
+the Python path refuses too (a damaged block count once lost records there), and where both
+read they read the same (`test_manifest_decode.py` holds the same on the fixture manifests)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import fastavro
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from oracles import oracle_unavailable
+
+from paimon_schema.runtime import avro_blocks
+from paimon_schema.runtime.avro_blocks import read_fields
+from paimon_schema.table import manifests
+from paimon_schema.table.commit import MANIFEST_ENTRY_SCHEMA
+from paimon_schema.table.manifests import _ENTRY_FIELDS, _SHARED_SLOTS, _Decoded
+from paimon_schema.values.errors import FormatError
+from tests.strategies import manifest_entries
+
+_SCHEMA = fastavro.parse_schema(MANIFEST_ENTRY_SCHEMA)
+
+
+def _manifest(records: list[dict[str, Any]], codec: str, block: int) -> bytes:
+    buffer = io.BytesIO()
+    fastavro.writer(buffer, _SCHEMA, records, codec=codec, sync_interval=block)
+    return buffer.getvalue()
+
+
+def _parts(decoded: _Decoded) -> tuple:
+    return decoded.kinds, decoded.keys, decoded.rows, decoded.size, decoded.files
+
+
+def _decoded(raw: bytes) -> tuple | None:
+    """The manifest `raw` decoded (`Manifests._decoded`'s two calls); None for a FormatError."""
+    try:
+        return _parts(_Decoded("m", read_fields(raw, "m", _ENTRY_FIELDS, _SHARED_SLOTS)))
+    except FormatError:
+        return None
+
+
+def _without_c(call: Any, *, decoder: bool) -> Any:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(manifests, "_avro", None)
+        if decoder:
+            patch.setattr(avro_blocks, "_avro", None)
+        return call()
+
+
+@settings(max_examples=150, deadline=None)
+@given(manifest_entries(), st.sampled_from(["null", "deflate", "zstandard"]), st.sampled_from([1, 200, 16_000]),
+       st.data())
+def test_entries_in_c_are_the_comprehensions_on_drawn_manifests(records: list[dict[str, Any]], codec: str,
+                                                                 block: int, data: st.DataObject) -> None:
+    if manifests._avro is None or avro_blocks._avro is None:    # Python against itself (CI fails)
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    raw = _manifest(records, codec, block)
+    rows = read_fields(raw, "m", _ENTRY_FIELDS, _SHARED_SLOTS)
+    compiled = _parts(_Decoded("m", rows))
+    assert _without_c(lambda: _parts(_Decoded("m", rows)), decoder=False) == compiled
+    assert _without_c(lambda: _decoded(raw), decoder=True) == compiled
+    assert compiled[0] == [r["_KIND"] for r in records]
+    assert [row is not None for row in compiled[2]] == [r["_KIND"] == manifests.ADD for r in records]
+
+    damaged = bytearray(raw)                # bytes changed, mostly the records', some cut off
+    blocks = raw.index(raw[-16:]) + 16      # past the header's sync marker
+    low = data.draw(st.sampled_from([0, min(blocks, len(raw) - 1)]))
+    for _ in range(data.draw(st.integers(1, 4))):
+        damaged[data.draw(st.integers(low, len(damaged) - 1))] = data.draw(st.integers(0, 255))
+    if data.draw(st.booleans()):
+        damaged = damaged[:data.draw(st.integers(0, len(damaged)))]
+    python = _without_c(lambda: _decoded(bytes(damaged)), decoder=True)   # FormatError or rows, nothing else
+    try:
+        rows = read_fields(bytes(damaged), "m", _ENTRY_FIELDS, _SHARED_SLOTS)
+    except FormatError:
+        assert python is None       # what the C decoder refuses, the Python path refuses too
+        return
+    compiled = _parts(_Decoded("m", rows))          # damaged values that still decode
+    assert _without_c(lambda: _parts(_Decoded("m", rows)), decoder=False) == compiled
+    assert python is None or python == compiled
