@@ -20,8 +20,10 @@ from paimon_schema.layouts.bitmap_index.row_groups import group_rows
 from paimon_schema.layouts import column_values, paimon_common, roaring_writer
 from paimon_schema.layouts.bitmap_index import writer as bitmap_writer
 from paimon_schema.layouts.bloom_filter import hashing, kernel
+from paimon_schema.layouts.bloom_filter import writer as bloom_writer
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from paimon_schema.table import plan
+from paimon_schema.values.types import DataType
 from tests.strategies import (byte_key_lists, mostly_null_lists, read_order_files, shaped_column,
                               shaped_columns, sliced_columns, string_key_sets)
 
@@ -526,70 +528,171 @@ def test_xxh64_each_equals_xxhash(items: list[bytes]) -> None:
         kernel._kernels.xxh64_each(["text"])
 
 
-@given(st.lists(st.none() | st.text(max_size=40), max_size=200), st.integers(0, 5))
-def test_string_hashes_equal_xxhash(values: list[str | None], cut: int) -> None:
-    """Hashed from a list (strs as UTF-8) and from Arrow's buffers (sliced, large offsets,
-    chunked): each non-null value's XXH64, in row order."""
+def _numpy_bits(hashes: list[int], mix: bool, k: int, num_bits: int) -> np.ndarray:
+    """The bit set numpy's path makes of `hashes` (ints, mixed if `mix`)."""
+    bits = np.zeros((num_bits + 7) // 8, np.uint8)
+    kernel.numpy_add(bits, np.array(hashes, np.int64), mix, k, num_bits)
+    return bits
+
+
+def _added(add: Any, values: Any, k: int, num_bits: int) -> tuple[Any, np.ndarray]:
+    """What `add(bitset, values, k, num_bits)` answers, and the bit set it leaves."""
+    bits = np.zeros((num_bits + 7) // 8, np.uint8)
+    return add(bits, values, k, num_bits), bits
+
+
+_K_BITS = (st.integers(1, 12), st.integers(1, 100_000))
+
+
+@given(st.lists(st.none() | st.text(max_size=40), max_size=200), st.integers(0, 5), *_K_BITS)
+def test_added_strings_equal_numpy(values: list[str | None], cut: int, k: int, num_bits: int) -> None:
+    """Hashed from a list (strs as UTF-8: compact ASCII read in place, others through their
+    cached UTF-8) and from Arrow's buffers (sliced, large offsets, chunked), straight into the
+    bit set: the bits numpy's path sets for each non-null value's XXH64."""
     import pyarrow as pa
 
     values = [v for v in values if v is None or not any(0xD800 <= ord(c) < 0xE000 for c in v)]
-    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
-    assert kernel.string_hashes(True, values).tolist() == expected
-    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
+    expected = _numpy_bits([hashing.xxh64(v.encode()) for v in values if v is not None], False, k, num_bits)
+    binaries = [None if v is None else v.encode() for v in values]
+    columns: list[tuple[bool, Any]] = [(True, values), (True, np.array(values + [0], dtype=object)[:-1]),
+                                       (False, binaries), (False, pa.array(binaries, type=pa.binary()))]
     for arrow_type in (pa.string(), pa.large_string()):
         sliced = pa.array(["x"] * cut + values + ["y"], type=arrow_type)[cut:cut + len(values)]
-        assert kernel.string_hashes(True, sliced).tolist() == expected
-        chunked = pa.chunked_array([sliced[:cut], sliced[cut:]], type=arrow_type)
-        assert kernel.string_hashes(True, chunked).tolist() == expected
-    binaries = [None if v is None else v.encode() for v in values]
-    assert kernel.string_hashes(False, binaries).tolist() == expected
-    assert kernel.string_hashes(False, pa.array(binaries, type=pa.binary())).tolist() == expected
+        columns += [(True, sliced), (True, pa.chunked_array([sliced[:cut], sliced[cut:]], type=arrow_type))]
+    for text, column in columns:
+        added, bits = _added(lambda b, v, k_, n: kernel.add_strings(b, text, v, k_, n), column, k, num_bits)
+        assert added
+        np.testing.assert_array_equal(bits, expected)
 
 
-@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.integers(0, 5), st.data())
-def test_string_hashes_of_mostly_null_columns_equal_xxhash(values: list[str | None], cut: int,
-                                                           data: st.DataObject) -> None:
-    """Long columns of mostly NULL from every input kind (a list, an object array, a pandas
-    Series with NaN and None, Arrow's buffers with its validity bitmap, sliced): the present
-    values' XXH64, in row order; an untyped item anywhere declines a list."""
+@given(mostly_null_lists(st.text(alphabet="ab\x00é\u4e16\U0001f600", max_size=40)), st.integers(0, 130),
+       st.data(), *_K_BITS)
+def test_added_strings_of_mostly_null_columns_equal_numpy(values: list[str | None], cut: int, data: st.DataObject,
+                                                          k: int, num_bits: int) -> None:
+    """Long columns of mostly NULL from every input kind (a list, an object array, a strided
+    one, a pandas Series with NaN and None, Arrow's buffers with its validity bitmap, read 64
+    values a word, sliced at any bit): the bits of the present values; an untyped item
+    anywhere declines a list, its bits cleared."""
     import pandas as pd
     import pyarrow as pa
 
-    expected = [hashing.xxh64(v.encode()) for v in values if v is not None]
-    assert kernel.string_hashes(True, values).tolist() == expected
-    assert kernel.string_hashes(True, np.array(values + [0], dtype=object)[:-1]).tolist() == expected
-    assert kernel.string_hashes(True, np.array([v for v in values for _ in (0, 1)] + [0], dtype=object)[:-1][::2]).tolist() == expected
+    expected = _numpy_bits([hashing.xxh64(v.encode()) for v in values if v is not None], False, k, num_bits)
     nan_and_none = pd.Series([math.nan if v is None and i % 2 else v for i, v in enumerate(values)], dtype=object)
-    assert kernel.string_hashes(True, nan_and_none).tolist() == expected
-    sliced = pa.array(["x"] * cut + values + ["y"], type=pa.string())[cut:cut + len(values)]
-    assert kernel.string_hashes(True, sliced).tolist() == expected
     binaries = [None if v is None else v.encode() for v in values]
-    assert kernel.string_hashes(False, binaries).tolist() == expected
-    assert kernel.string_hashes(False, pa.array(binaries, type=pa.large_binary())).tolist() == expected
+    for text, column in ((True, values), (True, np.array(values + [0], dtype=object)[:-1]),
+                         (True, np.array([v for v in values for _ in (0, 1)] + [0], dtype=object)[:-1][::2]),
+                         (True, nan_and_none), (True, pa.array(values, type=pa.string())),
+                         (True, pa.array([None, "x"] * cut + values + ["y"], type=pa.string())[2 * cut:-1]),
+                         (False, binaries), (False, pa.array(binaries, type=pa.large_binary()))):
+        added, bits = _added(lambda b, v, k_, n: kernel.add_strings(b, text, v, k_, n), column, k, num_bits)
+        assert added
+        np.testing.assert_array_equal(bits, expected)
     if values:
         at = data.draw(st.integers(0, len(values) - 1))
-        assert kernel.string_hashes(True, values[:at] + [math.nan] + values[at + 1:]) is None
+        added, bits = _added(lambda b, v, k_, n: kernel.add_strings(b, True, v, k_, n),
+                             values[:at] + [math.nan] + values[at + 1:], k, num_bits)
+        assert not added and not bits.any()
 
 
-def test_string_hashes_decline_what_the_typing_pass_reports() -> None:
+def test_added_strings_decline_what_the_typing_pass_reports() -> None:
     """Values that are not exactly str (bytes), lone surrogates and other Arrow types are left
-    to `column_values` and the reference pass."""
+    to `column_values` and the reference pass, with the bit set as it was given (all zero)."""
     import pyarrow as pa
 
-    for values in (["a", b"b"], ["a", 1], ["\ud800"], pa.array(["a"]).dictionary_encode(), (x for x in "ab")):
-        assert kernel.string_hashes(True, values) is None
-    assert kernel.string_hashes(False, ["a"]) is None
+    for values in (["a", b"b"], ["a", 1], ["a", True], ["\ud800"], pa.array(["a"]).dictionary_encode(),
+                   (x for x in "ab")):
+        added, bits = _added(lambda b, v, k, n: kernel.add_strings(b, True, v, k, n), values, 3, 64)
+        assert not added and not bits.any()
+    assert not kernel.add_strings(np.zeros(8, np.uint8), False, ["a"], 3, 64)
     with pytest.raises(ValueError, match="outside the data"):
         kernel._kernels.xxh64_offsets(np.array([0, 9], np.int32), 4, b"abc", 0, 1)
+    with pytest.raises(ValueError, match="num_bits"):
+        kernel._kernels.bloom_add_items(np.zeros(1, np.uint8), ["a"], "s", False, 3, 9)
+    with pytest.raises(ValueError, match="kind"):
+        kernel._kernels.bloom_add_items(np.zeros(1, np.uint8), ["a"], "x", False, 3, 8)
 
 
-def test_string_hashes_of_pandas_objects_skip_what_pandas_calls_missing() -> None:
+def test_added_strings_of_pandas_objects_skip_what_pandas_calls_missing() -> None:
     import pandas as pd
 
     series = pd.Series(["a", math.nan, None, pd.NA, "b", pd.NaT], dtype=object)
-    assert kernel.string_hashes(True, series).tolist() == [hashing.xxh64(b"a"), hashing.xxh64(b"b")]
+    added, bits = _added(lambda b, v, k, n: kernel.add_strings(b, True, v, k, n), series, 3, 1000)
+    assert added
+    np.testing.assert_array_equal(bits, _numpy_bits([hashing.xxh64(b"a"), hashing.xxh64(b"b")], False, 3, 1000))
     assert ps.build_index("bloom-filter", "STRING", series, items=10) == \
         ps.build_index("bloom-filter", "STRING", ["a", None, "b"], items=10)
+
+
+_INT64 = st.integers(-2**63, 2**63 - 1)
+
+
+@given(mostly_null_lists(_INT64 | st.sampled_from([0, -1, 2**31, -2**63, 2**63 - 1]))
+       | st.lists(st.none() | _INT64, max_size=200).map(lambda v: [None, *v]) | st.lists(_INT64, max_size=50),
+       *_K_BITS)
+def test_added_ints_equal_numpy(values: list[int | None], k: int, num_bits: int) -> None:
+    """A list's (or object array's) exact ints within int64, mixed and added as the items are
+    read: the bits numpy's path sets for the typed column, and the extremes of its values."""
+    present = [v for v in values if v is not None]
+    expected = _numpy_bits(present, True, k, num_bits)
+    for column in (values, np.array(values + [0], dtype=object)[:-1]):
+        extremes, bits = _added(kernel.add_ints, column, k, num_bits)
+        if None not in values[:4096] and values:      # few NULLs: left to the typed pass
+            assert extremes is None and not bits.any()
+            continue
+        assert extremes == ((min(present), max(present)) if present else (0, 0))
+        np.testing.assert_array_equal(bits, expected)
+
+
+@pytest.mark.parametrize("values", [[None, 1, True], [None, 1, 2.0], [None, 2**63], [None, -2**63 - 1],
+                                    [None, 1, "1"], [None, 1, math.nan], [1, 2],
+                                    np.array([[1]], dtype=object), np.array([1, 2]), (1, 2)])
+def test_added_ints_decline_anything_but_exact_int64s(values: Any) -> None:
+    extremes, bits = _added(kernel.add_ints, values, 3, 64)
+    assert extremes is None and not bits.any()
+
+
+_DOUBLES = st.floats() | st.sampled_from([0.0, -0.0, math.nan, -math.nan, math.inf]) | _INT64
+
+
+@given(mostly_null_lists(_DOUBLES) | st.lists(st.none() | _DOUBLES, max_size=200), *_K_BITS)
+def test_added_doubles_equal_numpy(values: list[float | int | None], k: int, num_bits: int) -> None:
+    """A list's (or object array's) exact floats and ints, added as the items are read: the
+    bits numpy's path sets for the typed column (doubleToLongBits: one NaN, -0.0 apart)."""
+    present = np.array([float(v) for v in values if v is not None], np.float64)
+    expected = _numpy_bits(bloom_writer._long_keys(DataType.parse("DOUBLE"), present).tolist(), True, k, num_bits)
+    for column in (values, np.array(values + [0], dtype=object)[:-1]):
+        added, bits = _added(kernel.add_doubles, column, k, num_bits)
+        assert added
+        np.testing.assert_array_equal(bits, expected)
+    for declined in ([1.0, True], [None, 2**63], [1.0, "1"], np.array([1.0])):
+        added, bits = _added(kernel.add_doubles, declined, k, num_bits)
+        assert not added and not bits.any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["STRING", "BYTES", "TINYINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP", "DOUBLE"]).flatmap(
+    lambda data_type: st.tuples(st.just(data_type), mostly_null_lists(
+        st.text(max_size=12) if data_type == "STRING" else st.binary(max_size=12) if data_type == "BYTES"
+        else _DOUBLES if data_type == "DOUBLE"
+        else st.integers(-2**31 - 2, 2**31 + 1) | st.integers(-3, 200) | _INT64, max_rows=9_000))))
+def test_bloom_writer_equals_the_package_without_compiled_loops(column: tuple[str, list]) -> None:
+    """The bloom filter of a list, hashed and added in one compiled pass over its items (ints
+    out of the type's range fall back to the typed pass, which refuses them), equals the blob
+    (or the refusal) of the package built without a C compiler."""
+    data_type, values = column
+
+    def build() -> bytes | str:
+        try:
+            return ps.build_index("bloom-filter", data_type, values, items=5_000, fpp=0.05)
+        except ps.SchemaError as exc:
+            return str(exc)
+
+    compiled = build()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "_kernels", None)
+        patch.setattr(column_values, "_kernels", None)
+        patch.setattr(column_values, "_pylists", None)
+        assert build() == compiled
 
 
 @given(st.binary(max_size=5000) | st.integers(0, 300_000).map(lambda n: np.random.default_rng(n).bytes(n)),

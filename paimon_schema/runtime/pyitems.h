@@ -1,9 +1,11 @@
-/* The items of a Python list or of a numpy array of objects, read in place: shared by
- * `pylists.c` (typing a column's values) and `kernels.c` (hashing a column's strings). */
+/* The items of a Python list or of a numpy array of objects, read in place, and an exact int's
+ * int64: shared by `pylists.c` (typing a column's values) and `kernels.c` (hashing a column's
+ * values into a bloom filter). */
 #ifndef PAIMON_SCHEMA_PYITEMS_H
 #define PAIMON_SCHEMA_PYITEMS_H
 
 #include <Python.h>
+#include <stdint.h>
 #include <string.h>
 
 /* The items of a long list lie anywhere in memory (a list built over a heap of freed objects
@@ -64,6 +66,51 @@ items_of(PyObject *values, PyObject ***items, Py_ssize_t *count)
     }
     Py_DECREF(interface);
     return result;
+}
+
+/* An exact int as int64: 1, or 0 when it lies outside int64. Up to Python 3.11 an int is its
+ * sign-and-size and 30-bit digits (`longintrepr.h`), read here directly, by digit count (a
+ * loop over the digits mispredicts): the API call costs twice the rest of the pass for a
+ * million 64-bit values. The sign is applied without a branch: a column whose values change
+ * sign at random (keys around zero) mispredicted one row in two, which took 4x the pass (12
+ * against 3 ms a million rows). Other layouts go through the API. */
+static inline int
+exact_int64(PyObject *item, int64_t *out)
+{
+#if PY_VERSION_HEX < 0x030C0000 && PyLong_SHIFT == 30
+    Py_ssize_t size = Py_SIZE(item);
+    uint64_t negative = (uint64_t)0 - (uint64_t)(size < 0);        /* all ones if negative */
+    const digit *digits = ((PyLongObject *)item)->ob_digit;
+    uint64_t magnitude;
+    switch ((size_t)((uint64_t)size ^ negative) - (size_t)negative) {     /* |size| */
+    case 0:
+        magnitude = 0;
+        break;
+    case 1:
+        magnitude = digits[0];
+        break;
+    case 2:
+        magnitude = ((uint64_t)digits[1] << 30) | digits[0];
+        break;
+    case 3:
+        if (digits[2] >> 4)             /* 2**64 or more */
+            return 0;
+        magnitude = ((uint64_t)digits[2] << 60) | ((uint64_t)digits[1] << 30) | digits[0];
+        break;
+    default:
+        return 0;
+    }
+    if (magnitude > (uint64_t)INT64_MAX + (negative & 1))
+        return 0;
+    uint64_t bits = (magnitude ^ negative) - negative;      /* two's complement, no signed overflow */
+    memcpy(out, &bits, 8);
+    return 1;
+#else
+    int overflow = 0;
+    long long value = PyLong_AsLongLongAndOverflow(item, &overflow);
+    *out = (int64_t)value;
+    return !overflow;
+#endif
 }
 
 /* Rows per block of `present_rows`: their positions stay in the L1 cache. */

@@ -41,37 +41,81 @@ def xxh64_each(items: list[bytes]) -> np.ndarray:
     return np.fromiter(map(xxh64, items), np.int64, len(items))
 
 
-def string_hashes(text: bool, values: Any) -> np.ndarray | None:
-    """XXH64 of each non-null value of a column of strings (`text`) or binaries given as a
-    list, a numpy array of objects, a pyarrow string/binary (Chunked)Array or a pandas Series
-    of objects, hashed straight from the str, bytes or Arrow buffers: no numbering of the
-    distinct values, no bytes object each. None where the column is none of these, or a value
-    is not exactly a str (or bytes), or no compiled loop: `column_values` then types it."""
+def add_strings(bitset: np.ndarray, text: bool, values: Any, k: int, num_bits: int) -> bool:
+    """Add every non-null value of a column of strings (`text`) or binaries given as a list, a
+    numpy array of objects, a pyarrow string/binary (Chunked)Array or a pandas Series of
+    objects, hashed straight from the str, bytes or Arrow buffers: no numbering of the distinct
+    values, no bytes object each. False where the column is none of these, or a value is not
+    exactly a str (or bytes), or no compiled loop: `column_values` then types it, into the
+    bit set cleared again."""
     if _kernels is None:
-        return None
+        return False
     module = type(values).__module__.partition(".")[0]
     if module == "pyarrow":
-        return _arrow_hashes(text, values)
+        hashes = _arrow_hashes(text, values)
+        if hashes is not None:
+            add_hashes(bitset, hashes, k, num_bits)
+        return hashes is not None
+    kind = "s" if text else "y"
     if module == "pandas" and getattr(values, "dtype", None) == np.dtype(object):
         # the Series' own array (no copy), with NaN as NULL; pandas' other missing values (NA,
         # NaT) as None only if there are any (the conversion is a pass of its own)
-        plain = _item_hashes(text, values.to_numpy(dtype=object), nan_is_null=True)
-        return plain if plain is not None else _item_hashes(text, values.to_numpy(dtype=object, na_value=None))
+        return (_add_items(bitset, kind, values.to_numpy(dtype=object), k, num_bits, nan_is_null=True) is not None
+                or _add_items(bitset, kind, values.to_numpy(dtype=object, na_value=None), k, num_bits) is not None)
+    items = _items(values)
+    return items is not None and _add_items(bitset, kind, items, k, num_bits) is not None
+
+
+def add_ints(bitset: np.ndarray, values: Any, k: int, num_bits: int) -> tuple[int, int] | None:
+    """Add every non-null value of a list (or numpy array of objects) of exact ints within
+    int64 (NULL: None), hashed with Thomas Wang's mix in the same pass: no typed column, no
+    validity. Their least and greatest value ((0, 0) if none), which the caller checks against
+    the column type's range; None where a value is anything else, the first 4096 rows hold no
+    NULL (typed in bulk, such a column is added faster), or no compiled loop (the bit set
+    cleared again)."""
+    items = _items(values)
+    added = None if items is None else _add_items(bitset, "i", items, k, num_bits)
+    if added is None:
+        return None
+    _, low, high = added
+    return (0, 0) if low is None or high is None else (low, high)
+
+
+def add_doubles(bitset: np.ndarray, values: Any, k: int, num_bits: int) -> bool:
+    """Add every non-null value of a list (or numpy array of objects) of exact floats, or exact
+    ints within int64 taken as the nearest double (NULL: None; NaN is a value), hashed as
+    `FastHash` hashes a DOUBLE in the same pass. False where a value is anything else or no
+    compiled loop (the bit set cleared again)."""
+    items = _items(values)
+    return items is not None and _add_items(bitset, "d", items, k, num_bits) is not None
+
+
+def _items(values: Any) -> list | np.ndarray | None:
+    """A list, or a one-dimensional numpy array of objects made contiguous, for
+    `bloom_add_items`; None for anything else or no compiled loop."""
+    if _kernels is None:
+        return None
+    if isinstance(values, list):
+        return values
     if isinstance(values, np.ndarray) and values.dtype == np.dtype(object) and values.ndim == 1:
-        return _item_hashes(text, np.ascontiguousarray(values))
-    return _item_hashes(text, values) if isinstance(values, list) else None
+        return np.ascontiguousarray(values)
+    return None
 
 
-def _item_hashes(text: bool, values: list | np.ndarray, nan_is_null: bool = False) -> np.ndarray | None:
-    """The hashes of the non-null items of a list or a contiguous object array, in one
-    compiled pass over the items in place (no list of them, no mask of the NULLs)."""
+def _add_items(bitset: np.ndarray, kind: str, values: list | np.ndarray, k: int, num_bits: int,
+               nan_is_null: bool = False) -> tuple[int, int | None, int | None] | None:
+    """`_kernels.bloom_add_items`: one compiled pass over the items in place; declined, the
+    bits it set are cleared."""
     assert _kernels is not None
-    found = _kernels.xxh64_items(values, text, nan_is_null)
-    return None if found is None else np.frombuffer(found, np.int64)
+    added = _kernels.bloom_add_items(bitset, values, kind, nan_is_null, k, num_bits)
+    if added is None:
+        bitset[:] = 0
+    return added
 
 
 def _arrow_hashes(text: bool, values: Any) -> np.ndarray | None:
-    """`string_hashes` of a pyarrow string/binary (large or not) Array or ChunkedArray."""
+    """XXH64 of each non-null value of a pyarrow string/binary (large or not) Array or
+    ChunkedArray, straight from its buffers; None for any other array."""
     import pyarrow as pa
 
     chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]

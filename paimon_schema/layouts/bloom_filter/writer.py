@@ -13,6 +13,7 @@ import numpy as np
 from paimon_schema.generated import bloom_filter_codec
 from paimon_schema.layouts.bloom_filter.hashing import hash_function
 from paimon_schema.layouts.column_values import column_values
+from paimon_schema.values import types
 from paimon_schema.values.errors import SchemaError
 from paimon_schema.values.types import DataType
 
@@ -20,6 +21,8 @@ DEFAULT_ITEMS = 1_000_000
 DEFAULT_FPP = 0.1
 MAX_HASH_FUNCTIONS = 255      # what the spec (and a correct Java read) allows
 INT_MAX = 2**31 - 1
+#: The types whose plain ints are their keys, which `FastHash` mixes as they are.
+_INT_KEYED = frozenset({"TINYINT", "SMALLINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ"})
 
 
 def bloom_size(items: int, fpp: float) -> tuple[int, int]:
@@ -60,17 +63,26 @@ def _codec() -> Any:
 
 def _add(bitset: np.ndarray, dtype: DataType, values: Any, k: int, num_bits: int) -> None:
     """Set the bits of every non-null value: strings and binaries hashed straight from the
-    column where they can be (`kernel.string_hashes`); typed columns (`column_values`) in the
-    compiled loop (numbers) or once per distinct value (strings, bytes: a value's bits are set
-    once however often it occurs); the rest per value."""
+    column where they can be (`kernel.add_strings`), and a list's ints or doubles hashed as its
+    items are read (`kernel.add_ints`, `add_doubles`: a mostly NULL list is mostly the pass
+    over its items); typed columns (`column_values`) in the compiled loop (numbers) or once per
+    distinct value (strings, bytes: a value's bits are set once however often it occurs); the
+    rest per value."""
     from paimon_schema.layouts.bloom_filter import kernel
 
     hash_of = hash_function(dtype)                  # SchemaError for a type Paimon refuses
     if dtype.is_string or dtype.is_binary:
-        hashes = kernel.string_hashes(dtype.is_string, values)
-        if hashes is not None:
-            kernel.add_hashes(bitset, hashes, k, num_bits)
+        if kernel.add_strings(bitset, dtype.is_string, values, k, num_bits):
             return
+    elif dtype.root in _INT_KEYED:
+        extremes = kernel.add_ints(bitset, values, k, num_bits)
+        if extremes is not None:
+            low, high = types.INTEGER_BOUNDS[dtype.root]
+            if low <= extremes[0] and extremes[1] <= high:
+                return
+            bitset[:] = 0                           # out of range: the typed pass says which
+    elif dtype.root == "DOUBLE" and kernel.add_doubles(bitset, values, k, num_bits):
+        return
     column = column_values(dtype, values)
     if column.numbers is not None:
         kernel.add_longs(bitset, _long_keys(dtype, column.numbers), k, num_bits)

@@ -889,11 +889,16 @@ public final class PaimonReference {
 
     /**
      * bench_index: {"index_type", "data_type", "options"?, "column": {"kind", "rows",
-     * "distinct"?, "prefix"?}, "warmup", "runs"} -> {"times_ns": [...], "median_ns", "length",
-     * "sha256"}. The column is generated here from a formula (the same one
-     * benchmarks/build_indexes.py uses in Python) and boxed once; then the index is built
-     * "warmup" times untimed (the JIT compiles) and "runs" times timed, each timed build
-     * preceded by System.gc() so that no build pays for the garbage of the one before.
+     * "distinct"?, "prefix"?}, "warmup", "runs"} -> {"times_ns": [...], "median_ns",
+     * "cpu_times_ns": [...], "cpu_median_ns", "collections", "length", "sha256"}. The column is
+     * generated here from a formula (the same one benchmarks/build_indexes.py uses in Python)
+     * and boxed once; then the index is built "warmup" times untimed (the JIT compiles) and
+     * "runs" times timed, each timed build preceded by System.gc() so that no build pays for
+     * the garbage of the one before. Each timed build is clocked twice: the wall clock
+     * (nanoTime) and the building thread's CPU time (ThreadMXBean; -1 where the JVM cannot
+     * measure it), which a machine shared with other processes does not inflate. The thread's
+     * CPU time leaves out the collector's threads: "collections" counts the collections that
+     * ran during the timed builds (0: the CPU clock missed no collector work).
      * A build: FileIndexer.create(...).createWriter(), writeRecord per row, serializedBytes().
      * Column kinds (row i = 0..rows-1, k = (i * 2654435761) mod distinct):
      * int_mod: (int) (k * s - distinct * s / 2) with s = Integer.MAX_VALUE / distinct;
@@ -912,13 +917,23 @@ public final class PaimonReference {
         int runs = request.get("runs").intValue();
         ObjectNode out = NODES.objectNode();
         ArrayNode times = out.putArray("times_ns");
+        ArrayNode cpuTimes = out.putArray("cpu_times_ns");
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        boolean cpuClock = threads.isCurrentThreadCpuTimeSupported();
+        if (cpuClock && !threads.isThreadCpuTimeEnabled()) {
+            threads.setThreadCpuTimeEnabled(true);
+        }
         long[] measured = new long[runs];
+        long[] measuredCpu = new long[runs];
+        long collections = 0;
         byte[] blob = null;
         for (int it = 0; it < warmup + runs; it++) {
             boolean timed = it >= warmup;
             if (timed) {
                 System.gc();
             }
+            long collected = timed ? collectionCount() : 0;
+            long cpuStart = cpuClock ? threads.getCurrentThreadCpuTime() : 0;
             long start = System.nanoTime();
             FileIndexWriter writer = FileIndexer.create(indexType, dataType, options).createWriter();
             for (Object value : values) {
@@ -926,14 +941,22 @@ public final class PaimonReference {
             }
             blob = writer.serializedBytes();
             long elapsed = System.nanoTime() - start;
+            long cpu = cpuClock ? threads.getCurrentThreadCpuTime() - cpuStart : -1;
             if (timed) {
+                collections += collectionCount() - collected;
                 measured[it - warmup] = elapsed;
+                measuredCpu[it - warmup] = cpu;
                 times.add(elapsed);
+                cpuTimes.add(cpu);
             }
         }
         long[] sorted = measured.clone();
         java.util.Arrays.sort(sorted);
         out.put("median_ns", runs == 0 ? -1 : sorted[runs / 2]);
+        long[] sortedCpu = measuredCpu.clone();
+        java.util.Arrays.sort(sortedCpu);
+        out.put("cpu_median_ns", runs == 0 || !cpuClock ? -1 : sortedCpu[runs / 2]);
+        out.put("collections", collections);
         out.put("length", blob == null ? -1 : blob.length);
         StringBuilder hex = new StringBuilder();
         if (blob != null) {
@@ -943,6 +966,16 @@ public final class PaimonReference {
         }
         out.put("sha256", hex.toString());
         return out;
+    }
+
+    /** The collections every collector of the JVM has run so far (-1s, "undefined", skipped). */
+    private static long collectionCount() {
+        long total = 0;
+        for (java.lang.management.GarbageCollectorMXBean collector
+                : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+            total += Math.max(0, collector.getCollectionCount());
+        }
+        return total;
     }
 
     private static Object[] benchColumn(JsonNode spec) throws java.io.IOException {

@@ -917,8 +917,11 @@ def bench_index_request(
     | "long_mul", "rows", "distinct"?, "prefix"?}``, formulas in PaimonReference.benchIndex)
     or reads it (``{"kind": "file", "rows", "path", "value", "nulls"?}``, the format there),
     builds the index ``warmup`` times untimed, then ``runs`` times timed, each after
-    ``System.gc()``. The answer: ``times_ns`` of the timed builds, their ``median_ns``, the
-    blob's ``length`` and ``sha256``."""
+    ``System.gc()``. The answer: ``times_ns`` of the timed builds (wall clock), their
+    ``median_ns``, ``cpu_times_ns`` and ``cpu_median_ns`` (the building thread's CPU time, -1
+    where the JVM cannot measure it), the ``collections`` that ran during the timed builds
+    (collector threads' work, which the thread's CPU time leaves out), the blob's ``length``
+    and ``sha256``."""
     return {
         "op": "bench_index",
         "index_type": index_type,
