@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import array
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -669,6 +670,22 @@ def test_added_doubles_equal_numpy(values: list[float | int | None], k: int, num
         assert not added and not bits.any()
 
 
+def _equal_without_compiled_loops(build: Callable[[], bytes], *extensions: tuple[Any, str]) -> None:
+    """`build`'s blob, or its SchemaError's message, is the same with the C extension's
+    modules (`extensions`: module, attribute) switched off."""
+    def blob_or_refusal() -> bytes | str:
+        try:
+            return build()
+        except ps.SchemaError as exc:
+            return str(exc)
+
+    compiled = blob_or_refusal()
+    with pytest.MonkeyPatch.context() as patch:
+        for module, name in extensions:
+            patch.setattr(module, name, None)
+        assert blob_or_refusal() == compiled
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.sampled_from(["STRING", "BYTES", "TINYINT", "INT", "BIGINT", "DATE", "TIME", "TIMESTAMP", "DOUBLE"]).flatmap(
     lambda data_type: st.tuples(st.just(data_type), mostly_null_lists(
@@ -680,19 +697,9 @@ def test_bloom_writer_equals_the_package_without_compiled_loops(column: tuple[st
     out of the type's range fall back to the typed pass, which refuses them), equals the blob
     (or the refusal) of the package built without a C compiler."""
     data_type, values = column
-
-    def build() -> bytes | str:
-        try:
-            return ps.build_index("bloom-filter", data_type, values, items=5_000, fpp=0.05)
-        except ps.SchemaError as exc:
-            return str(exc)
-
-    compiled = build()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(kernel, "_kernels", None)
-        patch.setattr(column_values, "_kernels", None)
-        patch.setattr(column_values, "_pylists", None)
-        assert build() == compiled
+    _equal_without_compiled_loops(
+        lambda: ps.build_index("bloom-filter", data_type, values, items=5_000, fpp=0.05),
+        (kernel, "_kernels"), (column_values, "_kernels"), (column_values, "_pylists"))
 
 
 @given(st.binary(max_size=5000) | st.integers(0, 300_000).map(lambda n: np.random.default_rng(n).bytes(n)),
@@ -745,18 +752,9 @@ def test_v2_string_blocks_equal_the_numpy_path(keys: list[str], repeats: int, bl
     values: list[str | None] = keys + [keys[i] for i in rng.integers(0, len(keys), repeats * len(keys)).tolist()]
     values += [None] * (nulls * 2)
     rng.shuffle(values)                                 # type: ignore[arg-type]
-
-    def build() -> bytes | str:
-        try:
-            return ps.build_index("bitmap", "STRING", values, version=2, index_block_size=block_size)
-        except ps.SchemaError as error:
-            return str(error)
-
-    compiled = build()
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(bitmap_writer, "_kernels", None)
-        patch.setattr(paimon_common, "_kernels", None)
-        assert build() == compiled
+    _equal_without_compiled_loops(
+        lambda: ps.build_index("bitmap", "STRING", values, version=2, index_block_size=block_size),
+        (bitmap_writer, "_kernels"), (paimon_common, "_kernels"))
 
 
 @given(string_key_sets(max_keys=300), st.integers(16, 200))
