@@ -215,7 +215,7 @@ def read_records(raw: bytes, path: str) -> list[dict]:
     except FormatError:
         raise
     except Exception as exc:        # fastavro, zlib, zstandard raise many types on bad input
-        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+        raise _unreadable(path, exc) from exc
 
 
 def _fastavro_records(raw: bytes, path: str) -> list[dict]:
@@ -236,8 +236,7 @@ def _fastavro_records(raw: bytes, path: str) -> list[dict]:
 
 def _refused(path: str, start: int, what: str) -> FormatError:
     """The block at byte `start` refused as a whole."""
-    return FormatError(f"{path} is not a readable Avro file: the block at byte {start} {what}",
-                       offset=start, path=path)
+    return _unreadable(path, f"the block at byte {start} {what}", offset=start)
 
 
 def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
@@ -256,7 +255,7 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
         program = None if schema is None else _program(schema, wanted, shared)
         decompress = _decompressor(meta.get("avro.codec", b"null"))
     except Exception as exc:
-        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+        raise _unreadable(path, exc) from exc
     if program is None or decompress is None:
         return [project(record, wanted) for record in read_records(raw, path)]
     try:
@@ -266,11 +265,11 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
         raise
     except ValueError as exc:
         if len(exc.args) != 4:
-            raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+            raise _unreadable(path, exc) from exc
         reason, offset, where, start = exc.args
         raise _located(path, start, reason, offset, where) from None
     except Exception as exc:        # zlib, zstandard, a logical type's conversion
-        raise FormatError(f"{path} is not a readable Avro file: {exc}", path=path) from exc
+        raise _unreadable(path, exc) from exc
 
 
 def project(record: Any, wanted: tuple[tuple[str, ...], ...]) -> tuple:
@@ -355,7 +354,14 @@ def _blocks(raw: bytes, pos: int, sync: bytes, decompress: Callable[[bytes], byt
 def _located(path: str, start: int, reason: str, offset: int, where: list) -> FormatError:
     """`avro.c`'s failure in the block at byte `start`: (reason, offset in the block's records,
     field path innermost first)."""
-    return FormatError(f"{path} is not a readable Avro file: {reason} at byte {offset} of the "
-                       f"records of the block at byte {start}", offset=start, path=".".join(
-                           f"[{p}]" if isinstance(p, int) else str(p)
-                           for p in reversed(where)).replace(".[", "["))
+    fields = ".".join(f"[{p}]" if isinstance(p, int) else str(p) for p in reversed(where))
+    return _unreadable(path, f"{reason} at byte {offset} of the records of the block at byte {start}",
+                       offset=start, fields=fields.replace(".[", "["))
+
+
+def _unreadable(path: str, reason: object, *, offset: int | None = None, fields: str = "") -> FormatError:
+    """The Avro file `path` refused: `reason`, at byte `offset` of the file, in the record
+    fields `fields` (the file named by `FormatError.file`, the fields by its `path`)."""
+    error = FormatError(f"{path} is not a readable Avro file: {reason}", offset=offset, path=fields)
+    error.file = path
+    return error
