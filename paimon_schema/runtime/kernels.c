@@ -821,7 +821,8 @@ PyDoc_STRVAR(fold_into_doc,
 "position `manifest << 32 | index`, or None for a DELETE folded before its ADD}); with\n"
 "`verdicts` ({partition BinaryRow: bool}, every entry's partition in it), only the entries of\n"
 "partitions it keeps. (the excluded count: +1 per ADD dropped, -1 per other entry dropped;\n"
-"None, or the (kind, key) of the first entry that is a second ADD or of another kind).");
+"None, or the (kind, key) of the first entry that is an ADD of a key already folded, added or\n"
+"deleted, or of another kind).");
 
 static PyObject *
 fold_into(PyObject *Py_UNUSED(module), PyObject *args)
@@ -867,7 +868,7 @@ fold_into(PyObject *Py_UNUSED(module), PyObject *args)
             return NULL;
         int present = held != NULL && held != Py_None;
         if (k == 0) {
-            if (present)
+            if (held != NULL)           /* added, or deleted before: Java refuses it too */
                 return Py_BuildValue("(L(OO))", excluded, kind, key);
             PyObject *at = PyLong_FromLongLong((manifest << 32) | (long long)i);
             if (at == NULL || PyDict_SetItem(live, key, at) < 0) {

@@ -597,17 +597,20 @@ def _fold_key(entry: Mapping[str, Any]) -> tuple:
 def _fold_failure(snap: Snapshot, kind: Any, key: tuple) -> NoReturn:
     """The error of a fold's entry of `kind` and fold key `key` that cannot fold (as `_fold`)."""
     if kind == ADD:
-        raise TableError(f"snapshot {snap.id} adds {key[3]} twice")
+        raise TableError(f"snapshot {snap.id} adds {key[3]} twice, or after deleting it (Paimon "
+                         "adds a file once, then deletes it at most once)")
     raise FormatError(f"manifest entry kind {kind} is neither ADD nor DELETE", path="_KIND")
 
 
 def _fold(snap: Snapshot, entries: Iterable[tuple[int, tuple, _Live]]) -> list[_Live]:
     """The live values of (kind, fold key, value) entries in manifest order: an ADD's value
-    unless a DELETE of the same key cancels it (before or after it)."""
+    unless a later DELETE of the same key cancels it. A DELETE whose ADD is not read stays a
+    tombstone; an ADD of a key already folded, added or deleted, fails (Java's
+    `FileEntry.mergeEntries`: "Trying to add file ... which is already added")."""
     live: dict[tuple, Any] = {}
     for kind, key, value in entries:
         if kind == ADD:
-            if live.get(key, _DELETED) is not _DELETED:
+            if key in live:
                 _fold_failure(snap, kind, key)
             live[key] = value
         elif kind == DELETE:

@@ -309,6 +309,7 @@ def _first_add(change: Callable[[tuple], list[tuple]]) -> Callable[[list[tuple]]
 
 @pytest.mark.parametrize(("change", "error", "match"), [
     (_first_add(lambda row: [row, row]), TableError, "adds data-.* twice"),
+    (_first_add(lambda row: [(manifests.DELETE, *row[1:]), row]), TableError, "or after deleting it"),
     (_first_add(lambda row: [(7, *row[1:])]), FormatError, "kind 7 is neither ADD nor DELETE"),
     (_first_add(lambda row: [row[:5] + (None,) + row[6:]]), FormatError, "without _FILE._FILE_SIZE"),
     (_first_add(lambda row: [row[:1] + (None,) + row[2:]]), FormatError, "without _PARTITION"),
