@@ -118,6 +118,17 @@ read_length(Reader *r, Py_ssize_t *out)
     return 0;
 }
 
+/* A bytes or string value passed over (its UTF-8 never read, never checked). */
+static inline int
+skip_length(Reader *r)
+{
+    Py_ssize_t length;
+    if (read_length(r, &length) < 0)
+        return -1;
+    r->pos += length;
+    return 0;
+}
+
 static PyObject *decode(Reader *r, PyObject *schema);
 
 static int
@@ -614,12 +625,8 @@ skip_blocks(Reader *r, const Node *item, int is_map)
         if (more <= 0)
             return more;
         for (int64_t j = 0; j < count; j++, index++) {
-            if (is_map) {
-                Py_ssize_t length;
-                if (read_length(r, &length) < 0)
-                    return -1;
-                r->pos += length;
-            }
+            if (is_map && skip_length(r) < 0)       /* the key */
+                return -1;
             if (skip(r, item) < 0) {
                 PyObject *where = PyLong_FromSsize_t(index);
                 note(r, where);
@@ -647,13 +654,8 @@ skip(Reader *r, const Node *node)
             return read_long(r, &value);
         }
         case BYTES:
-        case STRING: {
-            Py_ssize_t length;
-            if (read_length(r, &length) < 0)
-                return -1;
-            r->pos += length;
-            return 0;
-        }
+        case STRING:
+            return skip_length(r);
         case UNION: {
             Py_ssize_t start = r->pos;
             int64_t index;
@@ -702,13 +704,8 @@ skip_node(Reader *r, const Node *node)
         return 0;
     }
     case BYTES:
-    case STRING: {
-        Py_ssize_t length;
-        if (read_length(r, &length) < 0)
-            return -1;
-        r->pos += length;
-        return 0;
-    }
+    case STRING:
+        return skip_length(r);
     case FIXED:
         if (r->size - r->pos < node->size)
             return fail(r, "truncated fixed", start);
