@@ -10,7 +10,8 @@ from paimon_schema.layouts.binary_row import encode_binary_row
 from paimon_schema.query.predicate import Leaf, Predicate
 from paimon_schema.table import bulk_partitions
 from paimon_schema.table import predicates as preds
-from paimon_schema.table.bulk_partitions import FALSE, MAYBE, TRUE, UNDECIDED, partition_verdicts
+from paimon_schema.table.bulk_partitions import (FALSE, MAYBE, TRUE, UNDECIDED, judge_program,
+                                                 partition_verdicts)
 from paimon_schema.table.manifest_filter import PartitionFilter
 from paimon_schema.table.schema import DataField, TableSchema
 from paimon_schema.values.errors import FormatError, SchemaError
@@ -66,6 +67,40 @@ def test_a_batch_is_judged_as_each_partition(case: tuple[TableSchema, list[bytes
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(bulk_partitions, "_kernels", None)
         assert _together(where, raws, schema) == expected
+
+
+@settings(max_examples=600, deadline=None)
+@given(partition_batches())
+def test_one_row_is_judged_as_in_a_batch(case: tuple[TableSchema, list[bytes], Predicate]) -> None:
+    """`_kernels.partition_judge`, the manifest decoder's gate, answers each row the batch's
+    code (the batch's UNDECIDED rows: UNDECIDED too), and judges exactly the filters the batch
+    judges."""
+    schema, raws, where = case
+    program = judge_program(where, schema.partition_keys, schema.partition_types)
+    codes = partition_verdicts(where, [*raws, b"\x00\x00\x00\x01"], schema.partition_keys,
+                               schema.partition_types)
+    assert (program is None) == (codes is None)
+    if program is None or codes is None:
+        return
+    judge = PartitionFilter(where).judge(schema)
+    assert judge is not None
+    for raw, code in zip([*raws, b"\x00\x00\x00\x01"], codes.tolist()):
+        assert judge(raw) == code, raw
+    assert judge(None) == UNDECIDED                 # type: ignore[arg-type]
+
+
+def test_the_kernel_refuses_a_malformed_program() -> None:
+    """A program the compiler would not write is an error, not a verdict."""
+    from paimon_schema.runtime import _kernels
+
+    raw = encode_binary_row([7], ["INT"])
+    for program in [(9,), (), (3, 5, 0, 1), (3, 0, 0, "7"), (6, 0, 1), (0, (3, 0))]:
+        with pytest.raises((ValueError, TypeError)):
+            _kernels.partition_judge(b"i", program, raw)
+    assert _kernels.partition_judge(b"i", (3, 0, 2, 2**80), raw) == TRUE       # 7 < 2**80
+    assert _kernels.partition_judge(b"i", (3, 0, 0, 2**80), raw) == FALSE
+    with pytest.raises(ValueError):
+        _kernels.partition_judge(b"y", (2, MAYBE), raw)
 
 
 def test_the_kernel_judges_a_plain_filter() -> None:

@@ -85,3 +85,54 @@ def test_entries_in_c_are_the_comprehensions_on_drawn_manifests(records: list[di
     compiled = _parts(_Decoded("m", rows))          # damaged values that still decode
     assert _without_c(lambda: _parts(_Decoded("m", rows)), decoder=False) == compiled
     assert python is None or python == compiled
+
+
+@settings(max_examples=120, deadline=None)
+@given(manifest_entries(), st.sampled_from(["null", "deflate", "zstandard"]), st.sampled_from([1, 200, 16_000]),
+       st.data())
+def test_a_gated_decode_is_the_full_one_but_for_the_excluded_entries(
+        records: list[dict[str, Any]], codec: str, block: int, data: st.DataObject) -> None:
+    """`read_fields`' gate (a plan skipping the entries of the partitions its filter excludes):
+    an entry of a partition the judge keeps is decoded as in full, one of an excluded partition
+    holds its kind and partition only, and each partition is judged once. On damaged bytes the
+    gated decode raises FormatError only, and reads the same wherever the full decode reads
+    (it walks over what it skips, checking less)."""
+    if avro_blocks._avro is None:
+        oracle_unavailable("the C extension paimon_schema.runtime._avro is not built")
+    raw = _manifest(records, codec, block)
+    partitions = sorted({r["_PARTITION"] for r in records})
+    excluded = set(data.draw(st.lists(st.sampled_from(partitions), unique=True))) if partitions else set()
+    judged: list[bytes] = []
+
+    def judge(partition: bytes) -> int:
+        judged.append(partition)
+        return 0 if partition in excluded else 1
+
+    def gated(blob: bytes) -> tuple[list[tuple], dict[bytes, int]]:
+        seen: dict[bytes, int] = {}
+        return read_fields(blob, "m", _ENTRY_FIELDS, _SHARED_SLOTS, (manifests._PARTITION_SLOT, judge, seen, 0)), seen
+
+    def held(full: list[tuple], rows: list[tuple]) -> None:
+        assert len(rows) == len(full)
+        for row, every in zip(rows, full):
+            assert row == (every if every[1] not in excluded else every[:2] + (None,) * (len(every) - 2))
+
+    rows, seen = gated(raw)
+    held(read_fields(raw, "m", _ENTRY_FIELDS, _SHARED_SLOTS), rows)
+    assert sorted(judged) == partitions and seen == {p: 0 if p in excluded else 1 for p in partitions}
+
+    damaged = bytearray(raw)
+    blocks = raw.index(raw[-16:]) + 16
+    for _ in range(data.draw(st.integers(1, 4))):
+        damaged[data.draw(st.integers(blocks if blocks < len(raw) else 0, len(damaged) - 1))] = \
+            data.draw(st.integers(0, 255))
+    try:
+        rows = gated(bytes(damaged))[0]
+    except FormatError:
+        rows = None
+    try:
+        full = read_fields(bytes(damaged), "m", _ENTRY_FIELDS, _SHARED_SLOTS)
+    except FormatError:
+        return
+    assert rows is not None
+    held(full, rows)

@@ -906,9 +906,38 @@ shared_value(Reader *r, const Node *node, Interned *table, Py_ssize_t *used)
     return value;
 }
 
-/* A RECORD's fields: the picked ones decoded into `slots`, the others skipped. */
+/* `pick`'s gate: the top record's slot `slot` holds a key (a manifest entry's partition) that
+ * `judge` answers for, once per distinct key (`seen`, key -> its answer): where it answers
+ * `excluded`, the record's later fields are walked over, not built. */
+typedef struct {
+    Py_ssize_t slot;
+    PyObject *judge, *seen, *excluded;
+} Gate;
+
+/* The gate's answer for the record's key: 1 when it is excluded, 0 when not, -1 on error. */
 static int
-decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py_ssize_t *used)
+gate_excludes(const Gate *gate, PyObject *key)
+{
+    PyObject *answer = PyDict_GetItemWithError(gate->seen, key);
+    if (answer == NULL) {
+        if (PyErr_Occurred())
+            return -1;
+        answer = PyObject_CallOneArg(gate->judge, key);
+        if (answer == NULL)
+            return -1;
+        int stored = PyDict_SetItem(gate->seen, key, answer);
+        Py_DECREF(answer);              /* (`seen` holds it) */
+        if (stored < 0)
+            return -1;
+    }
+    return PyObject_RichCompareBool(answer, gate->excluded, Py_EQ);
+}
+
+/* A RECORD's fields: the picked ones decoded into `slots`, the others skipped; with a `gate`
+ * (the top record only), the fields after an excluded key skipped too. */
+static int
+decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py_ssize_t *used,
+              const Gate *gate)
 {
     for (Py_ssize_t i = 0; i < node->size; i++) {
         const Node *field = node->children[i];
@@ -918,8 +947,19 @@ decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py
             if (value == NULL)
                 return note(r, PyTuple_GET_ITEM(node->names, i));
             Py_XSETREF(slots[field->slot], value);
+            if (gate != NULL && field->slot == gate->slot) {
+                int excluded = gate_excludes(gate, value);
+                if (excluded < 0)
+                    return -1;
+                if (excluded) {
+                    for (i++; i < node->size; i++)
+                        if (skip(r, node->children[i]) < 0)
+                            return note(r, PyTuple_GET_ITEM(node->names, i));
+                    return 0;
+                }
+            }
         } else if (field->picked) {
-            if (decode_picked(r, field, slots, table, used) < 0)
+            if (decode_picked(r, field, slots, table, used, NULL) < 0)
                 return note(r, PyTuple_GET_ITEM(node->names, i));
         } else if (skip(r, field) < 0) {
             return note(r, PyTuple_GET_ITEM(node->names, i));
@@ -928,21 +968,31 @@ decode_picked(Reader *r, const Node *node, PyObject **slots, Interned *table, Py
     return 0;
 }
 
-/* pick(blocks, program, /) -> list[tuple]: the records of each (start, count, data) block
- * `blocks` yields (`count` records of the program's RECORD filling the decompressed `data`
- * exactly; `start`, where the block is in its file, locates errors), each as a tuple of the
- * program's `width` slots, arrays as tuples; tuples of atomic values not tracked by the
+/* pick(blocks, program, gate=None, /) -> list[tuple]: the records of each (start, count, data)
+ * block `blocks` yields (`count` records of the program's RECORD filling the decompressed
+ * `data` exactly; `start`, where the block is in its file, locates errors), each as a tuple of
+ * the program's `width` slots, arrays as tuples; tuples of atomic values not tracked by the
  * collector (`untrack_atomic`). Each block is let go once read (an iterator decompresses the
- * next into the memory it leaves). Malformed bytes: ValueError(reason, offset, path, start). */
+ * next into the memory it leaves). A `gate` (slot, judge, seen, excluded) is `Gate`'s: a
+ * record whose top-level `slot` value `judge` answers `excluded` for holds only that value and
+ * those before it (the others None). Malformed bytes: ValueError(reason, offset, path, start). */
 static PyObject *
 pick(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *blocks, *capsule;
-    if (!PyArg_ParseTuple(args, "OO:pick", &blocks, &capsule))
+    PyObject *blocks, *capsule, *gating = Py_None;
+    if (!PyArg_ParseTuple(args, "OO|O:pick", &blocks, &capsule, &gating))
         return NULL;
     Program *prog = PyCapsule_GetPointer(capsule, "paimon_schema.avro.program");
     if (prog == NULL)
         return NULL;
+    Gate gate = {-1, NULL, NULL, NULL};
+    if (gating != Py_None && !PyArg_ParseTuple(gating, "nOO!O:pick gate", &gate.slot, &gate.judge,
+                                                 &PyDict_Type, &gate.seen, &gate.excluded))
+        return NULL;
+    if (gating != Py_None && (gate.slot < 0 || gate.slot >= prog->width)) {
+        PyErr_SetString(PyExc_ValueError, "pick: the gate's slot is not the program's");
+        return NULL;
+    }
     PyObject *iterator = PyObject_GetIter(blocks);
     if (iterator == NULL)
         return NULL;
@@ -981,7 +1031,7 @@ pick(PyObject *Py_UNUSED(module), PyObject *args)
             /* the slots stay NULL until filled (a tuple's dealloc takes them), then None:
              * ~20 references to None an entry made and dropped were a chain of stalls */
             PyObject **slots = &PyTuple_GET_ITEM(row, 0);
-            if (decode_picked(&r, prog->root, slots, table, &used) < 0) {
+            if (decode_picked(&r, prog->root, slots, table, &used, gating == Py_None ? NULL : &gate) < 0) {
                 PyObject *where = PyLong_FromSsize_t(i);
                 note(&r, where);
                 Py_XDECREF(where);

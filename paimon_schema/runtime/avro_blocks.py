@@ -28,7 +28,10 @@ try:
 except ImportError:                         # built without a C compiler
     _avro = None  # type: ignore[assignment]
 
-__all__ = ["compile_schema", "project", "read_fields", "read_records"]
+__all__ = ["Gate", "compile_schema", "project", "read_fields", "read_records"]
+
+#: `read_fields`' gate: (slot, judge, seen, excluded).
+Gate = tuple[int, Callable[[Any], Any], dict[Any, Any], Any]
 
 (NUL, BOOLEAN, INT, LONG, FLOAT, DOUBLE, BYTES, STRING, RECORD, UNION, ARRAY, MAP, ENUM, FIXED,
  CONVERT) = range(15)
@@ -240,7 +243,7 @@ def _refused(path: str, start: int, what: str) -> FormatError:
 
 
 def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
-                shared: tuple[int, ...] = ()) -> list[tuple]:
+                shared: tuple[int, ...] = (), gate: Gate | None = None) -> list[tuple]:
     """Of each record of the Avro file `raw`, the values at the field paths `wanted` (names
     from the top record down through nested records: `("_FILE", "_FILE_NAME")`) as one flat
     tuple; None where the writer's schema has no such field, or where a record on the path
@@ -248,7 +251,13 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
     fraction of the cost where `avro.c` decodes the file (the other fields are walked over,
     not built); errors as `read_records`' (a skipped string's UTF-8 and a skipped logical
     type's conversion aside: never read, never checked). The values of the `wanted` paths
-    numbered in `shared` repeat from record to record: equal ones may be one object."""
+    numbered in `shared` repeat from record to record: equal ones may be one object.
+
+    A `gate` (slot, judge, seen, excluded), where `avro.c` decodes: `wanted[slot]` is a
+    top-level field, `judge` answers each distinct value of it once (`seen`: value -> its
+    answer, filled here), and a record whose value it answers `excluded` for keeps only its
+    values up to that slot, the later ones None (walked over: a plan skips the manifest
+    entries of partitions its filter excludes). `seen` stays empty where Python decodes."""
     try:
         meta, sync, pos = _header(raw)
         schema = _compiled(meta["avro.schema"]) if _avro is not None else None
@@ -260,7 +269,7 @@ def read_fields(raw: bytes, path: str, wanted: tuple[tuple[str, ...], ...],
         return [project(record, wanted) for record in read_records(raw, path)]
     try:
         with collector.paused():
-            return _avro.pick(_blocks(raw, pos, sync, decompress, path), program)
+            return _avro.pick(_blocks(raw, pos, sync, decompress, path), program, gate)
     except FormatError:
         raise
     except ValueError as exc:

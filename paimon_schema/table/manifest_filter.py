@@ -14,6 +14,7 @@ verdict the plan itself prunes partitions by).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import sys
 from collections.abc import Callable, Hashable, Mapping
@@ -23,13 +24,18 @@ import numpy as np
 
 from paimon_schema.layouts.binary_row import row_decoder
 from paimon_schema.query.predicate import Predicate
-from paimon_schema.table.bulk_partitions import FALSE, UNDECIDED, partition_verdicts
+from paimon_schema.table.bulk_partitions import FALSE, UNDECIDED, judge_program, partition_verdicts
 from paimon_schema.table.partitions import partition_of
 from paimon_schema.table.predicates import leaves, partition_verdict
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.stats import ColumnStats, _bound, stats_verdict
 from paimon_schema.values.errors import FormatError, SchemaError
 from paimon_schema.values.types import DataType
+
+try:
+    from paimon_schema.runtime import _kernels
+except ImportError:                         # built without a C compiler
+    _kernels = None  # type: ignore[assignment]
 
 __all__ = ["PartitionFilter"]
 
@@ -48,6 +54,7 @@ class PartitionFilter:
             self.key = None
         self._verdicts: dict[tuple[int, bytes], bool] = {}
         self._decoders: dict[int, tuple[TableSchema, Callable[[bytes], tuple[Any, ...]], tuple[str, ...]]] = {}
+        self._judges: dict[int, tuple[TableSchema, Callable[[bytes], int] | None]] = {}
 
     def useful(self, schema: TableSchema) -> bool:
         """Whether the filter names a partition column of `schema` (else it cannot skip)."""
@@ -76,6 +83,17 @@ class PartitionFilter:
             out[at] = self.partition(raws[at], schema)
         self._verdicts.update(zip(zip(itertools.repeat(id(schema)), raws), out))
         return out
+
+    def judge(self, schema: TableSchema) -> Callable[[bytes], int] | None:
+        """One partition's `bulk_partitions` code (`FALSE`: `partition` is False), judged in C
+        (`_kernels.partition_judge`): the manifest decoder's gate, which asks as it meets each
+        partition; None where the kernel does not judge this filter."""
+        found = self._judges.get(id(schema))
+        if found is None or found[0] is not schema:
+            program = judge_program(self.where, schema.partition_keys, schema.partition_types)
+            found = self._judges[id(schema)] = (
+                schema, None if program is None else functools.partial(_kernels.partition_judge, *program))
+        return found[1]
 
     def _values(self, raw: bytes, schema: TableSchema) -> dict[str, Any]:
         """The partition's {column: value}: `partition_of`'s, without its path (a merged

@@ -27,6 +27,7 @@ from typing import Any, NoReturn, Protocol, TypeVar, cast
 from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
 from paimon_schema.runtime.avro_blocks import project, read_fields, read_records
+from paimon_schema.table.bulk_partitions import FALSE as EXCLUDED
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -179,15 +180,28 @@ class _RecentDataFiles:
                 return
             self.items[key] = (value, size, needs)
             self.held += size
-            evicted = False
-            while self.held > self.budget:
-                _, (_, dropped, _) = self.items.popitem(last=False)
-                self.held -= dropped
-                evicted = True
-            if evicted:
-                for other in [k for k, (_, _, n) in self.items.items()
-                              if any(need not in self.items for need in n)]:
-                    self.held -= self.items.pop(other)[1]
+            self._evict()
+
+    def charge(self, key: tuple, size: int) -> None:
+        """Charge the value held under `key` (if it is) `size` bytes now: it grew."""
+        with self.lock:
+            item = self.items.get(key)
+            if item is not None:
+                self.items[key] = (item[0], size, item[2])
+                self.held += size - item[1]
+                self._evict()
+
+    def _evict(self) -> None:
+        """The least recent values dropped until the budget holds, and what needed them."""
+        evicted = False
+        while self.held > self.budget:
+            _, (_, dropped, _) = self.items.popitem(last=False)
+            self.held -= dropped
+            evicted = True
+        if evicted:
+            for other in [k for k, (_, _, n) in self.items.items()
+                          if any(need not in self.items for need in n)]:
+                self.held -= self.items.pop(other)[1]
 
 
 #: What a `DataFile` holds beyond its bytes and strings (its slots, ints, tuples; measured
@@ -221,7 +235,9 @@ class PartitionFilter(Protocol):
     """What a scan's filter says of partitions (`table.manifest_filter`): `manifest` is False
     when no partition within a manifest's `_PARTITION_STATS` can match, `partitions` of each
     partition (a BinaryRow) that cannot, `useful` when it names no partition column (it cannot
-    skip anything); `key` names the filter in the cache (None: not cached)."""
+    skip anything); `key` names the filter in the cache (None: not cached); `judge` answers one
+partition as a code, `EXCLUDED` where `partitions` would say False (None: no such judge),
+for the decoder to skip the rest of such a partition's entries."""
 
     key: Hashable | None
 
@@ -230,6 +246,8 @@ class PartitionFilter(Protocol):
     def manifest(self, meta: Mapping[str, Any], schema: TableSchema) -> bool: ...
 
     def partitions(self, raws: list[bytes], schema: TableSchema) -> list[bool]: ...
+
+    def judge(self, schema: TableSchema) -> Callable[[bytes], int] | None: ...
 
 
 #: Key functions that sort in bulk: `listing` sorts by one in a single call, not a call per
@@ -257,6 +275,8 @@ _ENTRY_FIELDS = (
     ("_FILE", "_FILE_SOURCE"), ("_FILE", "_FIRST_ROW_ID"), ("_FILE", "_WRITE_COLS"),
     ("_FILE", "_VALUE_STATS", "_MIN_VALUES"), ("_FILE", "_VALUE_STATS", "_MAX_VALUES"),
     ("_FILE", "_VALUE_STATS", "_NULL_COUNTS"), ("_FILE", "_VALUE_STATS_COLS"))
+#: Where `_ENTRY_FIELDS` has the partition (`read_fields`' gate).
+_PARTITION_SLOT = 1
 #: The fold key's values (`_fold_key`): partition, bucket, level, name, extra files (a tuple),
 #: embedded index, external path.
 _KEY_SLOTS = (1, 2, 7, 4, 11, 12, 13)
@@ -269,12 +289,15 @@ class _Decoded:
     """A decoded manifest: each entry's kind and fold key, and each ADD's `DataFile`, made
     when a fold first finds it live (an ADD a later DELETE cancels, or of a partition no
     filter wanted, is never made: its entry's values wait in `rows`). `size` estimates what
-    it holds, its files made."""
+    it holds, its files made. The entries of the partitions in `gated` hold their kind and
+    partition only (the plan that decoded it excluded them: `read_fields`' gate); a plan that
+    keeps any of them first decodes the rest (`complete`)."""
 
-    __slots__ = ("path", "kinds", "keys", "rows", "files", "shared", "size")
+    __slots__ = ("path", "kinds", "keys", "rows", "files", "shared", "size", "gated")
 
-    def __init__(self, path: str, rows: list[tuple]) -> None:
+    def __init__(self, path: str, rows: list[tuple], gated: frozenset[bytes] = frozenset()) -> None:
         self.path = path
+        self.gated = gated
         self.shared: dict[Any, Any] = {}
         self.files: list[DataFile | None] = [None] * len(rows)
         self.kinds: list[int]
@@ -300,6 +323,16 @@ class _Decoded:
         if _kernels is not None:    # nor these lists' items, one by one (`untrack_containers`)
             _kernels.untrack_containers((self.files, self.kinds, self.keys, self.rows))
         self.size = 200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * adds + length
+
+    def complete(self, raw: bytes) -> None:
+        """The entries of the `gated` partitions decoded in full from the manifest's bytes
+        `raw` (in place: the files already made stay, and so do the other entries)."""
+        full = _Decoded(self.path, read_fields(raw, self.path, _ENTRY_FIELDS, _SHARED_SLOTS))
+        gated = self.gated
+        for i in [i for i, key in enumerate(self.keys) if _PARTITION_OF_KEY(key) in gated]:
+            self.keys[i], self.rows[i] = full.keys[i], full.rows[i]
+        self.gated = frozenset()
+        self.size = full.size
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
                 known: dict[Any, Any]) -> DataFile:
@@ -393,10 +426,12 @@ class Manifests:
         excluded = 0
         known: dict[Any, Any] = {}         # `_place`
         verdicts: dict[bytes, bool] = {}
+        judge = None if partitions is None else partitions.judge(schema)
 
         def manifests() -> Iterator[tuple[_Decoded, dict[bytes, bool] | None]]:
-            """Each manifest the filter may match, decoded, and the verdicts of its partitions
-            (None without a filter)."""
+            """Each manifest the filter may match, decoded (but the entries of partitions it
+            excludes, where `judge` tells them), and the verdicts of its partitions (None
+            without a filter)."""
             nonlocal excluded
             for meta in self._manifest_metas(snap):
                 counts = meta.get("_NUM_ADDED_FILES"), meta.get("_NUM_DELETED_FILES")
@@ -404,11 +439,14 @@ class Manifests:
                         and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
                     excluded += counts[0] - counts[1]
                     continue
-                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema)
+                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema, judge)
                 needs.append(cache_key)
                 if partitions is not None:      # each partition's verdict once
                     new = list(set(map(_PARTITION_OF_KEY, decoded.keys)).difference(verdicts))
                     verdicts.update(zip(new, partitions.partitions(new, schema)))
+                if decoded.gated and (partitions is None or any(map(verdicts.__getitem__, decoded.gated))):
+                    decoded.complete(self.io.read_bytes(decoded.path))   # (another filter's decode)
+                    _DATA_FILES.charge(cache_key, decoded.size)
                 yield decoded, None if partitions is None else verdicts
 
         def entries() -> Iterator[tuple[int, tuple, tuple[_Decoded, int]]]:
@@ -458,15 +496,20 @@ class Manifests:
         yield from read_avro(self.io, self._manifest(snap.base_manifest_list))
         yield from read_avro(self.io, self._manifest(snap.delta_manifest_list))
 
-    def _decoded(self, name: str, schema_id: int, schema: TableSchema) -> tuple[tuple, _Decoded]:
-        """A manifest's entries decoded (from the cache when held), with its cache key."""
+    def _decoded(self, name: str, schema_id: int, schema: TableSchema,
+                 judge: Callable[[bytes], int] | None = None) -> tuple[tuple, _Decoded]:
+        """A manifest's entries decoded (from the cache when held), with its cache key; with
+        a `judge`, the entries of the partitions it excludes decoded no further than their
+        partition (a merged manifest holds every partition, and a filter keeps a few)."""
         key = (self.io.name, self.root, schema_id, name)
         held = _DATA_FILES.get(key)
         if held is not None:
             return key, cast(_Decoded, held)
         path = self._manifest(name)
-        decoded = _Decoded(path, read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS,
-                                             _SHARED_SLOTS))
+        seen: dict[bytes, int] = {}
+        rows = read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS, _SHARED_SLOTS,
+                           None if judge is None else (_PARTITION_SLOT, judge, seen, EXCLUDED))
+        decoded = _Decoded(path, rows, frozenset(p for p, code in seen.items() if code == EXCLUDED))
         _DATA_FILES.put(key, decoded, decoded.size)
         return key, decoded
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 from strategies import partition_filters
 
 from paimon_schema import FormatError
+from paimon_schema.query.sql import parse_sql
 from paimon_schema.runtime.avro_blocks import read_fields
 from paimon_schema.table import Table, TableError
 from paimon_schema.table import bulk_partitions, manifests, merge, plan
@@ -172,6 +173,57 @@ def test_a_filtered_listing_is_the_fold_of_the_partitions_it_may_match(
     assert again.excluded == listing.excluded
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_manifest_decoded_for_one_filter_serves_any_other(data: st.DataObject, tmp_path: Path) -> None:
+    """A filtered plan decodes the entries of the partitions its filter excludes no further
+    than their partition (the decoder's gate); a later plan of the cached manifests that keeps
+    any of them, by another filter or none, decodes them then: each listing, in turn, is the
+    one planned from an empty cache."""
+    partitions = data.draw(st.integers(2, 10))
+    root = Path(tempfile.mkdtemp(dir=tmp_path)) / "t"
+    write_history(root, data.draw(st.integers(partitions, 8 * partitions)), partitions=partitions,
+                  compact_every=data.draw(st.integers(2, 6)), merge_min_count=data.draw(st.integers(2, 8)),
+                  manifest_entries=data.draw(st.integers(4, 64)), seed=data.draw(st.integers(0, 99)))
+    snapshot = data.draw(st.integers(1, Table.open(root).latest_snapshot_id() or 1))
+    first = f"dt >= '{day(data.draw(st.integers(1, partitions - 1)))}'"     # (it excludes some)
+    filters = [first, *data.draw(st.lists(st.none() | partition_filters(
+        "dt", [day(p) for p in range(partitions)], {"city": ["Lima", "Rome"], "id": [1, 5]}),
+        max_size=3)), None]
+
+    def listing(table: Table, where: Any) -> manifests.Listing:
+        if isinstance(where, str):
+            where = parse_sql(where)
+        return table._manifests.listing(table.snapshot(snapshot),
+                                        partitions=None if where is None else PartitionFilter(where))
+
+    with planned_with(manifests._kernels):
+        table = Table.open(root)
+        for where in filters:
+            with mock.patch.object(manifests, "_DATA_FILES", manifests._RecentDataFiles(1 << 40)):
+                expected = listing(Table.open(root), where)
+            assert listing(table, where) == expected
+
+
+def test_a_filtered_plan_decodes_only_the_partitions_it_keeps(history: ForgedHistory) -> None:
+    """The forged table's merged manifests hold every partition: a plan of its last quarter
+    of days leaves the others' entries at their partition, and the unfiltered listing after
+    it decodes them in full (the files of a plan from an empty cache)."""
+    where = f"dt >= '{day(PARTITIONS * 3 // 4)}'"
+    with planned_with(manifests._kernels):
+        expected = Table.open(history.root).data_files()
+    with planned_with(manifests._kernels):
+        table = Table.open(history.root)
+        kept = table.scan(where).files()
+        decoded = [v[0] for v in manifests._DATA_FILES.items.values() if isinstance(v[0], manifests._Decoded)]
+        gated = {p for d in decoded for p in d.gated}
+        assert gated and all(f.partition["dt"] >= day(PARTITIONS * 3 // 4) for f in kept)
+        assert sum(1 for d in decoded for key, row in zip(d.keys, d.rows)
+                   if key[0] in gated and row is not None and row[4] is None) > 100
+        assert table.data_files() == expected
+        assert not any(d.gated for d in decoded)
+
+
 def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget bounds memory only if the charges are near what decoded manifests and
@@ -293,7 +345,7 @@ def test_the_cache_holds_its_lists_untracked(history: ForgedHistory,
 
 def _forged(change: Callable[[list[tuple]], list[tuple]]) -> Callable[..., Any]:
     """`Manifests._decoded` with each manifest's rows changed by `change` first."""
-    def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any) -> tuple:
+    def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any, judge: Any = None) -> tuple:
         path = self._manifest(name)
         rows = read_fields(self.io.read_bytes(path), path, manifests._ENTRY_FIELDS)
         return ("forged", name), manifests._Decoded(path, change(rows))
