@@ -7,7 +7,9 @@ Manifests are Avro, decoded in C (`runtime.avro_blocks.read_fields`: only the va
 `DataFile` takes). Manifests are never rewritten (their names carry a UUID), so each is decoded
 once per process and kept in a bounded cache, shared by the snapshots that name it: the next
 snapshot's plan decodes only its new manifests, and a plan filtered by partition decodes only
-the manifests whose partition statistics it may match (`manifest_filter`).
+the manifests whose partition statistics it may match (`manifest_filter`), and in them only the
+entries of the partitions it may match past their partition (`read_fields`' gate: a merged
+manifest holds every partition; a later plan that keeps the others decodes them then).
 """
 
 from __future__ import annotations
