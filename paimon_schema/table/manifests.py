@@ -324,17 +324,19 @@ class _Decoded:
                     _kernels.untrack(self.keys)
         if _kernels is not None:    # nor these lists' items, one by one (`untrack_containers`)
             _kernels.untrack_containers((self.files, self.kinds, self.keys, self.rows))
-        self.size = 200 + _ENTRY_OVERHEAD * len(rows) + (_FILE_OVERHEAD + 100) * adds + length
+        self.size = _charge(len(rows), adds, length)
 
     def complete(self, raw: bytes) -> None:
         """The entries of the `gated` partitions decoded in full from the manifest's bytes
-        `raw` (in place: the files already made stay, and so do the other entries)."""
-        full = _Decoded(self.path, read_fields(raw, self.path, _ENTRY_FIELDS, _SHARED_SLOTS))
+        `raw`, the others walked over (the gate the other way round), in place: the files
+        already made stay, and so do the other entries."""
         gated = self.gated
+        rest = _Decoded(self.path, read_fields(raw, self.path, _ENTRY_FIELDS, _SHARED_SLOTS,
+                                               (_PARTITION_SLOT, gated.__contains__, {}, False)))
         for i in [i for i, key in enumerate(self.keys) if _PARTITION_OF_KEY(key) in gated]:
-            self.keys[i], self.rows[i] = full.keys[i], full.rows[i]
+            self.keys[i], self.rows[i] = rest.keys[i], rest.rows[i]
         self.gated = frozenset()
-        self.size = full.size
+        self.size += rest.size - _charge(len(rest.kinds), rest.kinds.count(ADD), 0)
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
                 known: dict[Any, Any]) -> DataFile:
@@ -346,6 +348,12 @@ class _Decoded:
         self.files[i] = data_file
         self.rows[i] = None
         return data_file
+
+
+def _charge(entries: int, adds: int, length: int) -> int:
+    """What a decoded manifest of `entries` (`adds` of them ADDs, their files to be made)
+    holds, `length` the summed lengths of its strings and bytes."""
+    return 200 + _ENTRY_OVERHEAD * entries + (_FILE_OVERHEAD + 100) * adds + length
 
 
 def read_avro(io: FileIO, path: str) -> list[dict]:

@@ -210,8 +210,14 @@ def test_a_filtered_plan_decodes_only_the_partitions_it_keeps(history: ForgedHis
     of days leaves the others' entries at their partition, and the unfiltered listing after
     it decodes them in full (the files of a plan from an empty cache)."""
     where = f"dt >= '{day(PARTITIONS * 3 // 4)}'"
+
+    def sizes() -> dict[str, int]:
+        return {v[0].path: v[0].size for v in manifests._DATA_FILES.items.values()
+                if isinstance(v[0], manifests._Decoded)}
+
     with planned_with(manifests._kernels):
         expected = Table.open(history.root).data_files()
+        expected_sizes = sizes()
     with planned_with(manifests._kernels):
         table = Table.open(history.root)
         kept = table.scan(where).files()
@@ -222,6 +228,7 @@ def test_a_filtered_plan_decodes_only_the_partitions_it_keeps(history: ForgedHis
                    if key[0] in gated and row is not None and row[4] is None) > 100
         assert table.data_files() == expected
         assert not any(d.gated for d in decoded)
+        assert sizes() == expected_sizes            # (charged as a full decode is)
 
 
 def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
