@@ -330,13 +330,16 @@ class _Decoded:
         """The entries of the `gated` partitions decoded in full from the manifest's bytes
         `raw`, the others walked over (the gate the other way round), in place: the files
         already made stay, and so do the other entries."""
-        gated = self.gated
-        rest = _Decoded(self.path, read_fields(raw, self.path, _ENTRY_FIELDS, _SHARED_SLOTS,
-                                               (_PARTITION_SLOT, gated.__contains__, {}, False)))
-        for i in [i for i, key in enumerate(self.keys) if _PARTITION_OF_KEY(key) in gated]:
-            self.keys[i], self.rows[i] = rest.keys[i], rest.rows[i]
-        self.gated = frozenset()
-        self.size += rest.size - _charge(len(rest.kinds), rest.kinds.count(ADD), 0)
+        with _COMPLETING:                   # (once: plans on other threads may need it too)
+            gated = self.gated
+            if not gated:
+                return
+            rest = _Decoded(self.path, read_fields(raw, self.path, _ENTRY_FIELDS, _SHARED_SLOTS,
+                                                   (_PARTITION_SLOT, gated.__contains__, {}, False)))
+            for i in [i for i, key in enumerate(self.keys) if _PARTITION_OF_KEY(key) in gated]:
+                self.keys[i], self.rows[i] = rest.keys[i], rest.rows[i]
+            self.gated = frozenset()
+            self.size += rest.size - _charge(len(rest.kinds), rest.kinds.count(ADD), 0)
 
     def convert(self, i: int, manifests: Manifests, schema: TableSchema,
                 known: dict[Any, Any]) -> DataFile:
@@ -348,6 +351,10 @@ class _Decoded:
         self.files[i] = data_file
         self.rows[i] = None
         return data_file
+
+
+#: Held while a decoded manifest completes (`_Decoded.complete`).
+_COMPLETING = threading.Lock()
 
 
 def _charge(entries: int, adds: int, length: int) -> int:

@@ -231,6 +231,28 @@ def test_a_filtered_plan_decodes_only_the_partitions_it_keeps(history: ForgedHis
         assert sizes() == expected_sizes            # (charged as a full decode is)
 
 
+def test_plans_on_threads_share_gated_manifests(history: ForgedHistory) -> None:
+    """Plans of several filters (and none) on threads, from one cache: each lists what it
+    lists alone, a gated manifest completed once, under a lock (one that a plan without a
+    filter decoded beside it, its own decode not held, stays gated until a plan needs it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    filters = [f"dt >= '{day(PARTITIONS * 3 // 4)}'", f"dt < '{day(PARTITIONS // 4)}'", None,
+               f"dt = '{day(PARTITIONS // 2)}' OR city = 'Lima'"]
+    expected = {}
+    for where in filters:
+        with planned_with(manifests._kernels):
+            expected[where] = Table.open(history.root).scan(where).files()
+    with planned_with(manifests._kernels), ThreadPoolExecutor(4) as pool:
+        planned = list(pool.map(lambda where: (where, Table.open(history.root).scan(where).files()),
+                                filters * 3))
+        assert all(files == expected[where] for where, files in planned)
+        everything = f"dt >= '{day(0)}'"       # (a filter of its own: no listing held for it)
+        assert Table.open(history.root).scan(everything).files() == expected[None]
+        assert not any(v[0].gated for v in manifests._DATA_FILES.items.values()
+                       if isinstance(v[0], manifests._Decoded))
+
+
 def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget bounds memory only if the charges are near what decoded manifests and
