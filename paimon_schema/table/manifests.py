@@ -30,6 +30,7 @@ from paimon_schema.layouts.global_index_meta import GlobalIndexMeta
 from paimon_schema.runtime import collector
 from paimon_schema.runtime.avro_blocks import project, read_fields, read_records
 from paimon_schema.table.bulk_partitions import FALSE as EXCLUDED
+from paimon_schema.table.bulk_partitions import UNDECIDED
 from paimon_schema.table.errors import TableError
 from paimon_schema.table.fileio import FileIO
 from paimon_schema.table.partitions import bucket_dir, partition_of
@@ -238,8 +239,9 @@ class PartitionFilter(Protocol):
     when no partition within a manifest's `_PARTITION_STATS` can match, `partitions` of each
     partition (a BinaryRow) that cannot, `useful` when it names no partition column (it cannot
     skip anything); `key` names the filter in the cache (None: not cached); `judge` answers one
-partition as a code, `EXCLUDED` where `partitions` would say False (None: no such judge),
-for the decoder to skip the rest of such a partition's entries."""
+partition with a `bulk_partitions` code (`EXCLUDED`: `partitions` says False; `UNDECIDED`:
+ask `partitions`; others: True), for the decoder to skip the rest of an excluded partition's
+entries (None: no such judge)."""
 
     key: Hashable | None
 
@@ -456,9 +458,12 @@ class Manifests:
                         and isinstance(counts[1], int) and not partitions.manifest(meta, schema):
                     excluded += counts[0] - counts[1]
                     continue
-                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema, judge)
+                judged: dict[bytes, int] = {}
+                cache_key, decoded = self._decoded(meta["_FILE_NAME"], snap.schema_id, schema, judge,
+                                                   judged)
                 needs.append(cache_key)
-                if partitions is not None:      # each partition's verdict once
+                if partitions is not None:      # each partition's verdict once (the gate's too)
+                    verdicts.update((p, code != EXCLUDED) for p, code in judged.items() if code != UNDECIDED)
                     new = list(set(map(_PARTITION_OF_KEY, decoded.keys)).difference(verdicts))
                     verdicts.update(zip(new, partitions.partitions(new, schema)))
                 if decoded.gated and (partitions is None or any(map(verdicts.__getitem__, decoded.gated))):
@@ -514,16 +519,18 @@ class Manifests:
         yield from read_avro(self.io, self._manifest(snap.delta_manifest_list))
 
     def _decoded(self, name: str, schema_id: int, schema: TableSchema,
-                 judge: Callable[[bytes], int] | None = None) -> tuple[tuple, _Decoded]:
+                 judge: Callable[[bytes], int] | None = None, judged: dict[bytes, int] | None = None
+                 ) -> tuple[tuple, _Decoded]:
         """A manifest's entries decoded (from the cache when held), with its cache key; with
         a `judge`, the entries of the partitions it excludes decoded no further than their
-        partition (a merged manifest holds every partition, and a filter keeps a few)."""
+        partition (a merged manifest holds every partition, and a filter keeps a few), its
+        codes put in `judged`."""
         key = (self.io.name, self.root, schema_id, name)
         held = _DATA_FILES.get(key)
         if held is not None:
             return key, cast(_Decoded, held)
         path = self._manifest(name)
-        seen: dict[bytes, int] = {}
+        seen: dict[bytes, int] = {} if judged is None else judged
         rows = read_fields(self.io.read_bytes(path), path, _ENTRY_FIELDS, _SHARED_SLOTS,
                            None if judge is None else (_PARTITION_SLOT, judge, seen, EXCLUDED))
         decoded = _Decoded(path, rows, frozenset(p for p, code in seen.items() if code == EXCLUDED))

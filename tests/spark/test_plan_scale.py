@@ -374,7 +374,7 @@ def test_the_cache_holds_its_lists_untracked(history: ForgedHistory,
 
 def _forged(change: Callable[[list[tuple]], list[tuple]]) -> Callable[..., Any]:
     """`Manifests._decoded` with each manifest's rows changed by `change` first."""
-    def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any, judge: Any = None) -> tuple:
+    def decoded(self: manifests.Manifests, name: str, schema_id: int, schema: Any, *gate: Any) -> tuple:
         path = self._manifest(name)
         rows = read_fields(self.io.read_bytes(path), path, manifests._ENTRY_FIELDS)
         return ("forged", name), manifests._Decoded(path, change(rows))
