@@ -68,9 +68,9 @@ def test_the_plan_keeps_what_each_file_keeps(case: tuple[dict[int, TableSchema],
     tab = SimpleNamespace(schema=schemas.__getitem__)
     read_plan = SimpleNamespace(files=tuple(files), schema=schemas[1], snapshot=None)
     stats = merge.ReadStats()
-    kept = merge._pruned(tab, read_plan, where, "FAILFAST", stats)       # type: ignore[arg-type]
-    assert [f.file_name for f, rows in kept] == expected
-    assert all(rows is None for _, rows in kept)
+    kept, rows = merge._pruned(tab, read_plan, where, "FAILFAST", stats)       # type: ignore[arg-type]
+    assert [f.file_name for f in kept] == expected
+    assert rows == [None] * len(kept)
     assert (stats.files_skipped_by_partition, stats.files_skipped_by_stats) == (by_partition, by_stats)
     assert stats.rows == sum(f.row_count for f in files)
 
@@ -182,10 +182,10 @@ def test_without_the_c_extension_the_plan_prunes_the_same(
     def pruned() -> tuple[list[str], dict]:
         read = plan.read_files("t", schemas[1], tuple(files))
         stats = merge.ReadStats()
-        kept = merge._pruned(SimpleNamespace(schema=schemas.__getitem__),    # type: ignore[arg-type]
-                             SimpleNamespace(files=read, schema=schemas[1], snapshot=None),
-                             where, "FAILFAST", stats)
-        return [f.file_name for f, _ in kept], stats.as_dict()
+        kept, _ = merge._pruned(SimpleNamespace(schema=schemas.__getitem__),    # type: ignore[arg-type]
+                                SimpleNamespace(files=read, schema=schemas[1], snapshot=None),
+                                where, "FAILFAST", stats)
+        return [f.file_name for f in kept], stats.as_dict()
 
     compiled = pruned()
     with pytest.MonkeyPatch.context() as patch:

@@ -55,7 +55,7 @@ class _PerFile(Exception):
 
 
 def stats_skips(files: Sequence[DataFile], values: list[Any], schema_ids: list[int],
-                rows: Sequence[int], predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
+                rows: Sequence[int] | NDArray[np.int64], predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
                 schema_of: Callable[[int], TableSchema]) -> Bools:
     """For each file, `stats_skip(file, schema_of(id), *predicate_of(id))` with `id` its
     schema id; `values`, `schema_ids` and `rows` are the files' `value_stats`, schema ids and
