@@ -55,7 +55,8 @@ class _PerFile(Exception):
 
 
 def stats_skips(files: Sequence[DataFile], values: list[Any], schema_ids: list[int],
-                rows: Sequence[int] | NDArray[np.int64], predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
+                rows: Sequence[int] | NDArray[np.int64],
+                predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
                 schema_of: Callable[[int], TableSchema]) -> Bools:
     """For each file, `stats_skip(file, schema_of(id), *predicate_of(id))` with `id` its
     schema id; `values`, `schema_ids` and `rows` are the files' `value_stats`, schema ids and
@@ -95,9 +96,11 @@ def _schema_skips(files: Sequence[DataFile], values: list[Any], rows: NDArray[np
     skips = np.zeros(len(files), dtype=bool)
     todo = np.arange(len(files))
     while todo.size:
-        picked = todo.tolist()
-        sub_files = files if todo.size == len(files) else [files[i] for i in picked]
-        sub_values = values if todo.size == len(files) else [values[i] for i in picked]
+        if todo.size == len(files):
+            sub_files, sub_values = files, values
+        else:
+            picked = todo.tolist()
+            sub_files, sub_values = [files[i] for i in picked], [values[i] for i in picked]
         first = sub_values[0]
         names = first[3] if type(first) is tuple and len(first) == 4 else _NO_NAMES
         group = _Group(sub_files, sub_values, rows[todo], schema, columns, names)
