@@ -646,3 +646,40 @@ def read_order_files(draw: st.DrawFn) -> list[DataFile]:
         field = draw(st.sampled_from(["bucket", "level", "min_sequence_number", "first_row_id"]))
         files[at] = dataclasses.replace(files[at], **{field: odd})
     return files
+
+
+@st.composite
+def coded_keys(draw: st.DrawFn) -> tuple[list[Any], list[int] | None, bool]:
+    """(keys, positions or None, identity) for `merge._value_codes`: keys from a small pool
+    (runs of one object, equal objects that are not the same, None), positions that repeat,
+    jump back and count from the end; with `identity`, unhashable dicts among them."""
+    identity = draw(st.booleans())
+    pool: list[Any] = [None, b"a", b"ab", bytes(b"ab"[:1]) + b"b", 1, 1.0, "x", (1, b"a")]
+    if identity:
+        pool += [{}, {"p": 1}, [1]]
+    keys: list[Any] = []
+    for _ in range(draw(st.integers(0, 12))):
+        key = draw(st.sampled_from(pool))
+        keys += [key] * draw(st.integers(1, 4))
+    positions = None
+    if keys and draw(st.booleans()):
+        positions = draw(st.lists(st.integers(-len(keys), len(keys) - 1), max_size=30))
+    return keys, positions, identity
+
+
+@st.composite
+def file_paths(draw: st.DrawFn) -> list[str]:
+    """Paths in runs of a directory, as a plan's files come (directories revisited, of one
+    or several string kinds, nested, empty, a root, no slash at all, a
+    `file:` URI, a name with a `?`; never an empty name)."""
+    directories = ["/t/dt=1/bucket-0", "/t/dt=1/bucket-1", "/t/dt=\u00e9/bucket-0",
+                   "/t/dt=\U0001f600/bucket-0", "file:/t/x", "file:///t/y", "", "rel",
+                   "/t/dt=1/bucket-0/sub"]
+    names = ["a.parquet", "\u00e9.orc", "\U0001f600", "b", "q?x"]
+    paths: list[str] = []
+    for _ in range(draw(st.integers(0, 10))):
+        directory = draw(st.sampled_from(directories + [None]))
+        for _ in range(draw(st.integers(1, 4))):
+            name = draw(st.sampled_from(names))
+            paths.append(name if directory is None else f"{directory}/{name}")
+    return paths
