@@ -910,8 +910,8 @@ def test_value_codes_refuse_what_python_refuses() -> None:
 @given(file_paths())
 def test_path_directories_are_each_directory_with_its_last_path(paths: list[str]) -> None:
     """`path_directories`: each path's `rpartition("/")[0]`, in first-seen order, with its
-    last path's index, as the Python expression; the directories' paths resolve the plan's
-    files as each path alone does (`merge._resolved`)."""
+    last path's index, as the Python expression, or None where a path holds a `?`; the
+    directories' paths resolve the plan's files as each path alone does (`merge._resolved`)."""
     from unittest import mock
 
     from paimon_schema.table import merge
@@ -920,7 +920,9 @@ def test_path_directories_are_each_directory_with_its_last_path(paths: list[str]
     got = merge._path_directories(paths)
     with mock.patch.object(merge, "_kernels", None):
         expected = merge._path_directories(paths)
-    assert list(got.items()) == list(expected.items())
+    assert (got is None) == (expected is None) == ("?" in "".join(paths))
+    assert list((got or {}).items()) == list((expected or {}).items())
+    assert merge._kernels.path_directories(["a/b", "a/c?d", 1]) is None       # (not looked past)
     odd = ["a/", "a/b", "/x", "", "y", "a//b", "\u00e9/a", "\u00e9/b", "\U0001f600/c"]
     assert list(merge._kernels.path_directories(odd).items()) == [
         (path.rpartition("/")[0], max(i for i, other in enumerate(odd)
@@ -935,3 +937,18 @@ def test_path_directories_are_each_directory_with_its_last_path(paths: list[str]
     assert [f is io for f in fileios] == [f is io for f, _ in resolved]
     with pytest.raises(TypeError):
         merge._kernels.path_directories(["a/b", b"a/c"])
+
+
+@given(st.lists(st.sampled_from(["a.parquet", "b.orc", ".parquet", "parquet", "x.parquet\0", "\u00e9.parquet",
+                                 "\U0001f600.PARQUET", ""]), max_size=8))
+def test_all_end_with_is_all_endswith(names: list[str]) -> None:
+    from unittest import mock
+
+    from paimon_schema.table import merge
+
+    expected = all(name.endswith(".parquet") for name in names)
+    assert merge._kernels.all_end_with(names, ".parquet") is expected is merge._all_parquet(names)
+    with mock.patch.object(merge, "_kernels", None):
+        assert merge._all_parquet(names) is expected
+    with pytest.raises(TypeError):
+        merge._kernels.all_end_with([b"a.parquet"], ".parquet")

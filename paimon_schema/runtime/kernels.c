@@ -5715,7 +5715,8 @@ done:
 /* ---- prune10 (defined at the end of the file) ---- */
 static PyObject *value_codes(PyObject *module, PyObject *args);
 static PyObject *path_directories(PyObject *module, PyObject *args);
-extern const char value_codes_doc[], path_directories_doc[];
+static PyObject *all_end_with(PyObject *module, PyObject *args);
+extern const char value_codes_doc[], path_directories_doc[], all_end_with_doc[];
 
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
@@ -5761,6 +5762,7 @@ static PyMethodDef methods[] = {
     {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
     {"value_codes", value_codes, METH_VARARGS, value_codes_doc},
     {"path_directories", path_directories, METH_VARARGS, path_directories_doc},
+    {"all_end_with", all_end_with, METH_VARARGS, all_end_with_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -5876,10 +5878,11 @@ done:
 }
 
 const char path_directories_doc[] =
-"path_directories(paths: list[str], /) -> dict[str, int]\n\n"
+"path_directories(paths: list[str], /) -> dict[str, int] | None\n\n"
 "`dict(zip(directories, range(len(paths))))` where each directory is `path.rpartition('/')[0]`:\n"
-"each directory (in first-seen order) with the index of its last path. A path in the previous\n"
-"path's directory is compared in place, no string made (a plan's files come by directory).";
+"each directory (in first-seen order) with the index of its last path; None where a path holds\n"
+"a `?` (a URI's query: such paths are resolved one by one). A path in the previous path's\n"
+"directory is compared in place, no string made (a plan's files come by directory).";
 
 static PyObject *
 path_directories(PyObject *Py_UNUSED(module), PyObject *args)
@@ -5902,8 +5905,15 @@ path_directories(PyObject *Py_UNUSED(module), PyObject *args)
         }
         Py_ssize_t length = PyUnicode_GET_LENGTH(path);
         Py_ssize_t slash = PyUnicode_FindChar(path, '/', 0, length, -1);
-        if (slash == -2)
+        Py_ssize_t query = slash == -2 ? -2 : PyUnicode_FindChar(path, '?', 0, length, 1);
+        if (query == -2)
             goto fail;
+        if (query >= 0) {
+            Py_XDECREF(current);
+            Py_XDECREF(current_path);
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
         Py_ssize_t cut = slash < 0 ? 0 : slash;
         if (current && cut == current_length
                 && PyUnicode_KIND(path) == PyUnicode_KIND(current_path)
@@ -5944,4 +5954,31 @@ fail:
     Py_XDECREF(current_path);
     Py_DECREF(out);
     return NULL;
+}
+
+const char all_end_with_doc[] =
+"all_end_with(strings: list[str], suffix: str, /) -> bool\n\n"
+"`all(s.endswith(suffix) for s in strings)`: whether a plan's data files are all Parquet, with\n"
+"no call per name.";
+
+static PyObject *
+all_end_with(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *strings, *suffix;
+    if (!PyArg_ParseTuple(args, "O!U:all_end_with", &PyList_Type, &strings, &suffix))
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(strings); i++) {
+        PyObject *text = PyList_GET_ITEM(strings, i);
+        if (!PyUnicode_Check(text)) {
+            PyErr_Format(PyExc_TypeError, "all_end_with: a string must be str, not %.100s",
+                         Py_TYPE(text)->tp_name);
+            return NULL;
+        }
+        Py_ssize_t found = PyUnicode_Tailmatch(text, suffix, 0, PY_SSIZE_T_MAX, 1);
+        if (found < 0)
+            return NULL;
+        if (!found)
+            Py_RETURN_FALSE;
+    }
+    Py_RETURN_TRUE;
 }

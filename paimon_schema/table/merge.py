@@ -286,7 +286,7 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
     left_schemas = ([schema_ids[0]] * len(positions) if one_schema and positions
                     else list(map(schema_ids.__getitem__, positions)))
     evaluators: dict[int, QuickEvaluator | None] = {}
-    for schema_id in dict.fromkeys(left_schemas):
+    for schema_id in left_schemas[:1] if one_schema else dict.fromkeys(left_schemas):
         predicate, row_type, _ = for_file(schema_id)
         evaluators[schema_id] = QuickEvaluator(predicate, row_type) if row_type else None
     # each distinct container answered once (`QuickEvaluator`: by its bytes), the files
@@ -428,7 +428,8 @@ def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
     answers = [verdict(partitions[k]) for k in firsts]
     kinds = np.array([0 if answer is False else 1 if answer else 2 for answer in answers],
                      dtype=np.int8)[codes]         # of each run: skipped, whole, candidates
-    lengths = np.diff(np.asarray(file_runs.starts, dtype=np.int64), append=len(files))
+    bounds: NDArray[np.int64] = np.asarray([*file_runs.starts, len(files)], dtype=np.int64)
+    lengths = bounds[1:] - bounds[:-1]
     rows = np.asarray(file_runs.rows, dtype=np.int64)
     skipped_runs, whole_runs = kinds == 0, kinds == 1
     in_whole = np.where(whole_runs, lengths, 0)
@@ -619,11 +620,10 @@ def _tasks(tab: Table, plan: ReadPlan, files: list[DataFile], candidates: list[B
 
 
 def _all_parquet(names: list[str]) -> bool:
-    """Whether every name ends with ".parquet" (two string scans, not a call per name)."""
-    joined = "\0".join(names)
-    if joined.count("\0") != len(names) - 1:         # (a name holding a NUL)
+    """Whether every name ends with ".parquet" (in C where built: no call per name)."""
+    if _kernels is None:
         return all(map(str.endswith, names, itertools.repeat(".parquet")))
-    return (joined + "\0").count(".parquet\0") == len(names)
+    return _kernels.all_end_with(names, ".parquet")
 
 
 def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
@@ -632,9 +632,10 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     so one file of each directory is resolved and the others follow from it (but names with
     a `?`, which a URI's query would cut: each resolved); where every directory resolves to
     itself on one FileIO (a table's own files), the paths are their inner paths."""
-    if "?" not in "".join(paths):
+    directories_of = _path_directories(paths)
+    if directories_of is not None:          # (no `?` in any path)
         places: dict[str, tuple[FileIO, str] | None] = {}
-        for directory, k in _path_directories(paths).items():     # (each one's last file)
+        for directory, k in directories_of.items():     # (each one's last file)
             name = paths[k].rpartition("/")[2]
             fileio, resolved = io.resolve(f"{directory}/{name}")
             places[directory] = ((fileio, resolved[:-len(name)])
@@ -664,11 +665,14 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     return fileios, inner
 
 
-def _path_directories(paths: list[str]) -> dict[str, int]:
+def _path_directories(paths: list[str]) -> dict[str, int] | None:
     """Each path's directory (`rpartition("/")[0]`), first seen first, with its last path's
-    index; one pass in C where built, no string made for a path in the previous one's."""
+    index; None where a path holds a `?`. One pass in C where built, no string made for a
+    path in the previous one's directory."""
     if _kernels is not None:
         return _kernels.path_directories(paths)
+    if "?" in "".join(paths):
+        return None
     return dict(zip([path.rpartition("/")[0] for path in paths], range(len(paths))))
 
 
