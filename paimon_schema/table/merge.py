@@ -306,7 +306,8 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
         evaluator = evaluators[schema_id]
         results.append(None if evaluator is None else evaluator(passed.embedded[positions[first]]))
     # no container, one the kernel declines or a deletion vector: the parsed container
-    parsed = np.isin(codes, [code for code, result in enumerate(results) if result is None])
+    unanswered = [code for code, result in enumerate(results) if result is None]
+    parsed = np.isin(codes, unanswered) if unanswered else np.zeros(len(codes), dtype=bool)
     if passed.deletions.count(None) != len(passed.deletions):
         parsed |= np.fromiter(map(operator.is_not, map(passed.deletions.__getitem__, positions),
                                   itertools.repeat(None)), dtype=bool, count=len(positions))
@@ -612,7 +613,9 @@ def _tasks(tab: Table, plan: ReadPlan, files: list[DataFile], candidates: list[B
         sizes_of = np.array([-1 if candidate is None else len(candidate) for candidate in distinct],
                             dtype=np.int64)[numbers]
         with_rows = sizes_of >= 0
-        left = np.asarray(counts, dtype=np.int64) - np.asarray(counted, dtype=np.int64) - sizes_of
+        left = np.asarray(counts, dtype=np.int64) - sizes_of
+        if not without_deletions:
+            left -= np.asarray(counted, dtype=np.int64)
         stats.rows_skipped += int(np.maximum(left[with_rows], 0).sum())
     fileios, inner = _resolved(tab.io, paths)
     return _new_tasks((fileios, inner, names, formats, counts, columns, deletions, rows,
