@@ -380,17 +380,11 @@ def _value_codes(keys: list[Any], positions: list[int] | None = None,
         raw, firsts = _kernels.value_codes(keys, positions, identity)
         return np.frombuffer(raw, dtype=np.int32), firsts
     picked = keys if positions is None else list(map(keys.__getitem__, positions))
-    numbers: dict[Any, int] = {}
-    firsts = []
-    codes = []
-    for i, key in enumerate(picked):
-        seen = id(key) if identity else key
-        code = numbers.get(seen)
-        if code is None:
-            code = numbers[seen] = len(firsts)
-            firsts.append(i)
-        codes.append(code)
-    return np.array(codes, dtype=np.int32), firsts
+    seen = list(map(id, picked)) if identity else picked
+    first_of = dict(zip(reversed(seen), range(len(seen) - 1, -1, -1)))   # (the first wins)
+    firsts = sorted(first_of.values())
+    numbers = dict(zip(map(seen.__getitem__, firsts), range(len(firsts))))
+    return np.fromiter(map(numbers.__getitem__, seen), dtype=np.int32, count=len(seen)), firsts
 
 
 class _Passed(NamedTuple):
