@@ -685,7 +685,7 @@ def _columns(tab: Table, plan: ReadPlan, schema_id: int, write_cols: Any, partit
              out_columns: list[str], shared: dict[Any, Any]) -> tuple[Column, ...]:
     """The output columns of files of this schema, write columns and partition; `shared`
     keeps what such files share (the types, the `Column` of each column that is not a
-    partition's: one object for all partitions)."""
+    partition's: one object for all partitions, a new one only for a partition's values)."""
     key = ("layout", schema_id, write_cols)
     layout = shared.get(key)
     if layout is None:
@@ -697,11 +697,18 @@ def _columns(tab: Table, plan: ReadPlan, schema_id: int, write_cols: Any, partit
             old = file_schema.by_id.get(current.id)
             if old is not None and written is not None and old.name not in written:
                 old = None              # a data-evolution file holds only its write columns
-            plain = Column(name, arrow_type(current.type), None if old is None else old.name)
-            layout.append((name, plain.arrow_type, plain.file_column, plain))
-    return tuple(plain if name not in partition and partition.get(name) is None
-                 else Column(name, type_, file_column, partition.get(name), name in partition)
-                 for name, type_, file_column, plain in layout)
+            layout.append(Column(name, arrow_type(current.type), None if old is None else old.name))
+        shared[key, "plain"] = tuple(layout)
+    plain: tuple[Column, ...] = shared[key, "plain"]
+    inside = [i for i, column in enumerate(layout) if column.name in partition]
+    if not inside:
+        return plain
+    columns = list(plain)
+    for i in inside:                        # (a partition column: its value)
+        column = layout[i]
+        columns[i] = Column(column.name, column.arrow_type, column.file_column,
+                            partition[column.name], True)
+    return tuple(columns)
 
 
 # ------------------------------------------------------------------------------ reading
