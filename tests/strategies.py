@@ -683,3 +683,46 @@ def file_paths(draw: st.DrawFn) -> list[str]:
             name = draw(st.sampled_from(names))
             paths.append(name if directory is None else f"{directory}/{name}")
     return paths
+
+
+@st.composite
+def indexed_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]]:
+    """`stats_files` whose files embed file-index containers as a plan meets them: a few
+    containers (bitmap V1 or V2 on `k` or `s`, of as many rows as the file, an empty entry),
+    each shared by several files as one bytes object, or an equal copy (another object), or
+    damaged (a flipped byte, cut short); some files without one."""
+    schemas, files = draw(stats_files())
+    containers: list[tuple[bytes, int]] = []
+    for _ in range(draw(st.integers(1, 3))):
+        column = draw(st.sampled_from(["k", "s"]))
+        pool = [1, 2, 3, None] if column == "k" else ["a", "b", "p" * 17, None]
+        values = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+        data_type = "BIGINT" if column == "k" else "STRING"
+        blob = build_bitmap_index(data_type, values, version=draw(st.sampled_from([1, 2])))
+        shape = draw(st.sampled_from([{"bitmap": blob}, {"bitmap": blob}, {"bitmap": None}]))
+        containers.append((write_file_index({column: shape}), len(values)))
+    out = []
+    for data_file in files:
+        kind = draw(st.sampled_from(["shared", "shared", "shared", "copy", "none", "damaged"]))
+        if kind == "none":
+            out.append(data_file)
+            continue
+        data, rows = draw(st.sampled_from(containers))
+        if kind == "copy":
+            data = bytes(bytearray(data))
+        elif kind == "damaged":
+            at = draw(st.integers(0, len(data) - 1))
+            data = draw(st.sampled_from([data[:at], data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]]))
+        out.append(dataclasses.replace(data_file, embedded_index=data, row_count=rows))
+    return schemas, out
+
+
+def index_predicates() -> st.SearchStrategy[Predicate]:
+    """Filters an `indexed_files` container answers (`=` and IN on `k` or `s`, literals in its
+    pools and not), alone or with a `stats_predicates` filter under AND or OR."""
+    leaf = (st.sampled_from([1, 2, 3, 4]).map(lambda v: Leaf("equal", "k", (v,)))
+            | st.lists(st.sampled_from(["a", "b", "p" * 17, "c"]), min_size=1, max_size=2).map(
+                lambda values: Leaf("in_", "s", tuple(values))))
+    return st.one_of(leaf, stats_predicates(),
+                     st.tuples(leaf, stats_predicates()).map(lambda pair: And(pair)),
+                     st.tuples(leaf, stats_predicates()).map(lambda pair: Or(pair)))

@@ -23,7 +23,8 @@ from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.stats import stats_skip
 from paimon_schema.values.errors import FormatError
-from strategies import STATS_FIELDS, stat_values, stats_files, stats_predicates, stats_schemas
+from strategies import (STATS_FIELDS, index_predicates, indexed_files, stat_values, stats_files, stats_predicates,
+                        stats_schemas)
 
 _kernels = pytest.importorskip("paimon_schema.runtime._kernels")
 
@@ -202,3 +203,37 @@ def test_in_with_a_null_literal_selects_no_row_of_a_partition_it_misses() -> Non
     assert preds.partition_verdict(Leaf("in_", "dt", (None, "2024-01-01")), {"dt": "2024-01-01"}) is True
     assert preds.partition_verdict(Leaf("not_in", "dt", (None, "x")), {"dt": "2024-01-01"}) is False
     assert preds.partition_verdict(Leaf("in_", "dt", (None,)), {"dt": None}) is False
+
+
+@settings(max_examples=150, deadline=None)
+@given(indexed_files(), index_predicates(), st.sampled_from(["FAILFAST", "PERMISSIVE"]))
+def test_index_answers_prune_the_same_without_the_c_extensions(
+        case: tuple[dict[int, TableSchema], list[DataFile]], where: Predicate, mode: str) -> None:
+    """`merge._pruned` numbers the files by their containers (`_value_codes`), answers each
+    distinct container once and drops what each number drops: the same files, kept rows,
+    counts and errors as without the C extension (Python passes, `_kernels`) and as with every
+    container parsed (no C probe, `_avro`), on shared, copied, damaged and missing containers."""
+    from paimon_schema.query import quick_evaluate
+    from paimon_schema.table import indexes
+
+    schemas, files = case
+    files = sorted(files, key=lambda f: f.partition_path)
+    tab = SimpleNamespace(schema=schemas.__getitem__, file_index=lambda f: indexes.file_index(None, f))
+
+    def pruned() -> Any:
+        read = plan.read_files("t", schemas[1], tuple(files), merge._CANDIDATE_ATTRIBUTES)
+        stats = merge.ReadStats()
+        try:
+            kept, rows = merge._pruned(tab, SimpleNamespace(files=read, schema=schemas[1], snapshot=None),  # type: ignore[arg-type]
+                                       where, mode, stats)
+        except Exception as exc:            # (compared, not hidden: the same error on every path,
+            return type(exc), str(exc)      # TypeError too: `evaluate` of an empty OR raises it)
+        return ([f.file_name for f in kept], [None if r is None else list(r) for r in rows],
+                stats.as_dict())
+
+    compiled = pruned()
+    for modules, attribute in (((bulk_stats, merge, plan), "_kernels"), ((quick_evaluate,), "_avro")):
+        with pytest.MonkeyPatch.context() as patch:
+            for module in modules:
+                patch.setattr(module, attribute, None)
+            assert pruned() == compiled
