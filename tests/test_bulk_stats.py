@@ -237,3 +237,43 @@ def test_index_answers_prune_the_same_without_the_c_extensions(
             for module in modules:
                 patch.setattr(module, attribute, None)
             assert pruned() == compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_codes_of_many_literals_are_each_literals_codes(data: st.DataObject) -> None:
+    """`stats_bounds_each`: the codes of an IN list's literals in one pass over the files'
+    statistics, literal after literal as `stats_bounds` answers each (rows of every kind the
+    kernel reads, NULL values, damaged rows, empty and missing bounds, foreign and odd
+    statistics, truncated maxima)."""
+    types = data.draw(st.lists(st.sampled_from([t for _, _, t, _ in STATS_FIELDS[:9]]),
+                               min_size=1, max_size=4))
+    kinds = row_kinds(types)
+    assert kinds is not None
+    names = tuple(f"c{i}" for i in range(len(types)))
+
+    def row() -> bytes | None:
+        try:
+            raw = encode_binary_row([data.draw(st.none() | stat_values(t)) for t in types], types)
+        except Exception:                   # a day number beyond int32
+            return None
+        damage = data.draw(st.sampled_from(["none"] * 4 + ["empty", "missing", "flip"]))
+        if damage == "flip":
+            at = data.draw(st.integers(0, len(raw) - 1))
+            return raw[:at] + bytes([raw[at] ^ (1 << data.draw(st.integers(0, 7)))]) + raw[at + 1:]
+        return {"none": raw, "empty": b"", "missing": None}[damage]
+
+    stats: list[Any] = [(row(), row(), data.draw(st.none() | st.just((0,) * len(types))), names)
+                        for _ in range(data.draw(st.integers(0, 8)))]
+    stats += [None, "odd", (b"", b"", None, tuple(names)), (b"", b"", (1,) * (len(types) + 1), names)]
+    field = data.draw(st.integers(0, len(kinds) - 1))
+    kind = kinds[field]
+    literal = (st.integers(-2**70, 2**70) if kind in "?bhiqD" else st.floats() if kind in "fd"
+               else st.binary(max_size=20) | st.text(max_size=8).map(str.encode))
+    literals = tuple(data.draw(st.lists(st.none() | literal, max_size=4)))
+    limit = data.draw(st.sampled_from([0, 0, 2, 16]))
+    expected = b"".join(_kernels.stats_bounds(stats, names, kinds.encode(), field, literal, limit)
+                        for literal in literals)
+    assert _kernels.stats_bounds_each(stats, names, kinds.encode(), field, literals, limit) == expected
+    with pytest.raises(TypeError):
+        _kernels.stats_bounds_each(stats, names, kinds.encode(), field, (1.5 if kind in "sy" else "x",), limit)
