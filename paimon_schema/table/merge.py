@@ -220,13 +220,16 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     stats = ReadStats(files=len(plan.files) + plan.excluded,
                       files_skipped_by_partition=plan.excluded)
     if where is None:
-        stats.rows = sum(map(_ROW_COUNT, plan.files))
+        runs = getattr(plan.files, "runs", None)         # (their runs' sums: no pass over them)
+        stats.rows = sum(map(_ROW_COUNT, plan.files)) if runs is None else sum(runs.rows)
         read = list(plan.files)
         rows: list[BitMap | None] = [None] * len(read)
     else:
         read, rows = _pruned(tab, plan, where, mode, stats)
         order = read_permutation(tuple(read))
-        read, rows = list(map(read.__getitem__, order)), list(map(rows.__getitem__, order))
+        read = list(map(read.__getitem__, order))
+        if rows.count(None) != len(rows):   # (else the same Nones in any order)
+            rows = list(map(rows.__getitem__, order))
     tasks = _tasks(tab, plan, read, rows, out_columns, stats)
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
