@@ -646,3 +646,83 @@ def read_order_files(draw: st.DrawFn) -> list[DataFile]:
         field = draw(st.sampled_from(["bucket", "level", "min_sequence_number", "first_row_id"]))
         files[at] = dataclasses.replace(files[at], **{field: odd})
     return files
+
+
+@st.composite
+def coded_keys(draw: st.DrawFn) -> tuple[list[Any], list[int] | None, bool]:
+    """(keys, positions or None, identity) for `merge._value_codes`: keys from a small pool
+    (runs of one object, equal objects that are not the same, None), positions that repeat,
+    jump back and count from the end; with `identity`, unhashable dicts among them."""
+    identity = draw(st.booleans())
+    pool: list[Any] = [None, b"a", b"ab", bytes(b"ab"[:1]) + b"b", 1, 1.0, "x", (1, b"a")]
+    if identity:
+        pool += [{}, {"p": 1}, [1]]
+    keys: list[Any] = []
+    for _ in range(draw(st.integers(0, 12))):
+        key = draw(st.sampled_from(pool))
+        keys += [key] * draw(st.integers(1, 4))
+    positions = None
+    if keys and draw(st.booleans()):
+        positions = draw(st.lists(st.integers(-len(keys), len(keys) - 1), max_size=30))
+    return keys, positions, identity
+
+
+@st.composite
+def file_paths(draw: st.DrawFn) -> list[str]:
+    """Paths in runs of a directory, as a plan's files come (directories revisited, of one
+    or several string kinds, nested, empty, a root, no slash at all, a
+    `file:` URI, a name with a `?`; never an empty name)."""
+    directories = ["/t/dt=1/bucket-0", "/t/dt=1/bucket-1", "/t/dt=\u00e9/bucket-0",
+                   "/t/dt=\U0001f600/bucket-0", "file:/t/x", "file:///t/y", "", "rel",
+                   "/t/dt=1/bucket-0/sub"]
+    names = ["a.parquet", "\u00e9.orc", "\U0001f600", "b", "q?x"]
+    paths: list[str] = []
+    for _ in range(draw(st.integers(0, 10))):
+        directory = draw(st.sampled_from(directories + [None]))
+        for _ in range(draw(st.integers(1, 4))):
+            name = draw(st.sampled_from(names))
+            paths.append(name if directory is None else f"{directory}/{name}")
+    return paths
+
+
+@st.composite
+def indexed_files(draw: st.DrawFn) -> tuple[dict[int, TableSchema], list[DataFile]]:
+    """`stats_files` whose files embed file-index containers as a plan meets them: a few
+    containers (bitmap V1 or V2 on `k` or `s`, of as many rows as the file, an empty entry),
+    each shared by several files as one bytes object, or an equal copy (another object), or
+    damaged (a flipped byte, cut short); some files without one."""
+    schemas, files = draw(stats_files())
+    containers: list[tuple[bytes, int]] = []
+    for _ in range(draw(st.integers(1, 3))):
+        column = draw(st.sampled_from(["k", "s"]))
+        pool = [1, 2, 3, None] if column == "k" else ["a", "b", "p" * 17, None]
+        values = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=6))
+        data_type = "BIGINT" if column == "k" else "STRING"
+        blob = build_bitmap_index(data_type, values, version=draw(st.sampled_from([1, 2])))
+        shape = draw(st.sampled_from([{"bitmap": blob}, {"bitmap": blob}, {"bitmap": None}]))
+        containers.append((write_file_index({column: shape}), len(values)))
+    out = []
+    for data_file in files:
+        kind = draw(st.sampled_from(["shared", "shared", "shared", "copy", "none", "damaged"]))
+        if kind == "none":
+            out.append(data_file)
+            continue
+        data, rows = draw(st.sampled_from(containers))
+        if kind == "copy":
+            data = bytes(bytearray(data))
+        elif kind == "damaged":
+            at = draw(st.integers(0, len(data) - 1))
+            data = draw(st.sampled_from([data[:at], data[:at] + bytes([data[at] ^ 0x10]) + data[at + 1:]]))
+        out.append(dataclasses.replace(data_file, embedded_index=data, row_count=rows))
+    return schemas, out
+
+
+def index_predicates() -> st.SearchStrategy[Predicate]:
+    """Filters an `indexed_files` container answers (`=` and IN on `k` or `s`, literals in its
+    pools and not), alone or with a `stats_predicates` filter under AND or OR."""
+    leaf = (st.sampled_from([1, 2, 3, 4]).map(lambda v: Leaf("equal", "k", (v,)))
+            | st.lists(st.sampled_from(["a", "b", "p" * 17, "c"]), min_size=1, max_size=2).map(
+                lambda values: Leaf("in_", "s", tuple(values))))
+    return st.one_of(leaf, stats_predicates(),
+                     st.tuples(leaf, stats_predicates()).map(lambda pair: And(pair)),
+                     st.tuples(leaf, stats_predicates()).map(lambda pair: Or(pair)))

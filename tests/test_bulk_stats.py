@@ -23,7 +23,8 @@ from paimon_schema.table.manifests import DataFile
 from paimon_schema.table.schema import TableSchema
 from paimon_schema.table.stats import stats_skip
 from paimon_schema.values.errors import FormatError
-from strategies import STATS_FIELDS, stat_values, stats_files, stats_predicates, stats_schemas
+from strategies import (STATS_FIELDS, index_predicates, indexed_files, stat_values, stats_files, stats_predicates,
+                        stats_schemas)
 
 _kernels = pytest.importorskip("paimon_schema.runtime._kernels")
 
@@ -68,9 +69,9 @@ def test_the_plan_keeps_what_each_file_keeps(case: tuple[dict[int, TableSchema],
     tab = SimpleNamespace(schema=schemas.__getitem__)
     read_plan = SimpleNamespace(files=tuple(files), schema=schemas[1], snapshot=None)
     stats = merge.ReadStats()
-    kept = merge._pruned(tab, read_plan, where, "FAILFAST", stats)       # type: ignore[arg-type]
-    assert [f.file_name for f, rows in kept] == expected
-    assert all(rows is None for _, rows in kept)
+    kept, rows = merge._pruned(tab, read_plan, where, "FAILFAST", stats)       # type: ignore[arg-type]
+    assert [f.file_name for f in kept] == expected
+    assert rows == [None] * len(kept)
     assert (stats.files_skipped_by_partition, stats.files_skipped_by_stats) == (by_partition, by_stats)
     assert stats.rows == sum(f.row_count for f in files)
 
@@ -182,10 +183,10 @@ def test_without_the_c_extension_the_plan_prunes_the_same(
     def pruned() -> tuple[list[str], dict]:
         read = plan.read_files("t", schemas[1], tuple(files))
         stats = merge.ReadStats()
-        kept = merge._pruned(SimpleNamespace(schema=schemas.__getitem__),    # type: ignore[arg-type]
-                             SimpleNamespace(files=read, schema=schemas[1], snapshot=None),
-                             where, "FAILFAST", stats)
-        return [f.file_name for f, _ in kept], stats.as_dict()
+        kept, _ = merge._pruned(SimpleNamespace(schema=schemas.__getitem__),    # type: ignore[arg-type]
+                                SimpleNamespace(files=read, schema=schemas[1], snapshot=None),
+                                where, "FAILFAST", stats)
+        return [f.file_name for f in kept], stats.as_dict()
 
     compiled = pruned()
     with pytest.MonkeyPatch.context() as patch:
@@ -202,3 +203,77 @@ def test_in_with_a_null_literal_selects_no_row_of_a_partition_it_misses() -> Non
     assert preds.partition_verdict(Leaf("in_", "dt", (None, "2024-01-01")), {"dt": "2024-01-01"}) is True
     assert preds.partition_verdict(Leaf("not_in", "dt", (None, "x")), {"dt": "2024-01-01"}) is False
     assert preds.partition_verdict(Leaf("in_", "dt", (None,)), {"dt": None}) is False
+
+
+@settings(max_examples=150, deadline=None)
+@given(indexed_files(), index_predicates(), st.sampled_from(["FAILFAST", "PERMISSIVE"]))
+def test_index_answers_prune_the_same_without_the_c_extensions(
+        case: tuple[dict[int, TableSchema], list[DataFile]], where: Predicate, mode: str) -> None:
+    """`merge._pruned` numbers the files by their containers (`_value_codes`), answers each
+    distinct container once and drops what each number drops: the same files, kept rows,
+    counts and errors as without the C extension (Python passes, `_kernels`) and as with every
+    container parsed (no C probe, `_avro`), on shared, copied, damaged and missing containers."""
+    from paimon_schema.query import quick_evaluate
+    from paimon_schema.table import indexes
+
+    schemas, files = case
+    files = sorted(files, key=lambda f: f.partition_path)
+    tab = SimpleNamespace(schema=schemas.__getitem__, file_index=lambda f: indexes.file_index(None, f))
+
+    def pruned() -> Any:
+        read = plan.read_files("t", schemas[1], tuple(files), merge._CANDIDATE_ATTRIBUTES)
+        stats = merge.ReadStats()
+        try:
+            kept, rows = merge._pruned(tab, SimpleNamespace(files=read, schema=schemas[1], snapshot=None),  # type: ignore[arg-type]
+                                       where, mode, stats)
+        except Exception as exc:            # (compared, not hidden: the same error on every path,
+            return type(exc), str(exc)      # TypeError too: `evaluate` of an empty OR raises it)
+        return ([f.file_name for f in kept], [None if r is None else list(r) for r in rows],
+                stats.as_dict())
+
+    compiled = pruned()
+    for modules, attribute in (((bulk_stats, merge, plan), "_kernels"), ((quick_evaluate,), "_avro")):
+        with pytest.MonkeyPatch.context() as patch:
+            for module in modules:
+                patch.setattr(module, attribute, None)
+            assert pruned() == compiled
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_the_codes_of_many_literals_are_each_literals_codes(data: st.DataObject) -> None:
+    """`stats_bounds_each`: the codes of an IN list's literals in one pass over the files'
+    statistics, literal after literal as `stats_bounds` answers each (rows of every kind the
+    kernel reads, NULL values, damaged rows, empty and missing bounds, foreign and odd
+    statistics, truncated maxima)."""
+    types = data.draw(st.lists(st.sampled_from([t for _, _, t, _ in STATS_FIELDS[:9]]),
+                               min_size=1, max_size=4))
+    kinds = row_kinds(types)
+    assert kinds is not None
+    names = tuple(f"c{i}" for i in range(len(types)))
+
+    def row() -> bytes | None:
+        try:
+            raw = encode_binary_row([data.draw(st.none() | stat_values(t)) for t in types], types)
+        except Exception:                   # a day number beyond int32
+            return None
+        damage = data.draw(st.sampled_from(["none"] * 4 + ["empty", "missing", "flip"]))
+        if damage == "flip":
+            at = data.draw(st.integers(0, len(raw) - 1))
+            return raw[:at] + bytes([raw[at] ^ (1 << data.draw(st.integers(0, 7)))]) + raw[at + 1:]
+        return {"none": raw, "empty": b"", "missing": None}[damage]
+
+    stats: list[Any] = [(row(), row(), data.draw(st.none() | st.just((0,) * len(types))), names)
+                        for _ in range(data.draw(st.integers(0, 8)))]
+    stats += [None, "odd", (b"", b"", None, tuple(names)), (b"", b"", (1,) * (len(types) + 1), names)]
+    field = data.draw(st.integers(0, len(kinds) - 1))
+    kind = kinds[field]
+    literal = (st.integers(-2**70, 2**70) if kind in "?bhiqD" else st.floats() if kind in "fd"
+               else st.binary(max_size=20) | st.text(max_size=8).map(str.encode))
+    literals = tuple(data.draw(st.lists(st.none() | literal, max_size=4)))
+    limit = data.draw(st.sampled_from([0, 0, 2, 16]))
+    expected = b"".join(_kernels.stats_bounds(stats, names, kinds.encode(), field, literal, limit)
+                        for literal in literals)
+    assert _kernels.stats_bounds_each(stats, names, kinds.encode(), field, literals, limit) == expected
+    with pytest.raises(TypeError):
+        _kernels.stats_bounds_each(stats, names, kinds.encode(), field, (1.5 if kind in "sy" else "x",), limit)

@@ -25,8 +25,8 @@ from paimon_schema.layouts.bloom_filter import writer as bloom_writer
 from tests.oracles import REQUIRE_ORACLES_ENV, oracles_required
 from paimon_schema.table import plan
 from paimon_schema.values.types import DataType
-from tests.strategies import (byte_key_lists, mostly_null_lists, read_order_files, shaped_column,
-                              shaped_columns, sliced_columns, string_key_sets)
+from tests.strategies import (byte_key_lists, coded_keys, file_paths, mostly_null_lists, read_order_files,
+                              shaped_column, shaped_columns, sliced_columns, string_key_sets)
 
 if kernel._kernels is None:
     # Built without a C compiler, the package is correct but slower (numpy's paths); CI builds
@@ -861,3 +861,94 @@ def test_attributes_read_slots_as_getattr_does() -> None:
     with pytest.raises(AttributeError):
         _kernels.attributes([one, unset], ("b",))
     assert _kernels.attributes([], ("a",)) == ([],)
+
+
+@given(coded_keys())
+def test_value_codes_number_keys_as_the_python_loop(case: tuple[list, list[int] | None, bool]) -> None:
+    """`value_codes` numbers keys (picked by position, or all) as `merge._value_codes`' loop
+    does: by equality (1 and 1.0, equal bytes that are other objects share a number) or by
+    identity, first seen first, with where each number first occurs; unhashable keys raise
+    TypeError on both paths."""
+    from unittest import mock
+
+    from paimon_schema.table import merge
+
+    keys, positions, identity = case
+    try:
+        codes, firsts = merge._value_codes(keys, positions, identity)
+    except TypeError:
+        with mock.patch.object(merge, "_kernels", None), pytest.raises(TypeError):
+            merge._value_codes(keys, positions, identity)
+        return
+    with mock.patch.object(merge, "_kernels", None):
+        expected_codes, expected_firsts = merge._value_codes(keys, positions, identity)
+    assert codes.dtype == expected_codes.dtype == np.int32
+    assert codes.tolist() == expected_codes.tolist() and firsts == expected_firsts
+    picked = keys if positions is None else [keys[p] for p in positions]
+    same = (lambda a, b: a is b) if identity else (lambda a, b: a == b)
+    for code, key in zip(codes.tolist(), picked):
+        assert same(picked[firsts[code]], key)
+    assert sorted(set(codes.tolist())) == list(range(len(firsts))) == sorted(codes[firsts].tolist())
+
+
+def test_value_codes_refuse_what_python_refuses() -> None:
+    from paimon_schema.runtime import _kernels
+
+    with pytest.raises(IndexError):
+        _kernels.value_codes([1, 2], [2], False)
+    with pytest.raises(IndexError):
+        _kernels.value_codes([1, 2], [-3], False)
+    with pytest.raises(TypeError):
+        _kernels.value_codes([1, 2], ["0"], False)
+    with pytest.raises(TypeError):
+        _kernels.value_codes([1, 2], (0,), False)
+    with pytest.raises(TypeError):
+        _kernels.value_codes([[1]], None, False)
+    assert _kernels.value_codes([], None, True) == (b"", [])
+
+
+@given(file_paths())
+def test_path_directories_are_each_directory_with_its_last_path(paths: list[str]) -> None:
+    """`path_directories`: each path's `rpartition("/")[0]`, in first-seen order, with its
+    last path's index, as the Python expression, or None where a path holds a `?`; the
+    directories' paths resolve the plan's files as each path alone does (`merge._resolved`)."""
+    from unittest import mock
+
+    from paimon_schema.table import merge
+    from paimon_schema.table.fileio import LocalFileIO
+
+    got = merge._path_directories(paths)
+    with mock.patch.object(merge, "_kernels", None):
+        expected = merge._path_directories(paths)
+    assert (got is None) == (expected is None) == ("?" in "".join(paths))
+    assert list((got or {}).items()) == list((expected or {}).items())
+    assert merge._kernels.path_directories(["a/b", "a/c?d", 1]) is None       # (not looked past)
+    odd = ["a/", "a/b", "/x", "", "y", "a//b", "\u00e9/a", "\u00e9/b", "\U0001f600/c"]
+    assert list(merge._kernels.path_directories(odd).items()) == [
+        (path.rpartition("/")[0], max(i for i, other in enumerate(odd)
+                                      if other.rpartition("/")[0] == path.rpartition("/")[0]))
+        for path in dict.fromkeys(odd, None) if path in odd
+        and odd.index(path) == min(i for i, other in enumerate(odd)
+                                   if other.rpartition("/")[0] == path.rpartition("/")[0])]
+    io = LocalFileIO()
+    fileios, inner = merge._resolved(io, paths)
+    resolved = [io.resolve(path) for path in paths]
+    assert inner == [r for _, r in resolved]
+    assert [f is io for f in fileios] == [f is io for f, _ in resolved]
+    with pytest.raises(TypeError):
+        merge._kernels.path_directories(["a/b", b"a/c"])
+
+
+@given(st.lists(st.sampled_from(["a.parquet", "b.orc", ".parquet", "parquet", "x.parquet\0", "\u00e9.parquet",
+                                 "\U0001f600.PARQUET", ""]), max_size=8))
+def test_all_end_with_is_all_endswith(names: list[str]) -> None:
+    from unittest import mock
+
+    from paimon_schema.table import merge
+
+    expected = all(name.endswith(".parquet") for name in names)
+    assert merge._kernels.all_end_with(names, ".parquet") is expected is merge._all_parquet(names)
+    with mock.patch.object(merge, "_kernels", None):
+        assert merge._all_parquet(names) is expected
+    with pytest.raises(TypeError):
+        merge._kernels.all_end_with([b"a.parquet"], ".parquet")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -190,3 +191,48 @@ def test_row_groups_without_a_kept_row_are_not_read(tables: Path, tmp_path: Path
     wanted = sorted({row // 2 for row in candidates})
     assert read_groups == ([] if len(wanted) == 4 else [wanted])
     assert fallbacks == []
+
+
+def _plan_outcome(path: Path, where: ps.Predicate | None, snapshot: int | None) -> Any:
+    """A plan's every outcome: tasks (field by field; the FileIO by its type), files, counts,
+    schema, or the error it raised."""
+    try:
+        plan = plan_read(path, where, snapshot)
+    except Exception as exc:                # (compared, not hidden: the same error both ways)
+        return type(exc), str(exc)
+    counts = plan.stats.as_dict()
+    counts.pop("planning_seconds")
+    tasks = [tuple(type(value) if f.name == "fileio" else value
+                   for f, value in zip(dataclasses.fields(task), dataclasses.astuple(task)))
+             for task in plan.tasks]
+    return tasks, [f.path for f in plan.files], counts, plan.schema
+
+
+@pytest.mark.parametrize("name", [*TABLES, "data_evolution_with_index"])
+def test_the_plan_is_the_same_without_the_c_extensions(tables: Path, name: str) -> None:
+    """`merge.plan_read` numbers files by container, partition and directory, picks runs and
+    sorts in C where built (`_kernels`) and answers embedded bitmap indexes in C (`_avro`); an
+    install without them plans the same tasks, files, counts and errors, for filters on each
+    column's first value (equal, not equal, both of two columns, either) and snapshots."""
+    from paimon_schema.query import quick_evaluate
+    from paimon_schema.table import bulk_stats, merge
+    from paimon_schema.table import plan as plan_module
+
+    path = tables / f"{name}.db" / name
+    try:
+        first = Table.open(path).scan().to_arrow().slice(0, 1).to_pylist()
+    except TableError:
+        first = []
+    leaves = [ps.col(column) == value for column, value in (first[0] if first else {}).items()
+              if isinstance(value, (int, str)) and not isinstance(value, bool)]
+    wheres: list[ps.Predicate | None] = [None, *leaves, *[~leaf for leaf in leaves]]
+    if len(leaves) >= 2:
+        wheres += [leaves[0] & leaves[1], leaves[0] | ~leaves[1]]
+    cases = [(where, snapshot) for where in wheres for snapshot in (None, 1)]
+    compiled = [_plan_outcome(path, where, snapshot) for where, snapshot in cases]
+    assert any(isinstance(outcome[0], list) and outcome[0] for outcome in compiled) or name.startswith("data_")
+    for modules, attribute in (((bulk_stats, merge, plan_module), "_kernels"), ((quick_evaluate,), "_avro")):
+        with pytest.MonkeyPatch.context() as patch:
+            for module in modules:
+                patch.setattr(module, attribute, None)
+            assert [_plan_outcome(path, where, snapshot) for where, snapshot in cases] == compiled

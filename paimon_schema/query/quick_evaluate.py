@@ -12,7 +12,6 @@ answers or raises its located FormatError. Where it answers, the answer is `eval
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any
@@ -79,19 +78,6 @@ class QuickEvaluator:
                 answer = None
             self._answers[data] = answer
         return answer  # type: ignore[return-value]
-
-    def answers(self, datas: list[Any]) -> list[IndexResult | None]:
-        """`self(data)` of each of `datas` (a plan's containers, many of them alike)."""
-        if self._evaluate is None:
-            return [None] * len(datas)
-        try:
-            distinct = dict.fromkeys(datas)
-        except TypeError:                   # (an unhashable container: never a manifest's)
-            return [self(data) for data in datas]
-        for data in distinct:               # each container answered once, then all at once
-            if data not in self._answers:
-                self(data)
-        return list(map(self._answers.get, datas, itertools.repeat(None)))
 
 
 _UNSET = object()

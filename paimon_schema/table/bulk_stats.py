@@ -55,7 +55,8 @@ class _PerFile(Exception):
 
 
 def stats_skips(files: Sequence[DataFile], values: list[Any], schema_ids: list[int],
-                rows: Sequence[int], predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
+                rows: Sequence[int] | NDArray[np.int64],
+                predicate_of: Callable[[int], tuple[Predicate, frozenset[str]]],
                 schema_of: Callable[[int], TableSchema]) -> Bools:
     """For each file, `stats_skip(file, schema_of(id), *predicate_of(id))` with `id` its
     schema id; `values`, `schema_ids` and `rows` are the files' `value_stats`, schema ids and
@@ -95,9 +96,11 @@ def _schema_skips(files: Sequence[DataFile], values: list[Any], rows: NDArray[np
     skips = np.zeros(len(files), dtype=bool)
     todo = np.arange(len(files))
     while todo.size:
-        picked = todo.tolist()
-        sub_files = files if todo.size == len(files) else [files[i] for i in picked]
-        sub_values = values if todo.size == len(files) else [values[i] for i in picked]
+        if todo.size == len(files):
+            sub_files, sub_values = files, values
+        else:
+            picked = todo.tolist()
+            sub_files, sub_values = [files[i] for i in picked], [values[i] for i in picked]
         first = sub_values[0]
         names = first[3] if type(first) is tuple and len(first) == 4 else _NO_NAMES
         group = _Group(sub_files, sub_values, rows[todo], schema, columns, names)
@@ -149,13 +152,15 @@ class _Group:
                 mode = _mode(self.schema, name)
                 self.wanted[name] = (i, dtype, mode, _truncation(mode))
 
-    def _codes(self, position: int, literal: Any, limit: int) -> NDArray[np.uint8]:
+    def _codes(self, position: int, literals: tuple[Any, ...], limit: int) -> NDArray[np.uint8]:
+        """Each literal's codes of each file (literals, files, minimum / maximum): one pass
+        over the files' statistics for all of them (an IN list's values)."""
         assert self.kinds
-        raw = _kernels.stats_bounds(self.values, self.names, self.kinds.encode(), position,
-                                    literal, limit)
-        codes = np.frombuffer(raw, dtype=np.uint8).reshape(-1, 2)
+        raw = _kernels.stats_bounds_each(self.values, self.names, self.kinds.encode(), position,
+                                         literals, limit)
+        codes = np.frombuffer(raw, dtype=np.uint8).reshape(len(literals), -1, 2)
         if self._classes is None:           # (a file's codes are < 4 where its statistics
-            self._classes = codes[:, 0]     # are usable, whatever the column or literal)
+            self._classes = codes[0, :, 0]  # are usable, whatever the column or literal)
         return codes
 
     def _matching(self) -> tuple[Bools, Bools]:
@@ -251,30 +256,31 @@ class _Group:
         upper = limit if limit is not None and (dtype.is_string or dtype.is_binary) else 0
         unbounded = np.full(len(self.files), _NONE, dtype=np.uint8)
 
-        def codes(value: Any) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
-            """Each file's (minimum, maximum) against `value` (no bounds: never compared)."""
+        def codes_each(values: list[Any]) -> list[tuple[NDArray[np.uint8], NDArray[np.uint8]]]:
+            """Each file's (minimum, maximum) against each value (no bounds: never compared)."""
             if not bounded:
-                return unbounded, unbounded
-            both = self._codes(position, _literal(kind, value), upper)
-            return both[:, 0], both[:, 1]
+                return [(unbounded, unbounded)] * len(values)
+            both = self._codes(position, tuple(_literal(kind, value) for value in values), upper)
+            return [(of_value[:, 0], of_value[:, 1]) for of_value in both]
 
-        def outside(value: Any) -> Bools:
-            low, high = codes(value)
+        def codes(value: Any) -> tuple[NDArray[np.uint8], NDArray[np.uint8]]:
+            return codes_each([value])[0]
+
+        def outside(low: NDArray[np.uint8], high: NDArray[np.uint8]) -> Bools:
             return (low == _GREATER) | (high == _LESS)
 
         excluded: Bools | None
         if function == "equal":
-            excluded = outside(values[0])
+            excluded = outside(*codes(values[0]))
         elif function == "in_":
             excluded = np.ones(len(self.files), dtype=bool)
-            for value in values:
-                if value is not None:
-                    excluded &= outside(value)
+            present = [value for value in values if value is not None]
+            for low, high in codes_each(present) if present else []:
+                excluded &= outside(low, high)
         elif function == "between":
             if len(values) != 2:            # (Python's unpacking fails: no verdict)
                 return all_null
-            high = codes(values[0])[1]
-            low = codes(values[1])[0]
+            (_, high), (low, _) = codes_each(list(values))
             excluded = (high == _LESS) | (low == _GREATER)
         elif function == "less_than":
             low = codes(values[0])[0]

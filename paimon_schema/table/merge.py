@@ -38,6 +38,7 @@ named in `ReadStats.corrupt_index_files`.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import logging
 import operator
@@ -49,6 +50,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+from numpy.typing import NDArray
 import pyarrow as pa
 
 from paimon_schema.query.evaluate import evaluate
@@ -94,7 +96,6 @@ WHOLE_READ_ROWS = 1 << 22
 READABLE_FORMATS = ("parquet", "orc")
 READABLE_FORMATS_SET = frozenset(READABLE_FORMATS)
 _ROW_COUNT = attrgetter("row_count")
-_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 #: `read_arrow`'s workers per CPU on an object store (see `_read_tasks`).
 REMOTE_WORKERS_PER_CPU = 4
 
@@ -219,14 +220,17 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
     stats = ReadStats(files=len(plan.files) + plan.excluded,
                       files_skipped_by_partition=plan.excluded)
     if where is None:
-        stats.rows = sum(map(_ROW_COUNT, plan.files))
-        kept: list[tuple[DataFile, BitMap | None]] = [(f, None) for f in plan.files]
+        runs = getattr(plan.files, "runs", None)         # (their runs' sums: no pass over them)
+        stats.rows = sum(map(_ROW_COUNT, plan.files)) if runs is None else sum(runs.rows)
+        read = list(plan.files)
+        rows: list[BitMap | None] = [None] * len(read)
     else:
-        kept = _pruned(tab, plan, where, mode, stats)
-        kept = list(map(kept.__getitem__, read_permutation(tuple(map(_FIRST, kept)))))
-    read = [data_file for data_file, _ in kept]
-    deleted = tab.deleted_counts([f for f in read if f.deletion_file is not None])
-    tasks = _tasks(tab, plan, kept, out_columns, deleted, stats)
+        read, rows = _pruned(tab, plan, where, mode, stats)
+        order = read_permutation(tuple(read))
+        read = list(map(read.__getitem__, order))
+        if rows.count(None) != len(rows):   # (else the same Nones in any order)
+            rows = list(map(rows.__getitem__, order))
+    tasks = _tasks(tab, plan, read, rows, out_columns, stats)
     stats.files_read = len(tasks)
     stats.planning_seconds = time.perf_counter() - started
     log.info("paimon read of %s: %s", tab.path, stats.as_dict())
@@ -234,16 +238,18 @@ def _plan_read(table: TableLike, where: Predicate | None, snapshot: Snapshot | i
 
 
 def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
-            stats: ReadStats) -> list[tuple[DataFile, BitMap | None]]:
-    """The files `where` may match, in plan order, each with the rows its indexes kept (None:
-    every row): by partition values (once per run of files sharing a partition), then by
-    statistics (`bulk_stats`, the candidates together), then by file indexes (`QuickEvaluator`:
-    a schema's containers together, answers kept by their bytes) and global indexes; `stats`
-    counts what each skipped. A 100k-file snapshot's `DataFile`s lie scattered in memory and
-    each pass over them cost ~20 ms of its plan: the runs come from `read_files`' pass, the
-    files of skipped partitions are not read again, and the candidates' attributes are read
-    in one pass at each step (`_attributes`). Warm 100k-file plan (`benchmarks/table_plan.py`):
-    ~620 ms before, file by file; ~120-200 ms now on a loaded 2-core machine."""
+            stats: ReadStats) -> tuple[list[DataFile], list[BitMap | None]]:
+    """The files `where` may match, in plan order, and the rows each one's indexes kept (None:
+    every row): by partition values (once per partition), then by statistics (`bulk_stats`,
+    the candidates together), then by file indexes (`QuickEvaluator`: each distinct container
+    answered once, the files numbered by their container, `_value_codes`, and what each
+    number drops found in numpy) and global indexes; `stats` counts what each skipped. A
+    100k-file snapshot's `DataFile`s lie scattered in memory and each pass over them cost ~20
+    ms of its plan: the runs come from `read_files`' pass, the files of skipped partitions are
+    not read again, the candidates' attributes are read in one pass, and every later step is
+    a C loop over lists or numpy over numbers, no Python statement per file. A warm plan of
+    `benchmarks/table_plan.py`'s 100k-file table (23k candidates, 6k kept): ~620 ms file by
+    file; ~35-50 ms with the passes in C; ~17-25 ms numbered (a loaded 2-core machine)."""
     verdicts: dict[int, bool | None] = {}
 
     def verdict_of(partition: Mapping[str, Any]) -> bool | None:
@@ -274,80 +280,116 @@ def _pruned(tab: Table, plan: ReadPlan, where: Predicate, mode: str,
                 predicate, row_type, frozenset(leaf.column for leaf in preds.leaves(predicate)))
         return found
 
-    skips = stats_skips(candidates, passed.values, schema_ids, candidate_rows,
+    counts = np.asarray(candidate_rows, dtype=np.int64)
+    skips = stats_skips(candidates, passed.values, schema_ids, counts,
                         lambda i: for_file(i)[::2], tab.schema)
     stats.files_skipped_by_stats = int(skips.sum())
-    stats.rows_skipped += int(np.asarray(candidate_rows, dtype=np.int64)[skips].sum())
-    positions: list[int] = np.flatnonzero(~skips).tolist()     # of each among the candidates
-    left = list(map(candidates.__getitem__, positions))     # (a loop in C, not a statement each)
-    embedded = list(map(passed.embedded.__getitem__, positions))
-    deletions = list(map(passed.deletions.__getitem__, positions))
-    left_schemas = list(map(schema_ids.__getitem__, positions))
+    stats.rows_skipped += int(counts[skips].sum())
+    left_at = np.flatnonzero(~skips)        # the positions of what is left, among the candidates
+    positions: list[int] = left_at.tolist()
+    one_schema = schema_ids.count(schema_ids[0]) == len(schema_ids) if schema_ids else True
+    left_schemas = ([schema_ids[0]] * len(positions) if one_schema and positions
+                    else list(map(schema_ids.__getitem__, positions)))
     evaluators: dict[int, QuickEvaluator | None] = {}
-    for schema_id in dict.fromkeys(left_schemas):
+    for schema_id in left_schemas[:1] if one_schema else dict.fromkeys(left_schemas):
         predicate, row_type, _ = for_file(schema_id)
         evaluators[schema_id] = QuickEvaluator(predicate, row_type) if row_type else None
-    if len(evaluators) == 1:                # the answers of the files' containers, at once
-        evaluator = evaluators[left_schemas[0]]
-        answers = [None] * len(left) if evaluator is None else evaluator.answers(embedded)
+    # each distinct container answered once (`QuickEvaluator`: by its bytes), the files
+    # numbered by their container (and schema): the rest is numpy over the numbers
+    if len(evaluators) <= 1:
+        keys: list[Any] = passed.embedded
+        at: list[int] | None = positions
     else:
-        answers = [None if (evaluator := evaluators[schema_id]) is None else evaluator(data)
-                   for schema_id, data in zip(left_schemas, embedded)]
-    results: list[IndexResult | None] = list(answers)
-    parsed = list(map(operator.is_, answers, itertools.repeat(None)))
-    if not all(map(operator.is_, deletions, itertools.repeat(None))):
-        parsed = [a or d is not None for a, d in zip(parsed, deletions)]
-    for k in itertools.compress(range(len(results)), parsed):
-        # no container, one the kernel declines or a deletion vector: the parsed container
-        schema_id = left_schemas[k]
-        results[k] = _index_result(tab, left[k], for_file(schema_id)[:2], mode, stats,
-                                   evaluators[schema_id])
+        keys, at = list(zip(left_schemas, map(passed.embedded.__getitem__, positions))), None
+    try:
+        codes, firsts = _value_codes(keys, at)
+    except TypeError:                       # (an unhashable container: never a manifest's)
+        codes, firsts = _value_codes(keys, at, identity=True)
+    results: list[IndexResult | None] = []
+    for first in firsts:
+        schema_id = left_schemas[first]
+        evaluator = evaluators[schema_id]
+        results.append(None if evaluator is None else evaluator(passed.embedded[positions[first]]))
+    # no container, one the kernel declines or a deletion vector: the parsed container
+    unanswered = [code for code, result in enumerate(results) if result is None]
+    parsed = np.isin(codes, unanswered) if unanswered else np.zeros(len(codes), dtype=bool)
+    if passed.deletions.count(None) != len(passed.deletions):
+        parsed |= np.fromiter(map(operator.is_not, map(passed.deletions.__getitem__, positions),
+                                  itertools.repeat(None)), dtype=bool, count=len(positions))
+    if parsed.any():
+        codes = codes.copy()
+        for k in np.flatnonzero(parsed).tolist():
+            schema_id = left_schemas[k]
+            codes[k] = len(results)
+            results.append(_index_result(tab, candidates[positions[k]], for_file(schema_id)[:2],
+                                         mode, stats, evaluators[schema_id]))
     # the files' answers are shared (answers kept by their containers' bytes): each read once
-    distinct = dict(zip(map(id, results), results))
-    dropped = {at for at, result in distinct.items() if result is not None and not result.remain}
-    rows_of = {at: None if result is None else result.rows for at, result in distinct.items()}
-    keep = ([True] * len(results) if not dropped
-            else list(map(operator.not_, map(dropped.__contains__, map(id, results)))))
-    left_rows = list(map(candidate_rows.__getitem__, positions))
-    by_index = len(dropped) and len(keep) - sum(keep)
-    rows_by_index = sum(itertools.compress(left_rows, map(operator.not_, keep))) if by_index else 0
-    survivors: list[tuple[DataFile, BitMap | None]] = list(zip(
-        itertools.compress(left, keep), map(rows_of.__getitem__, map(id, itertools.compress(results, keep)))))
-    kept_positions = list(itertools.compress(positions, keep))
+    dropped = np.fromiter((result is not None and not result.remain for result in results),
+                          dtype=bool, count=len(results))[codes]
+    by_index = int(dropped.sum())
+    rows_of = [None if result is None else result.rows for result in results]
+    if by_index:
+        stats.rows_skipped += int(counts[left_at[dropped]].sum())
+        kept_positions: list[int] = left_at[~dropped].tolist()
+        kept_codes: list[int] = codes[~dropped].tolist()
+    else:
+        kept_positions, kept_codes = positions, codes.tolist()
+    survivors = list(map(candidates.__getitem__, kept_positions))
+    survivor_rows: list[BitMap | None] = list(map(rows_of.__getitem__, kept_codes))
+    stats.files_skipped_by_index = by_index
     if global_pruning is not None:
-        globally: list[tuple[DataFile, BitMap | None]] = []
+        global_files: list[DataFile] = []
+        global_rows: list[BitMap | None] = []
         global_positions: list[int] = []
-        for (data_file, candidate), at in zip(survivors, kept_positions):
+        for data_file, candidate, place in zip(survivors, survivor_rows, kept_positions):
             global_kept = global_pruning.candidates(data_file)
             if global_kept is not None and not global_kept:
                 stats.files_skipped_by_global_index += 1
-                stats.rows_skipped += candidate_rows[at]
+                stats.rows_skipped += candidate_rows[place]
                 continue
             if global_kept is not None:
                 candidate = global_kept if candidate is None else candidate & global_kept
-            globally.append((data_file, candidate))
-            global_positions.append(at)
-        survivors, kept_positions = globally, global_positions
-    stats.files_skipped_by_index = by_index
-    stats.rows_skipped += rows_by_index
+            global_files.append(data_file)
+            global_rows.append(candidate)
+            global_positions.append(place)
+        survivors, survivor_rows, kept_positions = global_files, global_rows, global_positions
     if not whole:
-        return survivors
+        return survivors, survivor_rows
     # the partitions' runs in plan order again: whole ones and the candidates' survivors
     ends = {True: len(whole), False: len(candidates)}
     bounds = []
     for is_whole, start in reversed(runs):
         bounds.append((is_whole, start, ends[is_whole]))
         ends[is_whole] = start
-    kept: list[tuple[DataFile, BitMap | None]] = []
+    kept: list[DataFile] = []
+    kept_rows: list[BitMap | None] = []
     next_survivor = 0
     for is_whole, start, end in reversed(bounds):
         if is_whole:
-            kept += [(f, None) for f in whole[start:end]]
+            kept += whole[start:end]
+            kept_rows += [None] * (end - start)
             continue
-        while next_survivor < len(survivors) and kept_positions[next_survivor] < end:
-            kept.append(survivors[next_survivor])
-            next_survivor += 1
-    return kept
+        last = bisect.bisect_left(kept_positions, end, next_survivor)
+        kept += survivors[next_survivor:last]
+        kept_rows += survivor_rows[next_survivor:last]
+        next_survivor = last
+    return kept, kept_rows
+
+
+def _value_codes(keys: list[Any], positions: list[int] | None = None,
+                 identity: bool = False) -> tuple[NDArray[np.int32], list[int]]:
+    """Each key's number (of `keys[p]` for p in `positions`, or of every key) among the
+    distinct keys in first-seen order, and where each number first occurs: keys equal (or,
+    with `identity`, the same object) share a number. One pass in C where built."""
+    if _kernels is not None:
+        raw, firsts = _kernels.value_codes(keys, positions, identity)
+        return np.frombuffer(raw, dtype=np.int32), firsts
+    picked = keys if positions is None else list(map(keys.__getitem__, positions))
+    seen = list(map(id, picked)) if identity else picked
+    first_of = dict(zip(reversed(seen), range(len(seen) - 1, -1, -1)))   # (the first wins)
+    firsts = sorted(first_of.values())
+    numbers = dict(zip(map(seen.__getitem__, firsts), range(len(firsts))))
+    return np.fromiter(map(numbers.__getitem__, seen), dtype=np.int32, count=len(seen)), firsts
 
 
 class _Passed(NamedTuple):
@@ -376,37 +418,41 @@ _CANDIDATE_ATTRIBUTES = ("value_stats", "schema_id", "row_count", "embedded_inde
 
 def _run_pass(files: Sequence[DataFile], file_runs: FileRuns,
               verdict: Callable[[Mapping[str, Any]], bool | None]) -> _Passed:
-    """`_plan_pass` from the partitions' runs `read_files` found: a verdict per run, the files
-    of skipped runs never read again (a pass over a big snapshot's scattered files costs)."""
-    candidates: list[DataFile] = []
-    whole: list[DataFile] = []
-    runs: list[tuple[bool, int]] = []
-    skipped = skipped_rows = 0
-    ends = file_runs.starts[1:] + [len(files)]
-    spans: list[tuple[int, int]] = []       # the candidates' runs
-    for start, end, partition, count in zip(file_runs.starts, ends, file_runs.partitions,
-                                            file_runs.rows):
-        answer = verdict(partition)
-        if answer is False:
-            skipped += end - start
-            skipped_rows += count
-            continue
-        runs.append((answer is True, len(whole) if answer else len(candidates)))
-        (whole if answer else candidates).extend(files[start:end])
-        if answer is None:
-            spans.append((start, end))
-    if len(file_runs.columns) != len(_CANDIDATE_ATTRIBUTES):       # (not read with the runs)
-        columns = _attributes(candidates, _CANDIDATE_ATTRIBUTES)
-    elif len(candidates) == len(files):
-        columns = tuple(list(of_all) for of_all in file_runs.columns)
+    """`_plan_pass` from the partitions' runs `read_files` found: a verdict per partition (a
+    partition's runs numbered by its dict, `_value_codes`), the runs' places and counts in
+    numpy, the files of skipped runs never read again (a pass over a big snapshot's scattered
+    files costs) and the kept ones picked in C loops (a loop over a 100k-file plan's ~1,000
+    runs, a slice each, cost ~3 ms)."""
+    partitions = file_runs.partitions
+    codes, firsts = _value_codes(partitions, identity=True)
+    answers = [verdict(partitions[k]) for k in firsts]
+    kinds = np.array([0 if answer is False else 1 if answer else 2 for answer in answers],
+                     dtype=np.int8)[codes]         # of each run: skipped, whole, candidates
+    bounds: NDArray[np.int64] = np.asarray([*file_runs.starts, len(files)], dtype=np.int64)
+    lengths = bounds[1:] - bounds[:-1]
+    rows = np.asarray(file_runs.rows, dtype=np.int64)
+    skipped_runs, whole_runs = kinds == 0, kinds == 1
+    in_whole = np.where(whole_runs, lengths, 0)
+    in_candidates = np.where(kinds == 2, lengths, 0)
+    places = np.where(whole_runs, np.cumsum(in_whole) - in_whole,
+                      np.cumsum(in_candidates) - in_candidates)
+    runs = list(zip(whole_runs[~skipped_runs].tolist(), places[~skipped_runs].tolist()))
+    read = len(file_runs.columns) == len(_CANDIDATE_ATTRIBUTES)    # (with the runs)
+    if skipped_runs.any() or whole_runs.any():
+        of_file = np.repeat(kinds, lengths)
+        chosen: list[int] = np.flatnonzero(of_file == 2).tolist()
+        candidates = list(map(files.__getitem__, chosen))
+        whole = list(map(files.__getitem__, np.flatnonzero(of_file == 1).tolist()))
+        columns = (tuple(list(map(of_all.__getitem__, chosen)) for of_all in file_runs.columns)
+                   if read else _attributes(candidates, _CANDIDATE_ATTRIBUTES))
     else:
-        columns = tuple([] for _ in _CANDIDATE_ATTRIBUTES)
-        for start, end in spans:
-            for column, of_all in zip(columns, file_runs.columns):
-                column.extend(of_all[start:end])
+        candidates, whole = list(files), []
+        columns = (tuple(list(of_all) for of_all in file_runs.columns) if read
+                   else _attributes(candidates, _CANDIDATE_ATTRIBUTES))
     values, schema_ids, counts, embedded, deletions = columns
     return _Passed(candidates, values, schema_ids, counts, embedded, deletions, whole, runs,
-                   sum(file_runs.rows), skipped, skipped_rows, file_runs.row_ids)
+                   int(rows.sum()), int(lengths[skipped_runs].sum()), int(rows[skipped_runs].sum()),
+                   file_runs.row_ids)
 
 
 def _attributes(objects: list[Any], names: tuple[str, ...]) -> tuple[list[Any], ...]:
@@ -514,19 +560,22 @@ _TASK_ATTRIBUTES = ("file_name", "path", "partition", "partition_path", "bucket"
                     "write_cols", "row_count", "file_size", "deletion_file")
 
 
-def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]],
-           out_columns: list[str], deleted: dict[str, int], stats: ReadStats) -> list[FileTask]:
-    """Each kept file's task, in order; `deleted` the rows deletion vectors delete
-    (`deleted_counts`, of the files with one). Made together, not file by file (a 100k-file
-    plan keeps ~6k files: ~8 us a task made one at a time): the files' attributes read in one
-    pass, the files of a partition, schema and write columns sharing their columns (types
-    parsed once per schema and partition values), files sharing an index answer its
-    serialized bitmap, and the tasks made at once (`slotted_rows`). A file of a format this
-    library does not read fails here (a file the filter prunes is never read)."""
-    files = list(map(_FIRST, kept))
+def _tasks(tab: Table, plan: ReadPlan, files: list[DataFile], candidates: list[BitMap | None],
+           out_columns: list[str], stats: ReadStats) -> list[FileTask]:
+    """Each file's task, in order, with the rows its indexes kept (`candidates`, None: every
+    row). Made together, not file by file (a 100k-file plan keeps ~6k files: ~8 us a task
+    made one at a time): the files' attributes read in one pass, the files numbered by their
+    partition, schema and write columns (`_value_codes`), the files of a number sharing their
+    columns (types parsed once per schema, `Column`s once per partition value), files sharing
+    an index answer its serialized bitmap, paths resolved by directory (`_resolved`) and the
+    tasks made at once (`slotted_rows`). A file of a format this library does not read fails
+    here (a file the filter prunes is never read)."""
     (names, paths, partitions, partition_paths, buckets, schema_ids, write_cols, counts, sizes,
      deletions) = _attributes(files, _TASK_ATTRIBUTES)
-    if all(map(str.endswith, names, itertools.repeat(".parquet"))):
+    without_deletions = deletions.count(None) == len(deletions)
+    deleted = tab.deleted_counts(
+        [] if without_deletions else [f for f, d in zip(files, deletions) if d is not None])
+    if _all_parquet(names):
         formats = ["parquet"] * len(names)
     else:
         formats = ["parquet" if name.endswith(".parquet") else name.rsplit(".", 1)[-1].lower()
@@ -535,38 +584,48 @@ def _tasks(tab: Table, plan: ReadPlan, kept: list[tuple[DataFile, BitMap | None]
         k = next(k for k, name in enumerate(formats) if name not in READABLE_FORMATS_SET)
         raise TableError(f"{paths[k]}: {formats[k]} data files are not supported "
                          f"(only {', '.join(READABLE_FORMATS)})")
+    if files and schema_ids.count(schema_ids[0]) == len(files) and write_cols.count(None) == len(files):
+        codes, firsts = _value_codes(partitions, identity=True)
+    else:
+        codes, firsts = _value_codes(list(zip(map(id, partitions), schema_ids, write_cols)))
     known: dict[tuple[Any, ...], tuple[Column, ...]] = {}
     shared: dict[Any, Any] = {}
-    sames = list(zip(map(id, partitions), schema_ids, write_cols))
-    by_same: dict[tuple[Any, ...], Any] = dict(zip(reversed(sames), reversed(range(len(sames)))))
-    for same, k in by_same.items():         # (each run's first file)
+    numbered: list[tuple[Column, ...]] = []
+    for k in firsts:                        # (each partition's first file)
         partition, write = partitions[k], write_cols[k]
-        key = (schema_ids[k], write and tuple(write), tuple(partition.get(name) for name in out_columns))
+        key = (schema_ids[k], write and tuple(write), tuple(map(partition.get, out_columns)))
         found = known.get(key)
         if found is None:
-            found = known[key] = _columns(tab, plan, files[k], out_columns, shared)
-        by_same[same] = found
-    columns = list(map(by_same.__getitem__, sames))
-    counted = ([0] * len(files) if deletions.count(None) == len(deletions) else
+            found = known[key] = _columns(tab, plan, schema_ids[k], write, partition,
+                                          out_columns, shared)
+        numbered.append(found)
+    columns = list(map(numbered.__getitem__, codes.tolist()))
+    counted = ([0] * len(files) if without_deletions else
                [0 if deletion is None else deleted[path] for deletion, path in zip(deletions, paths)])
     stats.rows_deleted += sum(counted)
-    candidates = list(map(_SECOND, kept))
-    ids = list(map(id, candidates))
-    distinct = dict(zip(ids, candidates))
-    distinct.pop(id(None), None)
     rows: list[bytes | None] = [None] * len(files)
-    if distinct:                            # (files share the answers of shared containers)
-        serialized: dict[int, bytes | None] = {at: candidate.serialize() for at, candidate in distinct.items()}
-        sizes_of = {at: len(candidate) for at, candidate in distinct.items()}
-        serialized[id(None)] = None
-        rows = list(map(serialized.__getitem__, ids))
-        with_rows = [k for k, candidate in enumerate(candidates) if candidate is not None]
-        left = (np.asarray([counts[k] - counted[k] for k in with_rows], dtype=np.int64)
-                - np.asarray([sizes_of[ids[k]] for k in with_rows], dtype=np.int64))
-        stats.rows_skipped += int(np.maximum(left, 0).sum())
+    if candidates.count(None) != len(candidates):   # (files share the answers of shared containers)
+        numbers, answered = _value_codes(candidates, identity=True)
+        distinct = [candidates[k] for k in answered]
+        serialized = [None if candidate is None else candidate.serialize() for candidate in distinct]
+        rows = list(map(serialized.__getitem__, numbers.tolist()))
+        sizes_of = np.array([-1 if candidate is None else len(candidate) for candidate in distinct],
+                            dtype=np.int64)[numbers]
+        with_rows = sizes_of >= 0
+        left = np.asarray(counts, dtype=np.int64) - sizes_of
+        if not without_deletions:
+            left -= np.asarray(counted, dtype=np.int64)
+        stats.rows_skipped += int(np.maximum(left[with_rows], 0).sum())
     fileios, inner = _resolved(tab.io, paths)
     return _new_tasks((fileios, inner, names, formats, counts, columns, deletions, rows,
                        partition_paths, buckets, schema_ids, sizes))
+
+
+def _all_parquet(names: list[str]) -> bool:
+    """Whether every name ends with ".parquet" (in C where built: no call per name)."""
+    if _kernels is None:
+        return all(map(str.endswith, names, itertools.repeat(".parquet")))
+    return _kernels.all_end_with(names, ".parquet")
 
 
 def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
@@ -575,6 +634,19 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     so one file of each directory is resolved and the others follow from it (but names with
     a `?`, which a URI's query would cut: each resolved); where every directory resolves to
     itself on one FileIO (a table's own files), the paths are their inner paths."""
+    directories_of = _path_directories(paths)
+    if directories_of is not None:          # (no `?` in any path)
+        places: dict[str, tuple[FileIO, str] | None] = {}
+        for directory, k in directories_of.items():     # (each one's last file)
+            name = paths[k].rpartition("/")[2]
+            fileio, resolved = io.resolve(f"{directory}/{name}")
+            places[directory] = ((fileio, resolved[:-len(name)])
+                                 if directory and resolved.endswith("/" + name) else None)
+        same = {id(place[0]): place[0] for directory, place in places.items()
+                if place is not None and place[1] == directory + "/"}
+        if len(same) == 1 and all(place is not None and place[1] == directory + "/"
+                                  for directory, place in places.items()):
+            return [*same.values()] * len(paths), list(paths)
     split = list(map(str.rpartition, paths, itertools.repeat("/")))
     directories: dict[str, tuple[FileIO, str] | None] = {}
     for directory, _, name in dict(zip(map(operator.itemgetter(0), split), split)).values():
@@ -582,13 +654,6 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
             fileio, resolved = io.resolve(f"{directory}/{name}")
             directories[directory] = ((fileio, resolved[:-len(name)])
                                       if directory and resolved.endswith("/" + name) else None)
-    same = {id(place[0]): place[0] for directory, place in directories.items()
-            if place is not None and place[1] == directory + "/"}
-    if len(same) == 1 and "?" not in "".join(paths) and None not in directories.values() \
-            and len(directories) == len(dict.fromkeys(map(operator.itemgetter(0), split))) \
-            and all(place is not None and place[1] == directory + "/"
-                    for directory, place in directories.items()):
-        return [*same.values()] * len(paths), list(paths)
     fileios: list[FileIO] = []
     inner: list[str] = []
     for path, (directory, _, name) in zip(paths, split):
@@ -602,6 +667,17 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     return fileios, inner
 
 
+def _path_directories(paths: list[str]) -> dict[str, int] | None:
+    """Each path's directory (`rpartition("/")[0]`), first seen first, with its last path's
+    index; None where a path holds a `?`. One pass in C where built, no string made for a
+    path in the previous one's directory."""
+    if _kernels is not None:
+        return _kernels.path_directories(paths)
+    if "?" in "".join(paths):
+        return None
+    return dict(zip([path.rpartition("/")[0] for path in paths], range(len(paths))))
+
+
 def _new_tasks(columns: tuple[list[Any], ...]) -> list[FileTask]:
     """`FileTask(*row)` for each row of `columns` (one list per field), in C where built
     (untracked by the cyclic collector there: a task refers to nothing that refers back)."""
@@ -610,24 +686,34 @@ def _new_tasks(columns: tuple[list[Any], ...]) -> list[FileTask]:
     return _kernels.slotted_rows(FileTask, _TASK_OFFSETS, columns)
 
 
-def _columns(tab: Table, plan: ReadPlan, data_file: DataFile, out_columns: list[str],
-             shared: dict[Any, Any]) -> tuple[Column, ...]:
-    """The file's output columns; `shared` keeps what files of a schema share (the types)."""
-    key = ("layout", data_file.schema_id, data_file.write_cols)
+def _columns(tab: Table, plan: ReadPlan, schema_id: int, write_cols: Any, partition: Mapping[str, Any],
+             out_columns: list[str], shared: dict[Any, Any]) -> tuple[Column, ...]:
+    """The output columns of files of this schema, write columns and partition; `shared`
+    keeps what such files share (the types, the `Column` of each column that is not a
+    partition's: one object for all partitions, a new one only for a partition's values)."""
+    key = ("layout", schema_id, write_cols)
     layout = shared.get(key)
     if layout is None:
-        file_schema = tab.schema(data_file.schema_id)
-        written = None if data_file.write_cols is None else set(data_file.write_cols)
+        file_schema = tab.schema(schema_id)
+        written = None if write_cols is None else set(write_cols)
         layout = shared[key] = []
         for name in out_columns:
             current = plan.schema.field(name)
             old = file_schema.by_id.get(current.id)
             if old is not None and written is not None and old.name not in written:
                 old = None              # a data-evolution file holds only its write columns
-            layout.append((name, arrow_type(current.type), None if old is None else old.name))
-    partition = data_file.partition
-    return tuple(Column(name, type_, file_column, partition.get(name), name in partition)
-                 for name, type_, file_column in layout)
+            layout.append(Column(name, arrow_type(current.type), None if old is None else old.name))
+        shared[key, "plain"] = tuple(layout)
+    plain: tuple[Column, ...] = shared[key, "plain"]
+    inside = [i for i, column in enumerate(layout) if column.name in partition]
+    if not inside:
+        return plain
+    columns = list(plain)
+    for i in inside:                        # (a partition column: its value)
+        column = layout[i]
+        columns[i] = Column(column.name, column.arrow_type, column.file_column,
+                            partition[column.name], True)
+    return tuple(columns)
 
 
 # ------------------------------------------------------------------------------ reading
