@@ -133,6 +133,17 @@ def test_negation_is_pushed_to_the_leaves() -> None:
     assert ps.evaluate(fi, ~(ps.col("b") == 5), {"a": "INT", "b": "INT"}).remain
 
 
+def test_an_and_or_an_or_of_nothing() -> None:
+    """An AND of no children holds for every row, an OR of none for no row (a negated empty
+    AND is one); both once raised TypeError from `reduce` where a container was parsed."""
+    fi = _bitmap_and_bloom([1, 1, None])
+    row_type = {"a": "INT", "b": "INT"}
+    assert ps.evaluate(fi, And(()), row_type).remain and ps.evaluate(fi, And(()), row_type).rows is None
+    assert not ps.evaluate(fi, Or(()), row_type).remain
+    assert not ps.evaluate(fi, ~And(()), row_type).remain
+    assert ps.evaluate(fi, Or((Or(()), ps.col("a") == 1)), row_type).rows == BitMap([0, 1])
+
+
 def test_empty_index_entry_behaves_like_javas_empty_reader() -> None:
     fi = ps.write_file_index({"m[k]": {"bitmap": None}})
     row_type = {"m[k]": "INT"}

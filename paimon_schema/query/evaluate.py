@@ -7,6 +7,7 @@ results are combined so that no matching row is ever dropped.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from functools import reduce
 from typing import Any
@@ -140,10 +141,12 @@ def _data_type(row_type: Mapping[str, str | DataType], column: str) -> DataType:
 
 
 def _combine(predicate: Predicate, readers: _Readers) -> IndexResult:
+    """The indexes' answer to `predicate`: an AND of no children holds for every row, an OR of
+    none for no row (its own answer: SKIP)."""
     if isinstance(predicate, And):
-        return reduce(lambda a, b: a & b, (_combine(c, readers) for c in predicate.children))
+        return reduce(operator.and_, (_combine(c, readers) for c in predicate.children), REMAIN)
     if isinstance(predicate, Or):
-        return reduce(lambda a, b: a | b, (_combine(c, readers) for c in predicate.children))
+        return reduce(operator.or_, (_combine(c, readers) for c in predicate.children), SKIP)
     if not isinstance(predicate, Leaf):
         raise TypeError(f"not a predicate: {predicate!r}")
     result = REMAIN
