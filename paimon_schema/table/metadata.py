@@ -15,6 +15,7 @@ import os
 import posixpath
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, Union, overload
 
 import pyarrow.fs as pafs
@@ -66,6 +67,13 @@ class ReadPlan:
     excluded: int = 0
 
 
+def _schema(io: FileIO, path: str, known: dict[int, TableSchema], schema_id: int) -> TableSchema:
+    """The table's schema `schema_id`, loaded once into `known`."""
+    if schema_id not in known:
+        known[schema_id] = load_schema(io, path, schema_id)
+    return known[schema_id]
+
+
 class Table:
     """A Paimon table directory. `Table.open("/warehouse/db.db/t")`, or a URI
     (`s3://...`) for any `pyarrow.fs` filesystem, or `filesystem=` (pyarrow or fsspec)."""
@@ -74,7 +82,9 @@ class Table:
         self.path = path.rstrip("/") or "/"
         self.io = io
         self._schemas: dict[int, TableSchema] = {}
-        self._manifests = Manifests(io, self.path, self.schema)
+        # (not the bound `self.schema`: a Table -> Manifests -> Table cycle left each plan's
+        # Table to the garbage collector)
+        self._manifests = Manifests(io, self.path, partial(_schema, io, self.path, self._schemas))
 
     def __repr__(self) -> str:
         kind = type(self.fs).__name__ if isinstance(self.io, ArrowFileIO) else self.io.name
@@ -133,9 +143,7 @@ class Table:
         """A schema by id, or the latest (the highest `schema/schema-N`)."""
         if schema_id is None:
             schema_id = latest_schema_id(self.io, self.path)
-        if schema_id not in self._schemas:
-            self._schemas[schema_id] = load_schema(self.io, self.path, schema_id)
-        return self._schemas[schema_id]
+        return _schema(self.io, self.path, self._schemas, schema_id)
 
     def latest_snapshot_id(self) -> int | None:
         """The `LATEST` hint when the snapshot it names exists and has no successor (Paimon

@@ -250,6 +250,21 @@ def test_plans_on_threads_share_gated_manifests(history: ForgedHistory) -> None:
                        if isinstance(v[0], manifests._Decoded))
 
 
+def test_a_planned_table_is_freed_by_refcounting(history: ForgedHistory) -> None:
+    """No cycle holds a `Table` once planned (its manifests once looked schemas up through a
+    bound method of it): the collector's next pass need not find it."""
+    gc.disable()
+    try:
+        table = Table.open(history.root)
+        gone = weakref.ref(table)
+        table.scan(f"dt >= '{day(PARTITIONS // 2)}'").files()
+        table.data_files()
+        del table
+        assert gone() is None
+    finally:
+        gc.enable()
+
+
 def test_the_cache_charges_about_what_it_holds(history: ForgedHistory,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The budget bounds memory only if the charges are near what decoded manifests and
