@@ -306,6 +306,104 @@ stats_ahead(PyObject *stats, Py_ssize_t i, Py_ssize_t n)
 #endif
 }
 
+/* A literal as `sb_code` compares it with a column of `kind` (checked by `sb_kinds_ok`): an int
+ * for '?bhiqD' (bools as 0/1, dates as days), a float for 'fd', UTF-8 bytes for 'sy', None for
+ * none; 0, or -1 with a TypeError naming `who`. */
+static int
+sb_literal_of(PyObject *literal, char kind, const char *who, sb_literal *lit)
+{
+    *lit = (sb_literal){SB_LIT_NONE, 0, 0, 0.0, NULL, 0};
+    if (literal == Py_None)
+        return 0;
+    int wanted = strchr("fd", kind) ? SB_LIT_FLOAT : strchr("sy", kind) ? SB_LIT_BYTES : SB_LIT_INT;
+    if (wanted == SB_LIT_INT && PyLong_Check(literal)) {
+        lit->i = PyLong_AsLongLongAndOverflow(literal, &lit->overflow);
+        if (lit->i == -1 && PyErr_Occurred())
+            return -1;
+    }
+    else if (wanted == SB_LIT_FLOAT && PyFloat_Check(literal))
+        lit->f = PyFloat_AS_DOUBLE(literal);
+    else if (wanted == SB_LIT_BYTES && PyBytes_Check(literal)) {
+        lit->bytes = (const unsigned char *)PyBytes_AS_STRING(literal);
+        lit->len = PyBytes_GET_SIZE(literal);
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "%s: a %s literal for kind %c", who, Py_TYPE(literal)->tp_name, kind);
+        return -1;
+    }
+    lit->kind = wanted;
+    return 0;
+}
+
+/* A statistics element's bound rows (`rows`, NULL where it has none) and -1, or the one code
+ * of all its answers: SB_UNUSABLE, SB_OTHER, SB_PYTHON (`stats_bounds`). */
+static char
+sb_rows_of(PyObject *item, PyObject *names, const char *kinds, Py_ssize_t arity, PyObject **rows)
+{
+    rows[0] = rows[1] = NULL;
+    if (item == Py_None)
+        return SB_UNUSABLE;
+    if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
+        return SB_PYTHON;
+    if (PyTuple_GET_ITEM(item, 3) != names)
+        return SB_OTHER;
+    PyObject *nulls = PyTuple_GET_ITEM(item, 2);
+    if (nulls != Py_None && !PyTuple_Check(nulls))
+        return SB_PYTHON;
+    if (nulls != Py_None && PyTuple_GET_SIZE(nulls) != arity)
+        return SB_UNUSABLE;
+    for (int r = 0; r < 2; r++) {
+        PyObject *row = PyTuple_GET_ITEM(item, r);
+        if (row == Py_None || (PyBytes_CheckExact(row) && PyBytes_GET_SIZE(row) == 0))
+            continue;                                       /* no bounds (`if minimum`) */
+        if (!PyBytes_CheckExact(row))
+            return SB_PYTHON;
+        if (!sb_row_ok((const unsigned char *)PyBytes_AS_STRING(row), PyBytes_GET_SIZE(row), kinds, arity))
+            return SB_UNUSABLE;
+        rows[r] = row;
+    }
+    return -1;
+}
+
+/* `stats_bounds_each` of `count` literals (`stats_bounds`: one), errors naming `who`. */
+static PyObject *
+sb_bounds(PyObject *stats, PyObject *names, const char *kinds, Py_ssize_t arity, Py_ssize_t field,
+          PyObject *const *literals, Py_ssize_t count, Py_ssize_t limit, const char *who)
+{
+    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity)
+        return PyErr_Format(PyExc_ValueError, "%s: bad kinds or field", who);
+    sb_literal *lits = PyMem_Malloc(sizeof(sb_literal) * (size_t)(count > 0 ? count : 1));
+    if (lits == NULL)
+        return PyErr_NoMemory();
+    for (Py_ssize_t j = 0; j < count; j++) {
+        if (sb_literal_of(literals[j], kinds[field], who, &lits[j]) < 0) {
+            PyMem_Free(lits);
+            return NULL;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(stats);
+    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n * count);
+    if (result == NULL) {
+        PyMem_Free(lits);
+        return NULL;
+    }
+    char *out = PyBytes_AS_STRING(result);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        stats_ahead(stats, i, n);
+        PyObject *rows[2];
+        char code = sb_rows_of(PyList_GET_ITEM(stats, i), names, kinds, arity, rows);
+        for (Py_ssize_t j = 0; j < count; j++) {
+            char *at = out + 2 * (j * n + i);
+            for (int r = 0; r < 2; r++)
+                at[r] = code >= 0 ? code : rows[r] == NULL ? SB_NONE
+                    : sb_code((const unsigned char *)PyBytes_AS_STRING(rows[r]), PyBytes_GET_SIZE(rows[r]),
+                              kinds, arity, field, &lits[j], r == 1 ? limit : 0);
+        }
+    }
+    PyMem_Free(lits);
+    return result;
+}
+
 PyDoc_STRVAR(stats_bounds_doc,
 "stats_bounds(stats: list, names: object, kinds: bytes, field: int,\n"
 "             literal: int | float | bytes | None, limit: int, /) -> bytes\n\n"
@@ -328,77 +426,28 @@ stats_bounds(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!Oy#nOn:stats_bounds", &PyList_Type, &stats, &names, &kinds,
                           &arity, &field, &literal, &limit))
         return NULL;
-    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity) {
-        PyErr_SetString(PyExc_ValueError, "stats_bounds: bad kinds or field");
+    return sb_bounds(stats, names, kinds, arity, field, &literal, 1, limit, "stats_bounds");
+}
+
+PyDoc_STRVAR(stats_bounds_each_doc,
+"stats_bounds_each(stats: list, names: object, kinds: bytes, field: int,\n"
+"                  literals: tuple, limit: int, /) -> bytes\n\n"
+"`stats_bounds` against each of `literals` in one pass (an IN list's values): the codes of\n"
+"literal j for every element, then those of literal j + 1 (len(literals) blocks of\n"
+"2 * len(stats) bytes). Each file's statistics are reached and checked once, not once per\n"
+"literal (they lie all over the heap: a 100k-file plan's pass costs ~15 ms).");
+
+static PyObject *
+stats_bounds_each(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *stats, *names, *literals;
+    const char *kinds;
+    Py_ssize_t arity, field, limit;
+    if (!PyArg_ParseTuple(args, "O!Oy#nO!n:stats_bounds_each", &PyList_Type, &stats, &names,
+                          &kinds, &arity, &field, &PyTuple_Type, &literals, &limit))
         return NULL;
-    }
-    char kind = kinds[field];
-    sb_literal lit = {SB_LIT_NONE, 0, 0, 0.0, NULL, 0};
-    int wanted = strchr("fd", kind) ? SB_LIT_FLOAT : strchr("sy", kind) ? SB_LIT_BYTES : SB_LIT_INT;
-    if (literal != Py_None) {
-        if (wanted == SB_LIT_INT && PyLong_Check(literal)) {
-            lit.i = PyLong_AsLongLongAndOverflow(literal, &lit.overflow);
-            if (lit.i == -1 && PyErr_Occurred())
-                return NULL;
-        }
-        else if (wanted == SB_LIT_FLOAT && PyFloat_Check(literal))
-            lit.f = PyFloat_AS_DOUBLE(literal);
-        else if (wanted == SB_LIT_BYTES && PyBytes_Check(literal)) {
-            lit.bytes = (const unsigned char *)PyBytes_AS_STRING(literal);
-            lit.len = PyBytes_GET_SIZE(literal);
-        }
-        else {
-            PyErr_Format(PyExc_TypeError, "stats_bounds: a %s literal for kind %c",
-                         Py_TYPE(literal)->tp_name, kind);
-            return NULL;
-        }
-        lit.kind = wanted;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(stats);
-    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n);
-    if (result == NULL)
-        return NULL;
-    char *out = PyBytes_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        stats_ahead(stats, i, n);
-        PyObject *item = PyList_GET_ITEM(stats, i);
-        char code = -1;
-        PyObject *rows[2] = {NULL, NULL};
-        if (item == Py_None)
-            code = SB_UNUSABLE;
-        else if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
-            code = SB_PYTHON;
-        else if (PyTuple_GET_ITEM(item, 3) != names)
-            code = SB_OTHER;
-        else {
-            PyObject *nulls = PyTuple_GET_ITEM(item, 2);
-            if (nulls != Py_None && !PyTuple_Check(nulls))
-                code = SB_PYTHON;
-            else if (nulls != Py_None && PyTuple_GET_SIZE(nulls) != arity)
-                code = SB_UNUSABLE;
-            for (int r = 0; r < 2 && code < 0; r++) {
-                PyObject *row = PyTuple_GET_ITEM(item, r);
-                if (row == Py_None || (PyBytes_CheckExact(row) && PyBytes_GET_SIZE(row) == 0))
-                    continue;                               /* no bounds (`if minimum`) */
-                if (!PyBytes_CheckExact(row))
-                    code = SB_PYTHON;
-                else if (!sb_row_ok((const unsigned char *)PyBytes_AS_STRING(row),
-                                    PyBytes_GET_SIZE(row), kinds, arity))
-                    code = SB_UNUSABLE;
-                else
-                    rows[r] = row;
-            }
-        }
-        if (code >= 0) {
-            out[2 * i] = out[2 * i + 1] = code;
-            continue;
-        }
-        for (int r = 0; r < 2; r++)
-            out[2 * i + r] = rows[r] == NULL ? SB_NONE
-                : sb_code((const unsigned char *)PyBytes_AS_STRING(rows[r]), PyBytes_GET_SIZE(rows[r]),
-                          kinds, arity, field, &lit, r == 1 ? limit : 0);
-    }
-    return result;
+    return sb_bounds(stats, names, kinds, arity, field, PySequence_Fast_ITEMS(literals),
+                     PyTuple_GET_SIZE(literals), limit, "stats_bounds_each");
 }
 
 PyDoc_STRVAR(stats_nulls_doc,
@@ -451,33 +500,13 @@ stats_nulls(PyObject *Py_UNUSED(module), PyObject *args)
 enum { PJ_FALSE, PJ_TRUE, PJ_MAYBE, PJ_UNDECIDED };
 enum { PJ_AND, PJ_OR, PJ_CONSTANT, PJ_COMPARE, PJ_NULL, PJ_IN, PJ_BETWEEN };
 
-/* A program's literal for `sb_code` (int for '?bhiqD', bytes for 's'): 0, or -1 with an error. */
-static int
-pj_literal(PyObject *value, char kind, sb_literal *lit)
-{
-    *lit = (sb_literal){SB_LIT_NONE, 0, 0, 0.0, NULL, 0};
-    if (kind == 's' && PyBytes_Check(value)) {
-        lit->kind = SB_LIT_BYTES;
-        lit->bytes = (const unsigned char *)PyBytes_AS_STRING(value);
-        lit->len = PyBytes_GET_SIZE(value);
-        return 0;
-    }
-    if (kind != 's' && kind != 'f' && kind != 'd' && PyLong_Check(value)) {
-        lit->kind = SB_LIT_INT;
-        lit->i = PyLong_AsLongLongAndOverflow(value, &lit->overflow);
-        return lit->i == -1 && PyErr_Occurred() ? -1 : 0;
-    }
-    PyErr_SetString(PyExc_TypeError, "partition_judge: a literal of another kind than its column");
-    return -1;
-}
-
 /* Field `field` of the checked row against `value`: an SB_ code, -1 with an error. */
 static int
 pj_code(const unsigned char *d, Py_ssize_t size, const char *kinds, Py_ssize_t arity,
         Py_ssize_t field, PyObject *value)
 {
     sb_literal lit;
-    if (pj_literal(value, kinds[field], &lit) < 0)
+    if (sb_literal_of(value, kinds[field], "partition_judge", &lit) < 0)
         return -1;
     return sb_code(d, size, kinds, arity, field, &lit, 0);
 }
@@ -549,9 +578,9 @@ pj_eval(PyObject *node, const unsigned char *d, Py_ssize_t size, const char *kin
 PyDoc_STRVAR(partition_judge_doc,
 "partition_judge(kinds: bytes, program: tuple, row: object, /) -> int\n\n"
 "`bulk_partitions.partition_verdicts`' code of one partition row (a BinaryRow of the columns'\n"
-"`kinds`, `binary_row.row_kinds` letters but 'y'; no literal compared with 'f' or 'd') under\n"
-"`program` (`bulk_partitions.judge_program`): 0 False, 1 True, 2 None, 3 undecided (not bytes,\n"
-"or a row that does not decode as `kinds`: Python judges it).");
+"`kinds`, `binary_row.row_kinds` letters but 'y') under `program`\n"
+"(`bulk_partitions.judge_program`; literals as `stats_bounds` takes them): 0 False, 1 True,\n"
+"2 None, 3 undecided (not bytes, or a row that does not decode as `kinds`: Python judges it).");
 
 static PyObject *
 partition_judge(PyObject *Py_UNUSED(module), PyObject *args)
@@ -5847,9 +5876,7 @@ done:
 static PyObject *value_codes(PyObject *module, PyObject *args);
 static PyObject *path_directories(PyObject *module, PyObject *args);
 static PyObject *all_end_with(PyObject *module, PyObject *args);
-static PyObject *stats_bounds_each(PyObject *module, PyObject *args);
-extern const char value_codes_doc[], path_directories_doc[], all_end_with_doc[],
-    stats_bounds_each_doc[];
+extern const char value_codes_doc[], path_directories_doc[], all_end_with_doc[];
 
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
@@ -6118,110 +6145,3 @@ all_end_with(PyObject *Py_UNUSED(module), PyObject *args)
     Py_RETURN_TRUE;
 }
 
-const char stats_bounds_each_doc[] =
-"stats_bounds_each(stats: list, names: object, kinds: bytes, field: int,\n"
-"                  literals: tuple, limit: int, /) -> bytes\n\n"
-"`stats_bounds` against each of `literals` in one pass (an IN list's values): the codes of\n"
-"literal j for every element, then those of literal j + 1 (len(literals) blocks of\n"
-"2 * len(stats) bytes). Each file's statistics are reached and checked once, not once per\n"
-"literal (they lie all over the heap: a 100k-file plan's pass costs ~15 ms).";
-
-static PyObject *
-stats_bounds_each(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *stats, *names, *literals;
-    const char *kinds;
-    Py_ssize_t arity, field, limit;
-    if (!PyArg_ParseTuple(args, "O!Oy#nO!n:stats_bounds_each", &PyList_Type, &stats, &names,
-                          &kinds, &arity, &field, &PyTuple_Type, &literals, &limit))
-        return NULL;
-    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity) {
-        PyErr_SetString(PyExc_ValueError, "stats_bounds_each: bad kinds or field");
-        return NULL;
-    }
-    char kind = kinds[field];
-    int wanted = strchr("fd", kind) ? SB_LIT_FLOAT : strchr("sy", kind) ? SB_LIT_BYTES : SB_LIT_INT;
-    Py_ssize_t count = PyTuple_GET_SIZE(literals);
-    sb_literal *lits = PyMem_Malloc(sizeof(sb_literal) * (size_t)(count > 0 ? count : 1));
-    if (lits == NULL)
-        return PyErr_NoMemory();
-    for (Py_ssize_t j = 0; j < count; j++) {
-        PyObject *literal = PyTuple_GET_ITEM(literals, j);
-        sb_literal lit = {SB_LIT_NONE, 0, 0, 0.0, NULL, 0};
-        if (literal != Py_None) {
-            if (wanted == SB_LIT_INT && PyLong_Check(literal)) {
-                lit.i = PyLong_AsLongLongAndOverflow(literal, &lit.overflow);
-                if (lit.i == -1 && PyErr_Occurred()) {
-                    PyMem_Free(lits);
-                    return NULL;
-                }
-            }
-            else if (wanted == SB_LIT_FLOAT && PyFloat_Check(literal))
-                lit.f = PyFloat_AS_DOUBLE(literal);
-            else if (wanted == SB_LIT_BYTES && PyBytes_Check(literal)) {
-                lit.bytes = (const unsigned char *)PyBytes_AS_STRING(literal);
-                lit.len = PyBytes_GET_SIZE(literal);
-            }
-            else {
-                PyErr_Format(PyExc_TypeError, "stats_bounds_each: a %s literal for kind %c",
-                             Py_TYPE(literal)->tp_name, kind);
-                PyMem_Free(lits);
-                return NULL;
-            }
-            lit.kind = wanted;
-        }
-        lits[j] = lit;
-    }
-    Py_ssize_t n = PyList_GET_SIZE(stats);
-    PyObject *result = PyBytes_FromStringAndSize(NULL, 2 * n * count);
-    if (result == NULL) {
-        PyMem_Free(lits);
-        return NULL;
-    }
-    char *out = PyBytes_AS_STRING(result);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        stats_ahead(stats, i, n);
-        PyObject *item = PyList_GET_ITEM(stats, i);
-        char code = -1;
-        PyObject *rows[2] = {NULL, NULL};
-        if (item == Py_None)
-            code = SB_UNUSABLE;
-        else if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 4)
-            code = SB_PYTHON;
-        else if (PyTuple_GET_ITEM(item, 3) != names)
-            code = SB_OTHER;
-        else {
-            PyObject *nulls = PyTuple_GET_ITEM(item, 2);
-            if (nulls != Py_None && !PyTuple_Check(nulls))
-                code = SB_PYTHON;
-            else if (nulls != Py_None && PyTuple_GET_SIZE(nulls) != arity)
-                code = SB_UNUSABLE;
-            for (int r = 0; r < 2 && code < 0; r++) {
-                PyObject *row = PyTuple_GET_ITEM(item, r);
-                if (row == Py_None || (PyBytes_CheckExact(row) && PyBytes_GET_SIZE(row) == 0))
-                    continue;                               /* no bounds (`if minimum`) */
-                if (!PyBytes_CheckExact(row))
-                    code = SB_PYTHON;
-                else if (!sb_row_ok((const unsigned char *)PyBytes_AS_STRING(row),
-                                    PyBytes_GET_SIZE(row), kinds, arity))
-                    code = SB_UNUSABLE;
-                else
-                    rows[r] = row;
-            }
-        }
-        for (Py_ssize_t j = 0; j < count; j++) {
-            char *at = out + 2 * (j * n + i);
-            if (code >= 0) {
-                at[0] = at[1] = code;
-                continue;
-            }
-            for (int r = 0; r < 2; r++)
-                at[r] = rows[r] == NULL ? SB_NONE
-                    : sb_code((const unsigned char *)PyBytes_AS_STRING(rows[r]),
-                              PyBytes_GET_SIZE(rows[r]), kinds, arity, field, &lits[j],
-                              r == 1 ? limit : 0);
-        }
-    }
-    PyMem_Free(lits);
-    return result;
-}
