@@ -101,7 +101,7 @@ def test_the_kernel_reads_rows_as_the_decoder(data: st.DataObject) -> None:
     for i, value in enumerate(decoded or [None] * len(types)):
         literal = bulk_stats._literal(kinds[i], value) if value is not None and value == value \
             else None
-        codes = _kernels.stats_bounds([(raw, raw, None, names)], names, kinds.encode(), i, literal, 0)
+        codes = _kernels.stats_bounds([(raw, raw, None, names)], names, kinds.encode(), i, (literal,), 0)
         if decoded is None:
             assert codes == bytes([bulk_stats._UNUSABLE] * 2)
         elif value is None or value != value:       # NULL, NaN: no bound
@@ -116,10 +116,10 @@ def test_unusable_and_foreign_statistics() -> None:
     row = encode_binary_row([5], ["INT"])
     stats = [None, (row, row, (0, 0), names), (row, row, None, tuple(["a"])), (row, bytearray(row), None, names),
              (row, b"", (1,), names), "odd"]
-    codes = _kernels.stats_bounds(stats, names, b"i", 0, 4, 0)
+    codes = _kernels.stats_bounds(stats, names, b"i", 0, (4,), 0)
     assert list(codes) == [4, 4, 4, 4, 5, 5, 6, 6, 2, 3, 6, 6]
     with pytest.raises(TypeError):
-        _kernels.stats_bounds(stats, names, b"i", 0, "4", 0)
+        _kernels.stats_bounds(stats, names, b"i", 0, ("4",), 0)
 
 
 def test_a_truncated_maximum_is_no_bound() -> None:
@@ -127,10 +127,10 @@ def test_a_truncated_maximum_is_no_bound() -> None:
     names = ("s", "v")
     row = encode_binary_row(["éé\U0001f600", b"abc"], ["STRING", "BYTES"])
     stats = [(row, row, None, names)]
-    assert _kernels.stats_bounds(stats, names, b"sy", 0, "é".encode(), 3) == bytes([2, 3])
-    assert _kernels.stats_bounds(stats, names, b"sy", 0, "é".encode(), 4) == bytes([2, 2])
-    assert _kernels.stats_bounds(stats, names, b"sy", 1, b"abc", 3) == bytes([1, 3])
-    assert _kernels.stats_bounds(stats, names, b"sy", 1, b"abc", 4) == bytes([1, 1])
+    assert _kernels.stats_bounds(stats, names, b"sy", 0, ("é".encode(),), 3) == bytes([2, 3])
+    assert _kernels.stats_bounds(stats, names, b"sy", 0, ("é".encode(),), 4) == bytes([2, 2])
+    assert _kernels.stats_bounds(stats, names, b"sy", 1, (b"abc",), 3) == bytes([1, 3])
+    assert _kernels.stats_bounds(stats, names, b"sy", 1, (b"abc",), 4) == bytes([1, 1])
 
 
 def test_leaves_without_bounds_still_skip_what_python_skips() -> None:
@@ -242,8 +242,8 @@ def test_index_answers_prune_the_same_without_the_c_extensions(
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_the_codes_of_many_literals_are_each_literals_codes(data: st.DataObject) -> None:
-    """`stats_bounds_each`: the codes of an IN list's literals in one pass over the files'
-    statistics, literal after literal as `stats_bounds` answers each (rows of every kind the
+    """`stats_bounds` of an IN list's literals: in one pass over the files' statistics, the
+    codes literal after literal as it answers each alone (rows of every kind the
     kernel reads, NULL values, damaged rows, empty and missing bounds, foreign and odd
     statistics, truncated maxima)."""
     types = data.draw(st.lists(st.sampled_from([t for _, _, t, _ in STATS_FIELDS[:9]]),
@@ -272,8 +272,8 @@ def test_the_codes_of_many_literals_are_each_literals_codes(data: st.DataObject)
                else st.binary(max_size=20) | st.text(max_size=8).map(str.encode))
     literals = tuple(data.draw(st.lists(st.none() | literal, max_size=4)))
     limit = data.draw(st.sampled_from([0, 0, 2, 16]))
-    expected = b"".join(_kernels.stats_bounds(stats, names, kinds.encode(), field, literal, limit)
+    expected = b"".join(_kernels.stats_bounds(stats, names, kinds.encode(), field, (literal,), limit)
                         for literal in literals)
-    assert _kernels.stats_bounds_each(stats, names, kinds.encode(), field, literals, limit) == expected
+    assert _kernels.stats_bounds(stats, names, kinds.encode(), field, literals, limit) == expected
     with pytest.raises(TypeError):
-        _kernels.stats_bounds_each(stats, names, kinds.encode(), field, (1.5 if kind in "sy" else "x",), limit)
+        _kernels.stats_bounds(stats, names, kinds.encode(), field, (1.5 if kind in "sy" else "x",), limit)

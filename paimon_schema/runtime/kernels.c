@@ -365,18 +365,20 @@ sb_rows_of(PyObject *item, PyObject *names, const char *kinds, Py_ssize_t arity,
     return -1;
 }
 
-/* `stats_bounds_each` of `count` literals (`stats_bounds`: one), errors naming `who`. */
+/* `stats_bounds` of its `count` literals. */
 static PyObject *
 sb_bounds(PyObject *stats, PyObject *names, const char *kinds, Py_ssize_t arity, Py_ssize_t field,
-          PyObject *const *literals, Py_ssize_t count, Py_ssize_t limit, const char *who)
+          PyObject *const *literals, Py_ssize_t count, Py_ssize_t limit)
 {
-    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity)
-        return PyErr_Format(PyExc_ValueError, "%s: bad kinds or field", who);
+    if (!sb_kinds_ok(kinds, arity) || field < 0 || field >= arity) {
+        PyErr_SetString(PyExc_ValueError, "stats_bounds: bad kinds or field");
+        return NULL;
+    }
     sb_literal *lits = PyMem_Malloc(sizeof(sb_literal) * (size_t)(count > 0 ? count : 1));
     if (lits == NULL)
         return PyErr_NoMemory();
     for (Py_ssize_t j = 0; j < count; j++) {
-        if (sb_literal_of(literals[j], kinds[field], who, &lits[j]) < 0) {
+        if (sb_literal_of(literals[j], kinds[field], "stats_bounds", &lits[j]) < 0) {
             PyMem_Free(lits);
             return NULL;
         }
@@ -406,48 +408,31 @@ sb_bounds(PyObject *stats, PyObject *names, const char *kinds, Py_ssize_t arity,
 
 PyDoc_STRVAR(stats_bounds_doc,
 "stats_bounds(stats: list, names: object, kinds: bytes, field: int,\n"
-"             literal: int | float | bytes | None, limit: int, /) -> bytes\n\n"
+"             literals: tuple[int | float | bytes | None, ...], limit: int, /) -> bytes\n\n"
 "Two codes per element of `stats` (`DataFile.value_stats`: (min row, max row, null counts,\n"
-"stats column names) or None), for its minimum's and maximum's field `field` against\n"
-"`literal`: 0, 1, 2 the value is below, equal to, above it (1 for a present value when the\n"
-"literal is None); 3 no bound (NULL, NaN, or, when `limit` > 0, a maximum string of `limit`\n"
-"code points or more, bytes of `limit` bytes or more); both 4: the statistics are unusable\n"
-"(None, null counts of another arity, a row that does not decode as `kinds`, a `binary_row`\n"
-"kind letter per column); both 5: its names are not `names` (identity); both 6: only\n"
-"Python reads it (not a 4-tuple, a row that is not bytes). Literals: int for '?bhiqD'\n"
-"(bools as 0/1, dates as days), float for 'fd', UTF-8 bytes for 'sy'.");
+"stats column names) or None) and literal, for its minimum's and maximum's field `field`\n"
+"against the literal: 0, 1, 2 the value is below, equal to, above it (1 for a present value\n"
+"when the literal is None); 3 no bound (NULL, NaN, or, when `limit` > 0, a maximum string of\n"
+"`limit` code points or more, bytes of `limit` bytes or more); both 4: the statistics are\n"
+"unusable (None, null counts of another arity, a row that does not decode as `kinds`, a\n"
+"`binary_row` kind letter per column); both 5: its names are not `names` (identity); both 6:\n"
+"only Python reads it (not a 4-tuple, a row that is not bytes). Literals: int for '?bhiqD'\n"
+"(bools as 0/1, dates as days), float for 'fd', UTF-8 bytes for 'sy'. The codes of literal j\n"
+"for every element, then those of literal j + 1 (2 * len(stats) bytes a literal): each file's\n"
+"statistics are reached and checked once for all of an IN list's values (they lie all over\n"
+"the heap: a 100k-file plan's pass costs ~15 ms).");
 
 static PyObject *
 stats_bounds(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *stats, *names, *literal;
-    const char *kinds;
-    Py_ssize_t arity, field, limit;
-    if (!PyArg_ParseTuple(args, "O!Oy#nOn:stats_bounds", &PyList_Type, &stats, &names, &kinds,
-                          &arity, &field, &literal, &limit))
-        return NULL;
-    return sb_bounds(stats, names, kinds, arity, field, &literal, 1, limit, "stats_bounds");
-}
-
-PyDoc_STRVAR(stats_bounds_each_doc,
-"stats_bounds_each(stats: list, names: object, kinds: bytes, field: int,\n"
-"                  literals: tuple, limit: int, /) -> bytes\n\n"
-"`stats_bounds` against each of `literals` in one pass (an IN list's values): the codes of\n"
-"literal j for every element, then those of literal j + 1 (len(literals) blocks of\n"
-"2 * len(stats) bytes). Each file's statistics are reached and checked once, not once per\n"
-"literal (they lie all over the heap: a 100k-file plan's pass costs ~15 ms).");
-
-static PyObject *
-stats_bounds_each(PyObject *Py_UNUSED(module), PyObject *args)
-{
     PyObject *stats, *names, *literals;
     const char *kinds;
     Py_ssize_t arity, field, limit;
-    if (!PyArg_ParseTuple(args, "O!Oy#nO!n:stats_bounds_each", &PyList_Type, &stats, &names,
-                          &kinds, &arity, &field, &PyTuple_Type, &literals, &limit))
+    if (!PyArg_ParseTuple(args, "O!Oy#nO!n:stats_bounds", &PyList_Type, &stats, &names, &kinds,
+                          &arity, &field, &PyTuple_Type, &literals, &limit))
         return NULL;
     return sb_bounds(stats, names, kinds, arity, field, PySequence_Fast_ITEMS(literals),
-                     PyTuple_GET_SIZE(literals), limit, "stats_bounds_each");
+                     PyTuple_GET_SIZE(literals), limit);
 }
 
 PyDoc_STRVAR(stats_nulls_doc,
@@ -5872,87 +5857,19 @@ done:
     return out;
 }
 
-/* ---- prune10 (defined at the end of the file) ---- */
-static PyObject *value_codes(PyObject *module, PyObject *args);
-static PyObject *path_directories(PyObject *module, PyObject *args);
-static PyObject *all_end_with(PyObject *module, PyObject *args);
-extern const char value_codes_doc[], path_directories_doc[], all_end_with_doc[];
-
-static PyMethodDef methods[] = {
-    {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
-    {"bloom_add_items", bloom_add_items, METH_VARARGS, bloom_add_items_doc},
-    {"xxh64_offsets", xxh64_offsets, METH_VARARGS, xxh64_offsets_doc},
-    {"xxh64_each", xxh64_each, METH_VARARGS, xxh64_each_doc},
-    {"compress", compress, METH_VARARGS, compress_doc},
-    {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
-    {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
-    {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
-    {"pack_rows", pack_rows, METH_VARARGS, pack_rows_doc},
-    {"split_packed", split_packed, METH_VARARGS, split_packed_doc},
-    {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
-    {"mask_bitmap", mask_bitmap, METH_VARARGS, mask_bitmap_doc},
-    {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
-    {"column_slices", column_slices, METH_VARARGS, column_slices_doc},
-    {"value_presence", value_presence, METH_VARARGS, value_presence_doc},
-    {"block_search", block_search, METH_VARARGS, block_search_doc},
-    {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
-    {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
-    {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
-    {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
-    {"btree_tail", btree_tail, METH_VARARGS, btree_tail_doc},
-    {"btree_lookup", btree_lookup, METH_VARARGS, btree_lookup_doc},
-    {"java_map_replay", java_map_replay, METH_VARARGS, java_map_replay_doc},
-    {"string_records", string_records, METH_VARARGS, string_records_doc},
-    {"stats_bounds", stats_bounds, METH_VARARGS, stats_bounds_doc},
-    {"partition_judge", partition_judge, METH_VARARGS, partition_judge_doc},
-    {"stats_nulls", stats_nulls, METH_VARARGS, stats_nulls_doc},
-    {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
-    {"attributes", attributes, METH_VARARGS, attributes_doc},
-    {"v2_sort", v2_sort, METH_VARARGS, v2_sort_doc},
-    {"sorted_keys", sorted_keys, METH_VARARGS, sorted_keys_doc},
-    {"v2_block_starts", v2_block_starts, METH_VARARGS, v2_block_starts_doc},
-    {"v2_blocks", v2_blocks, METH_VARARGS, v2_blocks_doc},
-    {"slot_offsets", slot_offsets, METH_VARARGS, slot_offsets_doc},
-    {"new_slotted", new_slotted, METH_VARARGS, new_slotted_doc},
-    {"untrack", untrack, METH_VARARGS, untrack_doc},
-    {"fold_into", fold_into, METH_VARARGS, fold_into_doc},
-    {"live_files", live_files, METH_VARARGS, live_files_doc},
-    {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
-    {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
-    {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
-    {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
-    {"value_codes", value_codes, METH_VARARGS, value_codes_doc},
-    {"path_directories", path_directories, METH_VARARGS, path_directories_doc},
-    {"all_end_with", all_end_with, METH_VARARGS, all_end_with_doc},
-    {"stats_bounds_each", stats_bounds_each, METH_VARARGS, stats_bounds_each_doc},
-    {NULL, NULL, 0, NULL},
-};
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_kernels",
-    "The index writers' bulk loops (see kernels.c).", -1, methods, NULL, NULL, NULL, NULL,
-};
-
-PyMODINIT_FUNC
-PyInit__kernels(void)
-{
-    return PyModule_Create(&module);
-}
-
-/* ---- prune10 ---- */
-
+/* ---------------------------------------------------------------------------------------- */
 /* Planning's per-file loops after the live files are listed (`table/merge.py`): a filtered
  * 100k-file plan keeps ~17k candidates after the statistics and ~6k files, and each Python pass
  * over them (a dict keyed by each file's container, by each answer, by each partition, a path
  * split per file) cost 0.5-2 ms of a ~35 ms warm plan. */
 
-const char value_codes_doc[] =
+PyDoc_STRVAR(value_codes_doc,
 "value_codes(keys: list, positions: list[int] | None, identity: bool, /) -> tuple[bytes, list[int]]\n\n"
 "Of the keys `keys[p]` for p in `positions` (or every key), each one's number among the distinct\n"
 "keys in first-seen order, as native int32 bytes, and where each number first occurs (an index\n"
 "into that sequence): keys told apart by equality (a dict's lookup), or with `identity` by the\n"
 "object itself. A key that is the previous one takes its number without a lookup (a plan's\n"
-"files come in runs sharing a container or a partition).";
+"files come in runs sharing a container or a partition).");
 
 static PyObject *
 value_codes(PyObject *Py_UNUSED(module), PyObject *args)
@@ -6039,12 +5956,12 @@ done:
     return result;
 }
 
-const char path_directories_doc[] =
+PyDoc_STRVAR(path_directories_doc,
 "path_directories(paths: list[str], /) -> dict[str, int] | None\n\n"
 "`dict(zip(directories, range(len(paths))))` where each directory is `path.rpartition('/')[0]`:\n"
 "each directory (in first-seen order) with the index of its last path; None where a path holds\n"
 "a `?` (a URI's query: such paths are resolved one by one). A path in the previous path's\n"
-"directory is compared in place, no string made (a plan's files come by directory).";
+"directory is compared in place, no string made (a plan's files come by directory).");
 
 static PyObject *
 path_directories(PyObject *Py_UNUSED(module), PyObject *args)
@@ -6118,10 +6035,10 @@ fail:
     return NULL;
 }
 
-const char all_end_with_doc[] =
+PyDoc_STRVAR(all_end_with_doc,
 "all_end_with(strings: list[str], suffix: str, /) -> bool\n\n"
 "`all(s.endswith(suffix) for s in strings)`: whether a plan's data files are all Parquet, with\n"
-"no call per name.";
+"no call per name.");
 
 static PyObject *
 all_end_with(PyObject *Py_UNUSED(module), PyObject *args)
@@ -6145,3 +6062,62 @@ all_end_with(PyObject *Py_UNUSED(module), PyObject *args)
     Py_RETURN_TRUE;
 }
 
+static PyMethodDef methods[] = {
+    {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
+    {"bloom_add_items", bloom_add_items, METH_VARARGS, bloom_add_items_doc},
+    {"xxh64_offsets", xxh64_offsets, METH_VARARGS, xxh64_offsets_doc},
+    {"xxh64_each", xxh64_each, METH_VARARGS, xxh64_each_doc},
+    {"compress", compress, METH_VARARGS, compress_doc},
+    {"split_rows", split_rows, METH_VARARGS, split_rows_doc},
+    {"group_rows", group_rows, METH_VARARGS, group_rows_doc},
+    {"number_rows", number_rows, METH_VARARGS, number_rows_doc},
+    {"pack_rows", pack_rows, METH_VARARGS, pack_rows_doc},
+    {"split_packed", split_packed, METH_VARARGS, split_packed_doc},
+    {"serialize_groups", serialize_groups, METH_VARARGS, serialize_groups_doc},
+    {"mask_bitmap", mask_bitmap, METH_VARARGS, mask_bitmap_doc},
+    {"serialize_slices", serialize_slices, METH_VARARGS, serialize_slices_doc},
+    {"column_slices", column_slices, METH_VARARGS, column_slices_doc},
+    {"value_presence", value_presence, METH_VARARGS, value_presence_doc},
+    {"block_search", block_search, METH_VARARGS, block_search_doc},
+    {"row_ids", row_ids, METH_VARARGS, row_ids_doc},
+    {"find_row_ids", find_row_ids, METH_VARARGS, find_row_ids_doc},
+    {"find_handle", find_handle, METH_VARARGS, find_handle_doc},
+    {"lookup_block", lookup_block, METH_VARARGS, lookup_block_doc},
+    {"btree_tail", btree_tail, METH_VARARGS, btree_tail_doc},
+    {"btree_lookup", btree_lookup, METH_VARARGS, btree_lookup_doc},
+    {"java_map_replay", java_map_replay, METH_VARARGS, java_map_replay_doc},
+    {"string_records", string_records, METH_VARARGS, string_records_doc},
+    {"stats_bounds", stats_bounds, METH_VARARGS, stats_bounds_doc},
+    {"partition_judge", partition_judge, METH_VARARGS, partition_judge_doc},
+    {"stats_nulls", stats_nulls, METH_VARARGS, stats_nulls_doc},
+    {"read_pass", read_pass, METH_VARARGS, read_pass_doc},
+    {"attributes", attributes, METH_VARARGS, attributes_doc},
+    {"v2_sort", v2_sort, METH_VARARGS, v2_sort_doc},
+    {"sorted_keys", sorted_keys, METH_VARARGS, sorted_keys_doc},
+    {"v2_block_starts", v2_block_starts, METH_VARARGS, v2_block_starts_doc},
+    {"v2_blocks", v2_blocks, METH_VARARGS, v2_blocks_doc},
+    {"slot_offsets", slot_offsets, METH_VARARGS, slot_offsets_doc},
+    {"new_slotted", new_slotted, METH_VARARGS, new_slotted_doc},
+    {"untrack", untrack, METH_VARARGS, untrack_doc},
+    {"fold_into", fold_into, METH_VARARGS, fold_into_doc},
+    {"live_files", live_files, METH_VARARGS, live_files_doc},
+    {"slotted_rows", slotted_rows, METH_VARARGS, slotted_rows_doc},
+    {"read_sorted", read_sorted, METH_VARARGS, read_sorted_doc},
+    {"read_positions", read_positions, METH_VARARGS, read_positions_doc},
+    {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
+    {"value_codes", value_codes, METH_VARARGS, value_codes_doc},
+    {"path_directories", path_directories, METH_VARARGS, path_directories_doc},
+    {"all_end_with", all_end_with, METH_VARARGS, all_end_with_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_kernels",
+    "The index writers' bulk loops (see kernels.c).", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__kernels(void)
+{
+    return PyModule_Create(&module);
+}

@@ -130,7 +130,7 @@ class _Judge:
         self._nulls: dict[int, NDArray[np.bool_]] = {0: present == _NONE}
 
     def _codes(self, position: int, literal: int | bytes | None) -> Codes:
-        raw = _kernels.stats_bounds(self.items, _NAMES, self.encoded, position, literal, 0)
+        raw = _kernels.stats_bounds(self.items, _NAMES, self.encoded, position, (literal,), 0)
         return np.frombuffer(raw, dtype=np.uint8)[0::2]
 
     def _null(self, position: int) -> NDArray[np.bool_]:

@@ -156,7 +156,7 @@ class _Group:
         """Each literal's codes of each file (literals, files, minimum / maximum): one pass
         over the files' statistics for all of them (an IN list's values)."""
         assert self.kinds
-        raw = _kernels.stats_bounds_each(self.values, self.names, self.kinds.encode(), position,
+        raw = _kernels.stats_bounds(self.values, self.names, self.kinds.encode(), position,
                                          literals, limit)
         codes = np.frombuffer(raw, dtype=np.uint8).reshape(len(literals), -1, 2)
         if self._classes is None:           # (a file's codes are < 4 where its statistics
@@ -201,7 +201,7 @@ class _Group:
 
     def _first_codes(self, kinds: bytes, position: int) -> NDArray[np.uint8]:
         """Each file's first code against no literal: < 4 usable statistics, else 4-6."""
-        raw = _kernels.stats_bounds(self.values, self.names, kinds, position, None, 0)
+        raw = _kernels.stats_bounds(self.values, self.names, kinds, position, (None,), 0)
         return np.frombuffer(raw, dtype=np.uint8)[0::2]
 
     # ----------------------------------------------------------------- the filter's tree
