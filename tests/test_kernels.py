@@ -937,18 +937,3 @@ def test_path_directories_are_each_directory_with_its_last_path(paths: list[str]
     assert [f is io for f in fileios] == [f is io for f, _ in resolved]
     with pytest.raises(TypeError):
         merge._kernels.path_directories(["a/b", b"a/c"])
-
-
-@given(st.lists(st.sampled_from(["a.parquet", "b.orc", ".parquet", "parquet", "x.parquet\0", "\u00e9.parquet",
-                                 "\U0001f600.PARQUET", ""]), max_size=8))
-def test_all_end_with_is_all_endswith(names: list[str]) -> None:
-    from unittest import mock
-
-    from paimon_schema.table import merge
-
-    expected = all(name.endswith(".parquet") for name in names)
-    assert merge._kernels.all_end_with(names, ".parquet") is expected is merge._all_parquet(names)
-    with mock.patch.object(merge, "_kernels", None):
-        assert merge._all_parquet(names) is expected
-    with pytest.raises(TypeError):
-        merge._kernels.all_end_with([b"a.parquet"], ".parquet")

@@ -6035,33 +6035,6 @@ fail:
     return NULL;
 }
 
-PyDoc_STRVAR(all_end_with_doc,
-"all_end_with(strings: list[str], suffix: str, /) -> bool\n\n"
-"`all(s.endswith(suffix) for s in strings)`: whether a plan's data files are all Parquet, with\n"
-"no call per name.");
-
-static PyObject *
-all_end_with(PyObject *Py_UNUSED(module), PyObject *args)
-{
-    PyObject *strings, *suffix;
-    if (!PyArg_ParseTuple(args, "O!U:all_end_with", &PyList_Type, &strings, &suffix))
-        return NULL;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(strings); i++) {
-        PyObject *text = PyList_GET_ITEM(strings, i);
-        if (!PyUnicode_Check(text)) {
-            PyErr_Format(PyExc_TypeError, "all_end_with: a string must be str, not %.100s",
-                         Py_TYPE(text)->tp_name);
-            return NULL;
-        }
-        Py_ssize_t found = PyUnicode_Tailmatch(text, suffix, 0, PY_SSIZE_T_MAX, 1);
-        if (found < 0)
-            return NULL;
-        if (!found)
-            Py_RETURN_FALSE;
-    }
-    Py_RETURN_TRUE;
-}
-
 static PyMethodDef methods[] = {
     {"bloom_add", bloom_add, METH_VARARGS, bloom_add_doc},
     {"bloom_add_items", bloom_add_items, METH_VARARGS, bloom_add_items_doc},
@@ -6107,7 +6080,6 @@ static PyMethodDef methods[] = {
     {"untrack_containers", untrack_containers, METH_VARARGS, untrack_containers_doc},
     {"value_codes", value_codes, METH_VARARGS, value_codes_doc},
     {"path_directories", path_directories, METH_VARARGS, path_directories_doc},
-    {"all_end_with", all_end_with, METH_VARARGS, all_end_with_doc},
     {NULL, NULL, 0, NULL},
 };
 

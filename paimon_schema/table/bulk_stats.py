@@ -157,7 +157,7 @@ class _Group:
         over the files' statistics for all of them (an IN list's values)."""
         assert self.kinds
         raw = _kernels.stats_bounds(self.values, self.names, self.kinds.encode(), position,
-                                         literals, limit)
+                                    literals, limit)
         codes = np.frombuffer(raw, dtype=np.uint8).reshape(len(literals), -1, 2)
         if self._classes is None:           # (a file's codes are < 4 where its statistics
             self._classes = codes[0, :, 0]  # are usable, whatever the column or literal)

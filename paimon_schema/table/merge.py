@@ -575,7 +575,7 @@ def _tasks(tab: Table, plan: ReadPlan, files: list[DataFile], candidates: list[B
     without_deletions = deletions.count(None) == len(deletions)
     deleted = tab.deleted_counts(
         [] if without_deletions else [f for f, d in zip(files, deletions) if d is not None])
-    if _all_parquet(names):
+    if all(map(str.endswith, names, itertools.repeat(".parquet"))):
         formats = ["parquet"] * len(names)
     else:
         formats = ["parquet" if name.endswith(".parquet") else name.rsplit(".", 1)[-1].lower()
@@ -621,27 +621,21 @@ def _tasks(tab: Table, plan: ReadPlan, files: list[DataFile], candidates: list[B
                        partition_paths, buckets, schema_ids, sizes))
 
 
-def _all_parquet(names: list[str]) -> bool:
-    """Whether every name ends with ".parquet" (in C where built: no call per name)."""
-    if _kernels is None:
-        return all(map(str.endswith, names, itertools.repeat(".parquet")))
-    return _kernels.all_end_with(names, ".parquet")
-
-
 def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     """`io.resolve` of each path. A plan's files share a few bucket directories, and a path
     resolves as its directory does (`fileio.filesystem_for` maps a prefix: a scheme, `file:`),
     so one file of each directory is resolved and the others follow from it (but names with
     a `?`, which a URI's query would cut: each resolved); where every directory resolves to
     itself on one FileIO (a table's own files), the paths are their inner paths."""
+    def located(directory: str, name: str) -> tuple[FileIO, str] | None:
+        """Where the directory's files resolve (FileIO, prefix), None where not by prefix."""
+        fileio, resolved = io.resolve(f"{directory}/{name}")
+        return (fileio, resolved[:-len(name)]) if directory and resolved.endswith("/" + name) else None
+
     directories_of = _path_directories(paths)
     if directories_of is not None:          # (no `?` in any path)
-        places: dict[str, tuple[FileIO, str] | None] = {}
-        for directory, k in directories_of.items():     # (each one's last file)
-            name = paths[k].rpartition("/")[2]
-            fileio, resolved = io.resolve(f"{directory}/{name}")
-            places[directory] = ((fileio, resolved[:-len(name)])
-                                 if directory and resolved.endswith("/" + name) else None)
+        places = {directory: located(directory, paths[k].rpartition("/")[2])   # (its last file)
+                  for directory, k in directories_of.items()}
         same = {id(place[0]): place[0] for directory, place in places.items()
                 if place is not None and place[1] == directory + "/"}
         if len(same) == 1 and all(place is not None and place[1] == directory + "/"
@@ -651,9 +645,7 @@ def _resolved(io: FileIO, paths: list[str]) -> tuple[list[FileIO], list[str]]:
     directories: dict[str, tuple[FileIO, str] | None] = {}
     for directory, _, name in dict(zip(map(operator.itemgetter(0), split), split)).values():
         if "?" not in name:
-            fileio, resolved = io.resolve(f"{directory}/{name}")
-            directories[directory] = ((fileio, resolved[:-len(name)])
-                                      if directory and resolved.endswith("/" + name) else None)
+            directories[directory] = located(directory, name)
     fileios: list[FileIO] = []
     inner: list[str] = []
     for path, (directory, _, name) in zip(paths, split):
